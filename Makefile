@@ -1,0 +1,50 @@
+# gemmlab: the two commands of the README, and the helpers behind them.
+#   make book   -> .venv with pinned dependencies, then the HTML book in _build/html
+#   make test   -> the whole test suite (no GPU needed; GPU tests skip without one)
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: book test unit notebooks build-strict refresh ceilings lock clean
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	@touch $@
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build --quiet .
+	@echo "The book is built: open $(CURDIR)/_build/html/index.html"
+
+test: $(STAMP)
+	$(MAKE) unit notebooks build-strict
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest
+
+# Runs every chapter top to bottom on this machine's backend; checks the outputs of cells tagged
+# nbval-check-output (the verdicts that are the same on every backend).
+notebooks: $(STAMP)
+	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider chapters
+
+build-strict: $(STAMP)
+	$(BIN)/jupyter-book build -W -n --keep-going --quiet .
+
+# On a GPU machine: re-execute the chapters and write their outputs back; record the GPU's ceilings.
+refresh: $(STAMP)
+	$(BIN)/python -m gemmlab.refresh chapters/*.ipynb
+
+ceilings: $(STAMP)
+	$(BIN)/python -m gemmlab.device --record
+
+# Re-pin: resolve the dev extra afresh and write every version into constraints.txt.
+lock:
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/pip install --quiet -e '.[dev]'
+	{ echo '# Exact versions for `make` (pip install -c constraints.txt). Regenerate with `make lock`.'; \
+	  .lock-venv/bin/pip freeze --exclude-editable; } > constraints.txt
+	rm -rf .lock-venv
+
+clean:
+	rm -rf _build

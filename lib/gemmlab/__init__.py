@@ -1,0 +1,28 @@
+"""gemmlab: the library behind the course book on GPU matrix multiplication.
+
+    import gemmlab as gl
+    gl.backend                      # "cuda" (a GPU through CuPy) or "emulator" (the CPU)
+    k = gl.load("sgemm/01_naive.cu").get("sgemm_naive")
+    k(grid, block, (A, B, C, M, N, K))          # checked before launch, CuPy's RawKernel convention
+    gl.registry.get("sgemm/01_naive").check(gl.ops.Gemm.square(1000))
+    gl.bench({"naive": fn}, gl.ops.Gemm.square(4096))   # the one timing function; cuBLAS a column
+
+Module map: backend (which machine), loader (load, compile, launch checks), registry (every kernel
+variant), ops (FLOP and byte counts, references, cuBLAS calls), check (correctness), timing (bench),
+device (ceilings and presets), roofline, record (results/ with GPU, date, versions), refresh (re-run
+chapter notebooks on a GPU).
+"""
+from . import ops, record
+from .hardware import BackendError, backend, backend_reason, on_gpu, size, synchronize, to_host, xp
+from .check import CheckResult, check, rel_error
+from .loader import CompileError, Kernel, Module, load
+from .timing import TimingUnavailable, bench, sweep
+from . import device, registry, roofline  # noqa: E402  (they import the pieces above)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "backend", "backend_reason", "on_gpu", "xp", "size", "synchronize", "to_host", "BackendError",
+    "load", "Module", "Kernel", "CompileError", "check", "rel_error", "CheckResult",
+    "bench", "sweep", "TimingUnavailable", "ops", "record", "device", "registry", "roofline",
+]

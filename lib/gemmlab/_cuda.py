@@ -1,0 +1,54 @@
+"""The CUDA backend of :mod:`gemmlab.loader`: NVRTC through CuPy's RawModule."""
+from __future__ import annotations
+
+import functools
+
+import cupy
+from cupy.cuda import driver
+
+from .limits import cuda_limits
+from .paths import KERNELS
+
+OPTIONS = ("-std=c++17",)
+
+
+@functools.lru_cache(maxsize=None)
+def _limits(device_id: int):
+    return cuda_limits(cupy, device_id)
+
+
+class CudaFunction:
+    """A compiled kernel on the current GPU, with the resources the compiler gave it."""
+
+    def __init__(self, function, limits):
+        self.function = function
+        self.limits = limits
+        attr = lambda a: driver.funcGetAttribute(a, function.ptr)  # noqa: E731
+        self.num_regs = attr(driver.CU_FUNC_ATTRIBUTE_NUM_REGS)
+        self.static_shared_bytes = attr(driver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+        self.local_bytes = attr(driver.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
+        self.max_threads_per_block = attr(driver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+        self._dynamic_allowed = limits.shared_per_block - self.static_shared_bytes
+
+    def launch(self, grid, block, args, shared_mem, stream):
+        if shared_mem > self._dynamic_allowed:
+            # Over 48 KiB a kernel must opt in; check_launch already held it to the device's opt-in limit.
+            driver.funcSetAttribute(self.function.ptr,
+                                    driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_mem)
+            self._dynamic_allowed = shared_mem
+        self.function(grid, block, args, shared_mem=shared_mem, stream=stream)
+
+
+def compile(module, expr: str, signature):
+    options = OPTIONS + (f"-I{KERNELS}",)
+    if module.path is not None:
+        options += (f"-I{module.path.parent}",)
+    options += module.options
+    # CuPy caches compiled code on disk by source and options only: the header hash goes into the source.
+    code = module.source + f"\n// gemmlab cache key (source and headers): {module.key}\n"
+    try:
+        raw = cupy.RawModule(code=code, options=options, name_expressions=[expr])
+        function = raw.get_function(expr)
+    except cupy.cuda.compiler.CompileException as exc:
+        raise module.compile_error(str(exc), expr) from None
+    return CudaFunction(function, _limits(cupy.cuda.Device().id))

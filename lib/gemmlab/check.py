@@ -1,0 +1,66 @@
+"""Checking a kernel's answer before anything is timed.
+
+Every check draws fresh random inputs, fills the output with NaN first (so an element the kernel never
+wrote shows up as NaN instead of passing as a stale zero), runs, and compares with a float64 reference
+by the relative error ||out - ref|| / ||ref|| (Frobenius norm). FP32 arithmetic lands far under 1e-5
+on the sizes the book uses; an unwritten element or a race lands far above.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy
+
+from . import hardware as hw
+
+FP32_TOLERANCE = 1e-5
+
+
+def rel_error(out, ref) -> float:
+    """||out - ref|| / ||ref|| in float64 on the host; NaN anywhere in ``out`` gives NaN."""
+    out = hw.to_host(out).astype(numpy.float64)
+    ref = numpy.asarray(ref, dtype=numpy.float64)
+    if out.shape != ref.shape:
+        raise ValueError(f"output shape {out.shape} does not match the reference shape {ref.shape}")
+    scale = numpy.linalg.norm(ref)
+    diff = numpy.linalg.norm(out - ref)
+    return float(diff / scale) if scale else float(diff)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    label: str
+    error: float
+    tolerance: float
+    unwritten: int
+    size: int
+
+    @property
+    def ok(self) -> bool:
+        return self.unwritten == 0 and numpy.isfinite(self.error) and self.error < self.tolerance
+
+    def verdict(self) -> str:
+        """The line a chapter prints: the same on every backend when the kernel is right."""
+        return f"{self.label}: rel. error < {self.tolerance:g}: {self.ok}"
+
+    def __str__(self):
+        extra = f", {self.unwritten} of {self.size} outputs never written" if self.unwritten else ""
+        return f"{self.label}: rel. error {self.error:.2e} (tolerance {self.tolerance:g}){extra} -> " \
+               + ("OK" if self.ok else "WRONG")
+
+
+def check(run, op, *, label: str = "", tolerance: float = FP32_TOLERANCE, seed=None) -> CheckResult:
+    """Run ``run(inputs, out)`` once on fresh random inputs for ``op`` and compare with float64.
+
+    ``seed=None`` (the default) draws new inputs on every call, so passing once proves little about
+    one lucky input; tests call it several times.
+    """
+    rng = numpy.random.default_rng(seed)
+    inputs = op.inputs(rng)
+    out = op.output()                     # NaN-filled
+    run(inputs, out)
+    hw.synchronize()
+    host = hw.to_host(out)
+    unwritten = int(numpy.isnan(host).sum())
+    err = rel_error(host, op.reference(inputs)) if not unwritten else float("nan")
+    return CheckResult(label or op.label, err, tolerance, unwritten, int(host.size))

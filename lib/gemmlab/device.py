@@ -1,0 +1,185 @@
+"""The device model: how fast a GPU could go (chapter 01, the roofline).
+
+Two ceilings bound every kernel: the FP32 arithmetic rate and the memory bandwidth. They come in
+three grades, and the book always says which one it shows:
+- datasheet: the vendor's figures, kept here as presets for common GPUs;
+- device attributes: peak FP32 = SMs x FP32 lanes per SM x 2 FLOP x clock, and bandwidth = 2 (double
+  data rate) x memory clock x bus width, read from the GPU you are on;
+- measured: a large device-to-device copy (bytes read + written) and cuBLAS SGEMM, timed with
+  :func:`gemmlab.timing.bench`. These are the ceilings a kernel can actually reach.
+
+``python -m gemmlab.device --record`` measures the current GPU and writes ``results/ceilings-<gpu>.json``;
+without a GPU, :func:`current` returns the recorded H200 ceilings and says so.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass, field, replace
+
+from . import hardware as hw
+from . import ops, record
+
+TFLOP, GBS = 1e12, 1e9
+
+# FP32 lanes ("CUDA cores") per SM by compute capability (CUDA C Programming Guide, arithmetic
+# instruction throughput table). Used with the SM count and clock to get the attribute-based peak.
+FP32_LANES = {(6, 0): 64, (6, 1): 128, (6, 2): 128, (7, 0): 64, (7, 2): 64, (7, 5): 64, (8, 0): 64,
+              (8, 6): 128, (8, 7): 128, (8, 9): 128, (9, 0): 128, (10, 0): 128, (12, 0): 128}
+
+
+@dataclass(frozen=True)
+class DeviceModel:
+    name: str
+    peak_fp32: float              # FLOP/s
+    bandwidth: float              # bytes/s
+    source: str                   # where the two numbers come from, in words
+    measured_copy: float | None = None          # bytes/s, read + written
+    measured_sgemm: dict = field(default_factory=dict)   # N -> FLOP/s of cuBLAS SGEMM
+    measured_ops: tuple = ()      # cuBLAS on the memory-bound ops: dicts of op, intensity, flops, bytes_per_s
+    environment: dict = field(default_factory=dict)
+
+    @property
+    def ridge(self) -> float:
+        """The ridge point in FLOP/byte: below it memory binds, above it arithmetic."""
+        return self.peak_fp32 / self.bandwidth
+
+    @property
+    def measured(self):
+        """The same device with the measured ceilings (copy, best cuBLAS SGEMM) as its roofline."""
+        if not self.measured_copy or not self.measured_sgemm:
+            return None
+        return replace(self, peak_fp32=max(self.measured_sgemm.values()), bandwidth=self.measured_copy,
+                       source=f"measured ({self.environment.get('gpu', self.name)}, "
+                              f"{self.environment.get('date', '')[:10]}): copy and cuBLAS SGEMM")
+
+    def summary(self) -> list:
+        rows = [("FP32 peak", f"{self.peak_fp32 / TFLOP:.1f} TFLOP/s", self.source),
+                ("memory bandwidth", f"{self.bandwidth / GBS:.0f} GB/s", self.source),
+                ("ridge point", f"{self.ridge:.1f} FLOP/byte", "peak / bandwidth")]
+        if self.measured_copy:
+            rows.append(("measured copy", f"{self.measured_copy / GBS:.0f} GB/s", "read + written bytes"))
+        for n, rate in sorted(self.measured_sgemm.items()):
+            rows.append((f"cuBLAS SGEMM N={n}", f"{rate / TFLOP:.1f} TFLOP/s", "measured"))
+        for p in self.measured_ops:
+            rows.append((f"cuBLAS {p['op']}", f"{p['bytes_per_s'] / GBS:.0f} GB/s", "measured, useful bytes"))
+        return rows
+
+
+def _preset(name, tflops, gbs, part):
+    return DeviceModel(name, tflops * TFLOP, gbs * GBS, f"datasheet ({part})")
+
+
+# Vendor datasheet figures: FP32 non-tensor peak and memory bandwidth. Leads, not measurements.
+PRESETS = {
+    "T4": _preset("NVIDIA T4", 8.1, 320, "T4, 70 W"),
+    "L4": _preset("NVIDIA L4", 30.3, 300, "L4"),
+    "A100": _preset("NVIDIA A100", 19.5, 2039, "A100 SXM4 80 GB"),
+    "A6000": _preset("NVIDIA RTX A6000", 38.7, 768, "RTX A6000"),
+    "RTX 4060": _preset("NVIDIA GeForce RTX 4060", 15.11, 272, "GeForce RTX 4060 desktop"),
+    "H100": _preset("NVIDIA H100", 66.9, 3350, "H100 SXM5"),
+    "H200": _preset("NVIDIA H200", 66.9, 4800, "H200 SXM"),
+}
+
+
+def preset(name: str) -> DeviceModel:
+    """A datasheet preset by a loose name: 'h200', 'A100', 'RTX 4060', or a full device name."""
+    key = re.sub(r"[^a-z0-9]", "", name.lower())
+    for short, model in PRESETS.items():
+        if re.sub(r"[^a-z0-9]", "", short.lower()) in key:
+            return model
+    raise KeyError(f"no preset for {name!r}; presets: {', '.join(PRESETS)}")
+
+
+def from_attributes() -> DeviceModel:
+    """The current GPU's peaks from its own attributes (needs a GPU)."""
+    cp = hw.xp
+    dev = cp.cuda.Device()
+    a = dev.attributes
+    cc = tuple(int(c) for c in dev.compute_capability)
+    name = record.environment()["gpu"]
+    lanes = FP32_LANES.get(cc)
+    if lanes is None or "ClockRate" not in a or "MemoryClockRate" not in a:
+        fallback = preset(name)
+        return replace(fallback, name=name, source=fallback.source + ", the device did not report its clocks")
+    peak = a["MultiProcessorCount"] * lanes * 2 * a["ClockRate"] * 1e3
+    bandwidth = 2 * a["MemoryClockRate"] * 1e3 * a["GlobalMemoryBusWidth"] / 8
+    src = (f"device attributes: {a['MultiProcessorCount']} SMs x {lanes} lanes x 2 x {a['ClockRate'] / 1e6:.2f} GHz; "
+           f"2 x {a['MemoryClockRate'] / 1e6:.2f} GHz x {a['GlobalMemoryBusWidth']} bits")
+    return DeviceModel(name, peak, bandwidth, src)
+
+
+SGEMM_SIZES = (1024, 2048, 4096, 8192)
+
+
+def measure(copy_bytes: int = 1 << 30, sgemm_sizes=SGEMM_SIZES, reps: int = 20) -> DeviceModel:
+    """Attribute peaks plus the measured ceilings: a device-to-device copy and cuBLAS SGEMM."""
+    from .timing import bench
+    model = from_attributes()
+    copy = ops.Copy(n=copy_bytes // 4)
+    t = bench({}, copy, reps=reps, label="device-to-device copy")
+    points = []
+    for op in (ops.Dot(n=1 << 24), ops.Gemv(m=4096, n=4096)):
+        lib = bench({}, op, reps=reps, label=f"cuBLAS {op.label}").library
+        points.append({"op": op.label, "intensity": op.intensity, "flops": lib.gflops * 1e9,
+                       "bytes_per_s": lib.gbs * 1e9})
+    sgemm = {}
+    for n in sgemm_sizes:
+        t_n = bench({}, ops.Gemm.square(n), reps=max(5, reps // (1 + n // 4096)), label=f"cuBLAS SGEMM N={n}")
+        sgemm[n] = t_n.library.gflops * 1e9
+    return replace(model, measured_copy=t.library.gbs * 1e9, measured_sgemm=sgemm,
+                   measured_ops=tuple(points), environment=t.environment)
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def save(model: DeviceModel):
+    return record.save(f"ceilings-{_slug(model.name)}", {
+        "name": model.name, "peak_fp32": model.peak_fp32, "bandwidth": model.bandwidth,
+        "source": model.source, "measured_copy": model.measured_copy,
+        "measured_sgemm": {str(k): v for k, v in model.measured_sgemm.items()},
+        "measured_ops": list(model.measured_ops),
+        "command": "python -m gemmlab.device --record",
+    })
+
+
+def recorded(name: str = "NVIDIA H200") -> DeviceModel:
+    """Ceilings recorded on a GPU earlier (``results/ceilings-<gpu>.json``)."""
+    data = record.load(f"ceilings-{_slug(name)}")
+    return DeviceModel(data["name"], data["peak_fp32"], data["bandwidth"], data["source"],
+                       data["measured_copy"], {int(k): v for k, v in data["measured_sgemm"].items()},
+                       tuple(data.get("measured_ops", ())), data["environment"])
+
+
+def current() -> DeviceModel:
+    """This GPU, measured now; without a GPU, the recorded H200 ceilings (``.environment`` says when)."""
+    if hw.on_gpu:
+        return measure()
+    return recorded()
+
+
+def describe(model: DeviceModel) -> str:
+    live = bool(hw.on_gpu and model.environment.get("date"))
+    head = (f"{model.name}: measured on this GPU just now" if live else
+            f"{model.name}: no GPU here, so these are the ceilings recorded on "
+            f"{model.environment.get('gpu', model.name)} on {model.environment.get('date', '?')[:10]}")
+    width = max(len(r[0]) for r in model.summary())
+    return "\n".join([head] + [f"  {a.ljust(width)}  {b:>16}  ({c})" for a, b, c in model.summary()])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Measure this GPU's ceilings (copy bandwidth, cuBLAS SGEMM).")
+    parser.add_argument("--record", action="store_true", help="write results/ceilings-<gpu>.json")
+    args = parser.parse_args(argv)
+    if not hw.on_gpu:
+        parser.error(f"needs a CUDA GPU ({hw.backend_reason})")
+    model = measure()
+    print(describe(model))
+    if args.record:
+        print("wrote", save(model))
+
+
+if __name__ == "__main__":
+    main()

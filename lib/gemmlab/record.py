@@ -1,0 +1,68 @@
+"""Recorded measurements under ``results/``: every file says on which GPU, when, and with what software."""
+from __future__ import annotations
+
+import datetime
+import json
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+from . import hardware as hw
+from .paths import RESULTS
+
+
+def _version(pkg: str):
+    try:
+        return metadata.version(pkg)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def environment() -> dict:
+    """GPU name, date and versions: what every recorded result carries."""
+    env = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "backend": hw.backend,
+        "python": platform.python_version(),
+        "numpy": _version("numpy"),
+        "gemmlab": _version("gemmlab"),
+    }
+    try:
+        env["git_commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                           text=True, cwd=Path(__file__).parent, timeout=5).stdout.strip() or None
+    except Exception:
+        env["git_commit"] = None
+    if hw.on_gpu:
+        cp = hw.xp
+        dev = cp.cuda.Device()
+        props = cp.cuda.runtime.getDeviceProperties(dev.id)
+        name = props["name"]
+        env.update({
+            "gpu": name.decode() if isinstance(name, bytes) else str(name),
+            "compute_capability": dev.compute_capability,
+            "sm_count": dev.attributes["MultiProcessorCount"],
+            "cupy": cp.__version__,
+            "cuda_runtime": cp.cuda.runtime.runtimeGetVersion(),
+            "cuda_driver": cp.cuda.runtime.driverGetVersion(),
+        })
+    else:
+        env["gpu"] = None
+    return env
+
+
+def save(name: str, data: dict, directory: Path | None = None) -> Path:
+    """Write ``results/<name>.json`` with the environment first."""
+    path = (directory or RESULTS) / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"environment": environment(), **data}, indent=2) + "\n")
+    return path
+
+
+def load(name: str) -> dict:
+    """Read ``results/<name>.json``."""
+    path = RESULTS / f"{name}.json"
+    if not path.is_file():
+        have = ", ".join(sorted(p.stem for p in RESULTS.glob("*.json"))) or "none"
+        raise FileNotFoundError(f"no recorded result {name!r} in {RESULTS} (there are: {have})")
+    return json.loads(path.read_text())

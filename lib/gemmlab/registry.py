@@ -1,0 +1,114 @@
+"""The one table of kernel variants. Tests, benchmarks, sweeps and widgets all derive from it.
+
+Adding a variant means adding its ``.cu`` file under ``kernels/`` and one :class:`Variant` below: the
+kernel tests (every legal parameter choice, at sizes that are not multiples of the tile), the checks
+before timing and the benchmark tables pick it up from here.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import ops
+from .check import FP32_TOLERANCE, check
+from .loader import load
+
+
+def cdiv(a: int, b: int) -> int:
+    """Ceiling division: how many blocks of ``b`` cover ``a``."""
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class Variant:
+    key: str                        # "sgemm/01_naive": also its file under kernels/, without .cu
+    entry: str                      # kernel name; template arguments as {PARAM}: "sgemm_tiled<{TILE}>"
+    op: type                        # the ops class it computes (its FLOP and byte counts)
+    title: str
+    launch: Callable                # (problem, params) -> (grid, block, shared_mem)
+    args: Callable                  # (problem, inputs, out) -> kernel argument tuple
+    params: dict = field(default_factory=dict)    # name -> tuple of legal values
+    defaults: dict = field(default_factory=dict)  # name -> value used when none is given
+    refuse: Callable | None = None  # (problem, params) -> reason string, or None when supported
+    chapter: str | None = None      # the chapter that introduces it (None: not in a chapter yet)
+    tolerance: float = FP32_TOLERANCE
+
+    @property
+    def source(self) -> str:
+        return self.key + ".cu"
+
+    def choices(self) -> list:
+        """Every legal parameter combination, as dicts."""
+        names = list(self.params)
+        return [dict(zip(names, values)) for values in itertools.product(*(self.params[n] for n in names))]
+
+    def resolve(self, **params) -> dict:
+        unknown = set(params) - set(self.params)
+        if unknown:
+            raise ValueError(f"{self.key} has no parameter {', '.join(sorted(unknown))}; "
+                             f"it takes {', '.join(self.params) or 'none'}")
+        full = {**self.defaults, **params}
+        for name, legal in self.params.items():
+            if full.get(name) not in legal:
+                raise ValueError(f"{self.key}: {name}={full.get(name)!r} is not one of the legal values {legal}")
+        return full
+
+    def kernel(self, **params):
+        full = self.resolve(**params)
+        return _load(self.source).get(self.entry.format(**full))
+
+    def runner(self, problem, **params) -> Callable:
+        """A function ``run(inputs, out)`` that launches this variant on ``problem``."""
+        full = self.resolve(**params)
+        if not isinstance(problem, self.op):
+            raise ValueError(f"{self.key} computes {self.op.__name__}, not {type(problem).__name__}")
+        if self.refuse is not None:
+            reason = self.refuse(problem, full)
+            if reason:
+                raise ValueError(f"{self.key} with {full}: {reason}")
+        kernel = self.kernel(**full)
+        grid, block, shared = self.launch(problem, full)
+
+        def run(inputs, out):
+            kernel(grid, block, self.args(problem, inputs, out), shared_mem=shared)
+        run.__name__ = f"run_{self.key.replace('/', '_')}"
+        return run
+
+    def check(self, problem, *, seed=None, **params):
+        label = self.key + (" " + ",".join(f"{k}={v}" for k, v in self.resolve(**params).items())
+                            if self.params else "")
+        return check(self.runner(problem, **params), problem, label=label, tolerance=self.tolerance, seed=seed)
+
+
+@functools.lru_cache(maxsize=None)
+def _load(source: str):
+    return load(source)
+
+
+def _gemm_args(p, inputs, out):
+    A, B = inputs
+    return (A, B, out, p.m, p.n, p.k)
+
+
+VARIANTS = [
+    Variant(
+        key="sgemm/01_naive",
+        entry="sgemm_naive",
+        op=ops.Gemm,
+        title="naive: one thread per element of C",
+        params={"BLOCK": (8, 16, 32)},
+        defaults={"BLOCK": 16},
+        launch=lambda p, c: ((cdiv(p.n, c["BLOCK"]), cdiv(p.m, c["BLOCK"])), (c["BLOCK"], c["BLOCK"]), 0),
+        args=_gemm_args,
+    ),
+]
+
+REGISTRY = {v.key: v for v in VARIANTS}
+
+
+def get(key: str) -> Variant:
+    if key not in REGISTRY:
+        raise KeyError(f"no variant {key!r} in the registry; there are: {', '.join(REGISTRY)}")
+    return REGISTRY[key]

@@ -1,0 +1,203 @@
+"""The one timing function of the book: :func:`bench`.
+
+How it times, and why:
+- CUDA events around each launch (the GPU's own clock, not the host's);
+- warm-up calls first, so compilation, module loading and cuBLAS handle creation stay out;
+- many repetitions, reported as the median with the quartiles (the spread says how far to trust a
+  difference between two rows);
+- the L2 cache flushed before every repetition by writing a buffer twice its size, so an input that
+  fits in L2 is not timed from the cache the previous repetition left warm;
+- round-robin: repetition r runs every case once, in an order rotated by r, so that clock and thermal
+  drift hit all cases alike;
+- cuBLAS (through CuPy) always runs as a column, on inputs of the same shape, so every rate can be
+  read against the vendor's library measured in the same run.
+
+On the emulator it refuses: CPU time says nothing about a GPU. Recorded GPU figures live in results/.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy
+
+from . import hardware as hw
+
+LIBRARY = "cuBLAS"
+
+
+class TimingUnavailable(RuntimeError):
+    """Raised when asked to time without a GPU."""
+
+
+def _require_gpu():
+    if not hw.on_gpu:
+        raise TimingUnavailable(
+            "Timing needs a CUDA GPU: on the CPU emulator a kernel's time is CPU time and says nothing "
+            f"about a GPU ({hw.backend_reason}). The book's recorded GPU measurements are in "
+            "results/ (gl.record.load(...)); the chapters show them where a live timing would go.")
+
+
+@dataclass
+class Row:
+    name: str
+    times_ms: numpy.ndarray
+    flops: float
+    bytes: float
+
+    @property
+    def median_ms(self):
+        return float(numpy.median(self.times_ms))
+
+    @property
+    def q1_ms(self):
+        return float(numpy.percentile(self.times_ms, 25))
+
+    @property
+    def q3_ms(self):
+        return float(numpy.percentile(self.times_ms, 75))
+
+    @property
+    def gflops(self):
+        return self.flops / (self.median_ms * 1e-3) / 1e9 if self.flops else None
+
+    @property
+    def gbs(self):
+        return self.bytes / (self.median_ms * 1e-3) / 1e9 if self.bytes else None
+
+
+@dataclass
+class Timings:
+    """The result of :func:`bench`: one row per case, the library row last."""
+    label: str
+    rows: list
+    reps: int
+    flushed_l2: bool
+    environment: dict = field(default_factory=dict)
+
+    def __getitem__(self, name) -> Row:
+        for r in self.rows:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    @property
+    def library(self):
+        return next((r for r in self.rows if r.name == LIBRARY), None)
+
+    def ratio(self, name) -> float | None:
+        """Speed of ``name`` relative to cuBLAS (1.0 = as fast; from medians)."""
+        lib = self.library
+        return lib.median_ms / self[name].median_ms if lib else None
+
+    def records(self) -> list:
+        out = []
+        for r in self.rows:
+            out.append({"name": r.name, "median_ms": r.median_ms, "q1_ms": r.q1_ms, "q3_ms": r.q3_ms,
+                        "min_ms": float(r.times_ms.min()), "reps": len(r.times_ms),
+                        "gflops": r.gflops, "gbs": r.gbs, "vs_library": self.ratio(r.name)})
+        return out
+
+    def to_dict(self) -> dict:
+        return {"label": self.label, "reps": self.reps, "flushed_l2": self.flushed_l2,
+                "environment": self.environment, "rows": self.records()}
+
+    def _table(self):
+        head = ["case", "median ms", "IQR ms", "GFLOP/s", "GB/s", f"vs {LIBRARY}"]
+        body = []
+        for rec in self.records():
+            body.append([rec["name"], f"{rec['median_ms']:.4f}", f"{rec['q3_ms'] - rec['q1_ms']:.4f}",
+                         f"{rec['gflops']:.0f}" if rec["gflops"] else "-",
+                         f"{rec['gbs']:.0f}" if rec["gbs"] else "-",
+                         f"{rec['vs_library']:.1%}" if rec["vs_library"] else "-"])
+        return head, body
+
+    def caption(self):
+        gpu = self.environment.get("gpu", "?")
+        return (f"{self.label} on {gpu}, {self.environment.get('date', '')[:10]}: median of {self.reps} "
+                f"repetitions, CUDA events, L2 {'flushed' if self.flushed_l2 else 'not flushed'}, round-robin")
+
+    def __repr__(self):
+        head, body = self._table()
+        widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
+        fmt = lambda row: "  ".join(str(x).rjust(w) if i else str(x).ljust(w)  # noqa: E731
+                                    for i, (x, w) in enumerate(zip(row, widths)))
+        return "\n".join([self.caption(), fmt(head)] + [fmt(r) for r in body])
+
+    def _repr_html_(self):
+        head, body = self._table()
+        cells = "".join("<tr>" + "".join(f"<td>{x}</td>" for x in r) + "</tr>" for r in body)
+        return (f"<table><caption>{self.caption()}</caption><thead><tr>"
+                + "".join(f"<th>{h}</th>" for h in head) + f"</tr></thead><tbody>{cells}</tbody></table>")
+
+
+_flush_buffer = None
+
+
+def _flush_l2():
+    """Evict the L2 cache by writing a buffer twice its size (a memset through the cache)."""
+    global _flush_buffer
+    if _flush_buffer is None:
+        cp = hw.xp
+        l2 = cp.cuda.Device().attributes.get("L2CacheSize", 64 << 20)
+        _flush_buffer = cp.empty(max(2 * l2, 32 << 20) // 4, dtype=numpy.int32)
+    _flush_buffer.fill(0)
+
+
+def bench(cases: dict, op=None, *, library: bool = True, reps: int = 20, warmup: int = 3,
+          flush_l2: bool = True, progress: bool = False, label: str | None = None, seed=None) -> Timings:
+    """Time each zero-argument callable in ``cases`` (name -> fn) on the current GPU.
+
+    ``op`` (from :mod:`gemmlab.ops`) gives the FLOP and byte counts for the rate columns and, with
+    ``library=True``, the cuBLAS column on fresh random inputs of the same shape. Callables should be
+    checked before they are timed (``Variant.check``, :func:`gemmlab.check.check`): this function
+    measures, it does not judge.
+    """
+    _require_gpu()
+    from . import record
+    if reps < 1 or warmup < 0:
+        raise ValueError(f"reps must be >= 1 and warmup >= 0, got reps={reps}, warmup={warmup}")
+    cases = dict(cases)
+    if library and op is not None:
+        inputs, out = op.inputs(numpy.random.default_rng(seed)), op.output()
+        cases[LIBRARY] = lambda: op.library(inputs, out)
+    if not cases:
+        raise ValueError("nothing to time: give at least one case, or an op with library=True")
+    cp = hw.xp
+    names = list(cases)
+    for fn in cases.values():
+        for _ in range(warmup):
+            fn()
+    cp.cuda.get_current_stream().synchronize()
+
+    events = {n: [] for n in names}
+    steps = range(reps)
+    if progress:
+        from tqdm.auto import tqdm
+        steps = tqdm(steps, desc=label or "timing", leave=False)
+    for r in steps:
+        for i in range(len(names)):
+            name = names[(i + r) % len(names)]
+            if flush_l2:
+                _flush_l2()
+            start, stop = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            cases[name]()
+            stop.record()
+            events[name].append((start, stop))
+        if progress and r % 8 == 7:
+            stop.synchronize()        # keep the bar honest: do not let the host run far ahead
+    cp.cuda.get_current_stream().synchronize()
+    rows = []
+    for n in names:
+        times = numpy.array([cp.cuda.get_elapsed_time(a, b) for a, b in events[n]])
+        rows.append(Row(n, times, op.flops if op else 0, op.bytes if op else 0))
+    return Timings(label or (op.label if op else "timing"), rows, reps, flush_l2, record.environment())
+
+
+def sweep(points, make_cases, make_op, *, desc: str = "sweep", **bench_kw) -> list:
+    """Run :func:`bench` over ``points`` with a progress bar; ``make_cases(p)`` and ``make_op(p)`` per point."""
+    _require_gpu()
+    from tqdm.auto import tqdm
+    points = list(points)
+    return [bench(make_cases(p), make_op(p), **bench_kw) for p in tqdm(points, desc=desc)]
+

@@ -1,0 +1,98 @@
+"""The book's files agree with each other: packaging, environment, notebooks, configuration."""
+import json
+import re
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+
+
+def _pyproject():
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def test_environment_yml_lists_what_pyproject_lists():
+    project = _pyproject()["project"]
+    wanted = set(project["dependencies"])
+    for extra in ("gpu", "dev"):
+        wanted |= set(project["optional-dependencies"][extra])
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
+    listed = {p for p in pip if not p.startswith("-e")}
+    assert listed == wanted, f"only in environment.yml: {listed - wanted}; only in pyproject: {wanted - listed}"
+
+
+def test_pinned_dev_tools_are_in_the_constraints():
+    pins = dict(line.split("==", 1) for line in (ROOT / "constraints.txt").read_text().splitlines()
+                if "==" in line and not line.startswith("#"))
+    pins = {k.lower().replace("_", "-"): v for k, v in pins.items()}
+    for req in _pyproject()["project"]["optional-dependencies"]["dev"]:
+        if "==" in req:
+            name, version = req.split("==")
+            assert pins.get(name.lower()) == version, f"{req} is not what constraints.txt pins"
+
+
+def test_toc_lists_every_chapter_and_only_existing_files():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
+    for f in files:
+        assert any((ROOT / f"{f}{ext}").is_file() for ext in (".ipynb", ".md")), f
+    on_disk = {f"chapters/{p.stem}" for p in (ROOT / "chapters").iterdir() if p.suffix in (".ipynb", ".md")}
+    assert on_disk == set(files)
+
+
+def test_config_is_static_with_colab_buttons():
+    cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert cfg["execute"]["execute_notebooks"] == "off"
+    assert cfg["launch_buttons"]["colab_url"].startswith("https://colab.research.google.com")
+    assert cfg["repository"]["url"].startswith("https://")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_chapter_has_one_setup_cell_pointing_at_the_repository(path):
+    nb = json.loads(path.read_text())
+    url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    setups = [c for c in code if "import gemmlab as gl" in "".join(c["source"])]
+    assert len(setups) == 1 and setups[0] is code[0], "exactly one setup cell, the first code cell"
+    assert f"git+{url}" in "".join(setups[0]["source"]), \
+        f"the setup cell must install from _config.yml's repository.url ({url})"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_chapter_outputs_come_from_a_gpu_run(path):
+    """Committed outputs are those of `python -m gemmlab.refresh` on a GPU, every code cell run in order."""
+    nb = json.loads(path.read_text())
+    meta = nb["metadata"].get("gemmlab", {})
+    assert "NVIDIA" in (meta.get("executed_on") or ""), "refresh the notebook on a GPU (gemmlab.refresh)"
+    counts = [c.get("execution_count") for c in nb["cells"] if c["cell_type"] == "code"]
+    assert counts == list(range(1, len(counts) + 1)), "every code cell executed once, top to bottom"
+    for c in nb["cells"]:
+        for out in c.get("outputs", []):
+            assert out.get("output_type") != "error", f"an error output is committed in {path.name}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_every_code_cell_declares_whether_nbval_checks_it(path):
+    nb = json.loads(path.read_text())
+    for c in nb["cells"]:
+        if c["cell_type"] == "code":
+            tags = set(c["metadata"].get("tags", []))
+            assert tags & {"nbval-check-output", "nbval-ignore-output"}, "".join(c["source"])[:60]
+
+
+def test_wheel_carries_kernels_and_results(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                    "-w", str(tmp_path), str(ROOT)], check=True, timeout=300)
+    wheel = next(tmp_path.glob("gemmlab-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "gemmlab/__init__.py" in names
+    assert "gemmlab/kernels/sgemm/01_naive.cu" in names
+    assert any(re.match(r"gemmlab/results/ceilings-.*\.json", n) for n in names)

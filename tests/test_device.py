@@ -1,0 +1,61 @@
+import pytest
+
+import gemmlab as gl
+from gemmlab import device
+
+
+def test_presets_are_datasheet_values_and_say_so():
+    for name, m in device.PRESETS.items():
+        assert m.source.startswith("datasheet"), name
+        assert 1e12 < m.peak_fp32 < 1e14 and 1e11 < m.bandwidth < 1e13
+    h200 = device.preset("h200")
+    assert h200.bandwidth == 4.8e12
+    assert h200.ridge == pytest.approx(66.9e12 / 4.8e12)
+    assert device.preset("NVIDIA GeForce RTX 4060").name.endswith("4060")
+    with pytest.raises(KeyError, match="no preset"):
+        device.preset("Voodoo2")
+
+
+def test_recorded_h200_ceilings_carry_their_provenance():
+    m = device.recorded("NVIDIA H200")
+    env = m.environment
+    assert "H200" in env["gpu"] and env["date"] and env["cupy"] and env["cuda_runtime"]
+    assert 3e12 < m.measured_copy < 5e12
+    assert set(m.measured_sgemm) == set(device.SGEMM_SIZES)
+    assert m.measured.peak_fp32 == max(m.measured_sgemm.values())
+    assert m.measured.source.startswith("measured")
+
+
+def test_roofline_floor_picks_the_binding_ceiling():
+    h200 = device.preset("H200")
+    dot = gl.roofline.floor(gl.ops.Dot(n=1 << 24), h200)
+    assert dot.bound == "memory" and dot.seconds == pytest.approx((8 * (1 << 24) + 4) / 4.8e12)
+    gemm = gl.roofline.floor(gl.ops.Gemm.square(4096), h200)
+    assert gemm.bound == "compute" and gemm.seconds == pytest.approx(2 * 4096**3 / 66.9e12)
+
+
+@pytest.mark.gpu
+def test_attribute_peaks_are_plausible():
+    m = device.from_attributes()
+    assert m.source.startswith("device attributes")
+    # within a factor of 1.5 of the datasheet, when we have a preset for this GPU
+    try:
+        ref = device.preset(m.name)
+    except KeyError:
+        pytest.skip(f"no preset for {m.name}")
+    assert 0.66 < m.peak_fp32 / ref.peak_fp32 < 1.5 and 0.66 < m.bandwidth / ref.bandwidth < 1.5
+
+
+# The reference measurements on the lent H200 (shared/anchors/h200-2026-11-29.md): the library's
+# own measurement must land within 10% of them on that GPU.
+H200_ANCHOR = {"copy": 4.12e12, "sgemm": {1024: 25.7e12, 2048: 47.2e12, 4096: 50.5e12, 8192: 50.9e12}}
+
+
+@pytest.mark.gpu
+def test_measured_ceilings_match_the_h200_reference():
+    if "H200" not in gl.record.environment()["gpu"]:
+        pytest.skip("reference figures are for the H200")
+    m = device.measure(sgemm_sizes=(2048, 4096, 8192), reps=10)
+    assert m.measured_copy == pytest.approx(H200_ANCHOR["copy"], rel=0.10)
+    for n, rate in m.measured_sgemm.items():
+        assert rate == pytest.approx(H200_ANCHOR["sgemm"][n], rel=0.10), n

@@ -1,0 +1,51 @@
+"""The registry is consistent with the kernel sources and the book."""
+import string
+
+import pytest
+
+import gemmlab as gl
+from gemmlab.paths import KERNELS, REPO
+
+VARIANTS = gl.registry.VARIANTS
+
+
+def test_keys_are_unique_and_files_exist():
+    assert len({v.key for v in VARIANTS}) == len(VARIANTS)
+    for v in VARIANTS:
+        assert (KERNELS / v.source).is_file(), v.source
+
+
+@pytest.mark.parametrize("v", VARIANTS, ids=lambda v: v.key)
+def test_entry_point_and_parameters_match_the_source(v):
+    module = gl.load(v.source)
+    placeholders = {f for _, f, _, _ in string.Formatter().parse(v.entry) if f}
+    assert placeholders <= set(v.params), f"{v.key}: entry uses {placeholders - set(v.params)} not in params"
+    for choice in v.choices():
+        base, targs = gl.loader.parse_name_expression(v.entry.format(**choice))
+        assert base in module.kernels, f"{v.key}: no kernel {base} in {v.source}"
+    assert set(v.defaults) == set(v.params)
+    v.resolve()                                  # the defaults are legal
+
+
+@pytest.mark.parametrize("v", VARIANTS, ids=lambda v: v.key)
+def test_every_kernel_file_opens_with_a_header(v):
+    head = (KERNELS / v.source).read_text().splitlines()[0]
+    assert head.startswith(f"// {v.source}"), "first line names the file and its technique"
+
+
+@pytest.mark.parametrize("v", VARIANTS, ids=lambda v: v.key)
+def test_chapter_exists(v):
+    if v.chapter is not None and REPO is not None:
+        assert any((REPO / "chapters" / f"{v.chapter}{ext}").is_file() for ext in (".ipynb", ".md"))
+
+
+def test_unknown_and_illegal_parameters_are_refused():
+    v = gl.registry.get("sgemm/01_naive")
+    with pytest.raises(ValueError, match="has no parameter TILE"):
+        v.resolve(TILE=16)
+    with pytest.raises(ValueError, match=r"BLOCK=12 is not one of the legal values \(8, 16, 32\)"):
+        v.resolve(BLOCK=12)
+    with pytest.raises(KeyError, match="no variant"):
+        gl.registry.get("sgemm/99")
+    with pytest.raises(ValueError, match="computes Gemm, not Dot"):
+        v.runner(gl.ops.Dot(n=10))
