@@ -33,10 +33,10 @@ build-strict: $(STAMP)
 
 # On a GPU machine: re-execute the chapters and write their outputs back; record the GPU's ceilings.
 refresh: $(STAMP)
-	$(BIN)/python -m gemmlab.refresh chapters/*.ipynb
+	$(BIN)/python -m gemmlab refresh chapters/*.ipynb
 
 ceilings: $(STAMP)
-	$(BIN)/python -m gemmlab.device --record
+	$(BIN)/python -m gemmlab ceilings --record
 
 # Re-pin: resolve the dev extra afresh and write every version into constraints.txt.
 lock:

@@ -68,10 +68,10 @@ def test_chapter_has_one_setup_cell_pointing_at_the_repository(path):
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_chapter_outputs_come_from_a_gpu_run(path):
-    """Committed outputs are those of `python -m gemmlab.refresh` on a GPU, every code cell run in order."""
+    """Committed outputs are those of `python -m gemmlab refresh` on a GPU, every code cell run in order."""
     nb = json.loads(path.read_text())
     meta = nb["metadata"].get("gemmlab", {})
-    assert "NVIDIA" in (meta.get("executed_on") or ""), "refresh the notebook on a GPU (gemmlab.refresh)"
+    assert "NVIDIA" in (meta.get("executed_on") or ""), "refresh the notebook on a GPU (python -m gemmlab refresh)"
     counts = [c.get("execution_count") for c in nb["cells"] if c["cell_type"] == "code"]
     assert counts == list(range(1, len(counts) + 1)), "every code cell executed once, top to bottom"
     for c in nb["cells"]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import functools
 
 import cupy
-from cupy.cuda import driver
 
 from .limits import cuda_limits
 from .paths import KERNELS
@@ -21,20 +20,18 @@ class CudaFunction:
     """A compiled kernel on the current GPU, with the resources the compiler gave it."""
 
     def __init__(self, function, limits):
-        self.function = function
+        self.function = function          # a cupy.RawKernel (what RawModule.get_function returns)
         self.limits = limits
-        attr = lambda a: driver.funcGetAttribute(a, function.ptr)  # noqa: E731
-        self.num_regs = attr(driver.CU_FUNC_ATTRIBUTE_NUM_REGS)
-        self.static_shared_bytes = attr(driver.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
-        self.local_bytes = attr(driver.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)
-        self.max_threads_per_block = attr(driver.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+        self.num_regs = function.num_regs
+        self.static_shared_bytes = function.shared_size_bytes
+        self.local_bytes = function.local_size_bytes
+        self.max_threads_per_block = function.max_threads_per_block
         self._dynamic_allowed = limits.shared_per_block - self.static_shared_bytes
 
     def launch(self, grid, block, args, shared_mem, stream):
         if shared_mem > self._dynamic_allowed:
             # Over 48 KiB a kernel must opt in; check_launch already held it to the device's opt-in limit.
-            driver.funcSetAttribute(self.function.ptr,
-                                    driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_mem)
+            self.function.max_dynamic_shared_size_bytes = shared_mem
             self._dynamic_allowed = shared_mem
         self.function(grid, block, args, shared_mem=shared_mem, stream=stream)
 

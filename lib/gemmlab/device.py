@@ -8,12 +8,11 @@ three grades, and the book always says which one it shows:
 - measured: a large device-to-device copy (bytes read + written) and cuBLAS SGEMM, timed with
   :func:`gemmlab.timing.bench`. These are the ceilings a kernel can actually reach.
 
-``python -m gemmlab.device --record`` measures the current GPU and writes ``results/ceilings-<gpu>.json``;
+``python -m gemmlab ceilings --record`` measures the current GPU and writes ``results/ceilings-<gpu>.json``;
 without a GPU, :func:`current` returns the recorded H200 ceilings and says so.
 """
 from __future__ import annotations
 
-import argparse
 import re
 from dataclasses import dataclass, field, replace
 
@@ -54,11 +53,14 @@ class DeviceModel:
                               f"{self.environment.get('date', '')[:10]}): copy and cuBLAS SGEMM")
 
     def summary(self) -> list:
-        rows = [("FP32 peak", f"{self.peak_fp32 / TFLOP:.1f} TFLOP/s", self.source),
-                ("memory bandwidth", f"{self.bandwidth / GBS:.0f} GB/s", self.source),
+        rows = [("FP32 peak", f"{self.peak_fp32 / TFLOP:.1f} TFLOP/s", self.source.split(";")[0]),
+                ("memory bandwidth", f"{self.bandwidth / GBS:.0f} GB/s", self.source.split(";")[-1].strip()),
                 ("ridge point", f"{self.ridge:.1f} FLOP/byte", "peak / bandwidth")]
         if self.measured_copy:
             rows.append(("measured copy", f"{self.measured_copy / GBS:.0f} GB/s", "read + written bytes"))
+        if self.measured is not None:
+            m = self.measured
+            rows.append(("measured ridge", f"{m.ridge:.1f} FLOP/byte", "best cuBLAS SGEMM / measured copy"))
         for n, rate in sorted(self.measured_sgemm.items()):
             rows.append((f"cuBLAS SGEMM N={n}", f"{rate / TFLOP:.1f} TFLOP/s", "measured"))
         for p in self.measured_ops:
@@ -104,8 +106,9 @@ def from_attributes() -> DeviceModel:
         return replace(fallback, name=name, source=fallback.source + ", the device did not report its clocks")
     peak = a["MultiProcessorCount"] * lanes * 2 * a["ClockRate"] * 1e3
     bandwidth = 2 * a["MemoryClockRate"] * 1e3 * a["GlobalMemoryBusWidth"] / 8
-    src = (f"device attributes: {a['MultiProcessorCount']} SMs x {lanes} lanes x 2 x {a['ClockRate'] / 1e6:.2f} GHz; "
-           f"2 x {a['MemoryClockRate'] / 1e6:.2f} GHz x {a['GlobalMemoryBusWidth']} bits")
+    src = (f"device attributes: {a['MultiProcessorCount']} SMs x {lanes} lanes x 2 FLOP x "
+           f"{a['ClockRate'] / 1e6:.2f} GHz; 2 x {a['MemoryClockRate'] / 1e6:.2f} GHz x "
+           f"{a['GlobalMemoryBusWidth']} bits / 8")
     return DeviceModel(name, peak, bandwidth, src)
 
 
@@ -141,7 +144,7 @@ def save(model: DeviceModel):
         "source": model.source, "measured_copy": model.measured_copy,
         "measured_sgemm": {str(k): v for k, v in model.measured_sgemm.items()},
         "measured_ops": list(model.measured_ops),
-        "command": "python -m gemmlab.device --record",
+        "command": "python -m gemmlab ceilings --record",
     })
 
 
@@ -167,19 +170,3 @@ def describe(model: DeviceModel) -> str:
             f"{model.environment.get('gpu', model.name)} on {model.environment.get('date', '?')[:10]}")
     width = max(len(r[0]) for r in model.summary())
     return "\n".join([head] + [f"  {a.ljust(width)}  {b:>16}  ({c})" for a, b, c in model.summary()])
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(description="Measure this GPU's ceilings (copy bandwidth, cuBLAS SGEMM).")
-    parser.add_argument("--record", action="store_true", help="write results/ceilings-<gpu>.json")
-    args = parser.parse_args(argv)
-    if not hw.on_gpu:
-        parser.error(f"needs a CUDA GPU ({hw.backend_reason})")
-    model = measure()
-    print(describe(model))
-    if args.record:
-        print("wrote", save(model))
-
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """Re-execute chapter notebooks on a GPU and write them back with their outputs.
 
-    python -m gemmlab.refresh chapters/01-roofline.ipynb [more.ipynb ...]
+    python -m gemmlab refresh chapters/01-roofline.ipynb [more.ipynb ...]
 
 The book is built from committed outputs (``execute_notebooks: off``), so those outputs must come from
 a real GPU run: this command refuses to run without one unless ``--allow-cpu`` is given (for trying a
@@ -9,8 +9,6 @@ widgets can be drawn in the static book. Needs nbclient and ipykernel (the ``dev
 """
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 from pathlib import Path
 
@@ -40,19 +38,3 @@ def run(paths, *, timeout: int = 900, allow_cpu: bool = False, kernel_name: str 
         print(f"{path}: executed in {took:.0f} s", flush=True)
         done.append((str(path), took))
     return done
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("notebooks", nargs="+")
-    parser.add_argument("--timeout", type=int, default=900, help="seconds per cell (default 900)")
-    parser.add_argument("--allow-cpu", action="store_true", help="run without a GPU (do not commit the result)")
-    args = parser.parse_args(argv)
-    missing = [p for p in args.notebooks if not Path(p).is_file()]
-    if missing:
-        parser.error("no such notebook: " + ", ".join(missing))
-    run(args.notebooks, timeout=args.timeout, allow_cpu=args.allow_cpu)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

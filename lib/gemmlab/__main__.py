@@ -1,0 +1,38 @@
+"""Command line: ``python -m gemmlab ceilings [--record]`` and ``python -m gemmlab refresh NOTEBOOK...``."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m gemmlab")
+    sub = parser.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("ceilings", help="measure this GPU's ceilings: copy bandwidth, cuBLAS SGEMM, DOT, GEMV")
+    c.add_argument("--record", action="store_true", help="write results/ceilings-<gpu>.json")
+    r = sub.add_parser("refresh", help="re-execute chapter notebooks on a GPU and save their outputs")
+    r.add_argument("notebooks", nargs="+")
+    r.add_argument("--timeout", type=int, default=900, help="seconds per cell (default 900)")
+    r.add_argument("--allow-cpu", action="store_true", help="run without a GPU (never commit the result)")
+    args = parser.parse_args(argv)
+
+    from . import device, hardware
+    if args.command == "ceilings":
+        if not hardware.on_gpu:
+            parser.error(f"ceilings needs a CUDA GPU ({hardware.backend_reason})")
+        model = device.measure()
+        print(device.describe(model))
+        if args.record:
+            print("wrote", device.save(model))
+        return 0
+    missing = [p for p in args.notebooks if not Path(p).is_file()]
+    if missing:
+        parser.error("no such notebook: " + ", ".join(missing))
+    from . import refresh
+    refresh.run(args.notebooks, timeout=args.timeout, allow_cpu=args.allow_cpu)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
