@@ -18,10 +18,10 @@ book: $(STAMP)
 	@echo "The book is built: open $(CURDIR)/_build/html/index.html"
 
 test: $(STAMP)
-	$(MAKE) unit notebooks build-strict
+	$(MAKE) --keep-going unit notebooks build-strict
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -p no:cacheprovider
 
 # Runs every chapter top to bottom on this machine's backend; checks the outputs of cells tagged
 # nbval-check-output (the verdicts that are the same on every backend).

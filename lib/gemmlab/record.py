@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import platform
 import subprocess
 from importlib import metadata
@@ -45,6 +46,8 @@ def environment() -> dict:
             "cupy": cp.__version__,
             "cuda_runtime": cp.cuda.runtime.runtimeGetVersion(),
             "cuda_driver": cp.cuda.runtime.driverGetVersion(),
+            # CuPy runs FP32 matmul in plain FP32 unless CUPY_TF32=1; the book's cuBLAS column is plain FP32.
+            "cupy_tf32": os.environ.get("CUPY_TF32", "0"),
         })
     else:
         env["gpu"] = None

@@ -55,15 +55,20 @@ def plot(models, points=(), ax=None, title=None):
                 label=f"{m.name}, {m.source.split(':')[0]}: {m.peak_fp32 / TFLOP:.1f} TFLOP/s, "
                       f"{m.bandwidth / GBS:,.0f} GB/s")
         ax.axvline(m.ridge, color=ax.lines[-1].get_color(), lw=0.8, ls=":")
-    for label, intensity, rate in points:
+    previous, drop = None, 0
+    for label, intensity, rate in sorted(points, key=lambda p: p[1]):
         ax.plot([intensity], [rate / TFLOP], "o", ms=7)
-        ax.annotate(label, (intensity, rate / TFLOP), textcoords="offset points", xytext=(6, -12), fontsize=8)
+        # points close together on the x axis get their labels stacked downwards instead of overlapping
+        drop = drop + 11 if previous is not None and intensity < 3 * previous else 0
+        previous = intensity
+        ax.annotate(label, (intensity, rate / TFLOP), textcoords="offset points", xytext=(7, -12 - drop),
+                    fontsize=8)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("TFLOP/s (FP32)")
     ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize=7.5, loc="lower right")
+    ax.legend(fontsize=7.5, loc="upper left")
     if title:
         ax.set_title(title, fontsize=10)
     return ax

@@ -16,6 +16,8 @@ On the emulator it refuses: CPU time says nothing about a GPU. Recorded GPU figu
 """
 from __future__ import annotations
 
+import os
+import warnings
 from dataclasses import dataclass, field
 
 import numpy
@@ -154,6 +156,10 @@ def bench(cases: dict, op=None, *, library: bool = True, reps: int = 20, warmup:
     """
     _require_gpu()
     from . import record
+    if os.environ.get("CUPY_TF32") == "1":
+        warnings.warn("CUPY_TF32=1: CuPy lets cuBLAS use TF32 for FP32 products, so the cuBLAS column is not "
+                      "plain FP32 and FP32 kernels will look slow beside it. Unset CUPY_TF32 to compare fairly.",
+                      RuntimeWarning, stacklevel=2)
     if reps < 1 or warmup < 0:
         raise ValueError(f"reps must be >= 1 and warmup >= 0, got reps={reps}, warmup={warmup}")
     cases = dict(cases)
