@@ -196,9 +196,3 @@ def test_vector_pointer_needs_alignment():
 
 def test_emulator_limits_are_the_portable_cuda_ones():
     assert EMULATOR.max_threads_per_block == 1024 and EMULATOR.shared_per_block == 48 * 1024
-
-
-@pytest.mark.skipif(gl.on_gpu, reason="checks the no-GPU message")
-def test_compiling_without_a_gpu_or_emulator_says_so():
-    with pytest.raises(gl.BackendError, match="no GPU is in use"):
-        gl.load("sgemm/01_naive.cu").get("sgemm_naive")

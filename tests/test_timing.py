@@ -32,3 +32,19 @@ def test_bench_argument_errors():
         gl.bench({})
     with pytest.raises(ValueError, match="reps must be"):
         gl.bench({"x": lambda: None}, reps=0)
+
+
+@pytest.mark.skipif(gl.on_gpu, reason="checks the no-GPU fallback")
+def test_without_a_gpu_bench_shows_the_recorded_gpu_figure_and_says_so():
+    t = gl.bench({}, gl.ops.Gemm.square(4096), fallback="ceilings-nvidia-h200")
+    assert t.recorded and repr(t).startswith("RECORDED earlier, not measured here")
+    assert "NVIDIA H200" in repr(t) and t.library.gflops > 10000
+    with pytest.raises(gl.TimingUnavailable, match="no recorded timing 'GEMM N=999'"):
+        gl.bench({}, gl.ops.Gemm.square(999), fallback="ceilings-nvidia-h200")
+
+
+@pytest.mark.gpu
+def test_timings_survive_a_round_trip_through_results():
+    t = gl.bench({}, gl.ops.Dot(n=1 << 20), reps=5)
+    back = gl.timing.Timings.from_dict(t.to_dict())
+    assert back.recorded and back.records()[0]["median_ms"] == t.records()[0]["median_ms"]

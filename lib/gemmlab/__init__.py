@@ -16,6 +16,7 @@ from . import ops, record
 from .hardware import BackendError, backend, backend_reason, on_gpu, size, synchronize, to_host, xp
 from .check import CheckResult, check, rel_error
 from .loader import CompileError, Kernel, Module, load
+from ._emulator import EmulatorError
 from .timing import TimingUnavailable, bench, sweep
 from . import device, registry, roofline  # noqa: E402  (they import the pieces above)
 
@@ -23,6 +24,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "backend", "backend_reason", "on_gpu", "xp", "size", "synchronize", "to_host", "BackendError",
-    "load", "Module", "Kernel", "CompileError", "check", "rel_error", "CheckResult",
+    "load", "Module", "Kernel", "CompileError", "EmulatorError", "check", "rel_error", "CheckResult",
     "bench", "sweep", "TimingUnavailable", "ops", "record", "device", "registry", "roofline",
 ]

@@ -15,6 +15,12 @@ def main(argv=None) -> int:
     r.add_argument("notebooks", nargs="+")
     r.add_argument("--timeout", type=int, default=900, help="seconds per cell (default 900)")
     r.add_argument("--allow-cpu", action="store_true", help="run without a GPU (never commit the result)")
+    x = sub.add_parser("crosscheck", help="run every registry kernel on the GPU and on the emulator; compare")
+    x.add_argument("--record", action="store_true", help="write results/emulator-vs-<gpu>.json")
+    x.add_argument("--seed", type=int, default=0)
+    x.add_argument("--emit", help=argparse.SUPPRESS)    # internal: the emulator half, written to a .npz
+    e = sub.add_parser("emulator-bench", help="the CPU emulator's speed on this machine")
+    e.add_argument("--record", action="store_true", help="write results/emulator-benchmark.json")
     args = parser.parse_args(argv)
 
     from . import device, hardware
@@ -25,6 +31,27 @@ def main(argv=None) -> int:
         print(device.describe(model))
         if args.record:
             print("wrote", device.save(model))
+        return 0
+    if args.command == "crosscheck":
+        from . import crosscheck
+        if args.emit:
+            crosscheck.emit(args.emit, args.seed)
+            return 0
+        result = crosscheck.compare(args.seed)
+        print(crosscheck.report(result))
+        if args.record:
+            print("wrote", crosscheck.save(result))
+        return 0 if result["all_agree"] else 1
+    if args.command == "emulator-bench":
+        import json
+
+        from . import _emulator, record
+        if hardware.backend != "emulator":
+            parser.error("emulator-bench measures the emulator: run it with GEMMLAB_BACKEND=emulator")
+        result = _emulator.benchmark()
+        print(json.dumps(result, indent=2))
+        if args.record:
+            print("wrote", record.save("emulator-benchmark", result))
         return 0
     missing = [p for p in args.notebooks if not Path(p).is_file()]
     if missing:

@@ -36,6 +36,7 @@ class DeviceModel:
     measured_copy: float | None = None          # bytes/s, read + written
     measured_sgemm: dict = field(default_factory=dict)   # N -> FLOP/s of cuBLAS SGEMM
     measured_ops: tuple = ()      # cuBLAS on the memory-bound ops: dicts of op, intensity, flops, bytes_per_s
+    timings: tuple = ()           # the Timings behind the figures, as dicts (bench(..., fallback=...) reads them)
     environment: dict = field(default_factory=dict)
 
     @property
@@ -120,18 +121,21 @@ def measure(copy_bytes: int = 1 << 30, sgemm_sizes=SGEMM_SIZES, reps: int = 20) 
     from .timing import bench
     model = from_attributes()
     copy = ops.Copy(n=copy_bytes // 4)
-    t = bench({}, copy, reps=reps, label="device-to-device copy")
+    t = bench({}, copy, reps=reps)
+    timings = [t]
     points = []
     for op in (ops.Dot(n=1 << 24), ops.Gemv(m=4096, n=4096)):
-        lib = bench({}, op, reps=reps, label=f"cuBLAS {op.label}").library
+        timings.append(bench({}, op, reps=reps))
+        lib = timings[-1].library
         points.append({"op": op.label, "intensity": op.intensity, "flops": lib.gflops * 1e9,
                        "bytes_per_s": lib.gbs * 1e9})
     sgemm = {}
     for n in sgemm_sizes:
-        t_n = bench({}, ops.Gemm.square(n), reps=max(5, reps // (1 + n // 4096)), label=f"cuBLAS SGEMM N={n}")
-        sgemm[n] = t_n.library.gflops * 1e9
+        timings.append(bench({}, ops.Gemm.square(n), reps=max(5, reps // (1 + n // 4096))))
+        sgemm[n] = timings[-1].library.gflops * 1e9
     return replace(model, measured_copy=t.library.gbs * 1e9, measured_sgemm=sgemm,
-                   measured_ops=tuple(points), environment=t.environment)
+                   measured_ops=tuple(points), timings=tuple(x.to_dict() for x in timings),
+                   environment=t.environment)
 
 
 def _slug(name: str) -> str:
@@ -144,6 +148,7 @@ def save(model: DeviceModel):
         "source": model.source, "measured_copy": model.measured_copy,
         "measured_sgemm": {str(k): v for k, v in model.measured_sgemm.items()},
         "measured_ops": list(model.measured_ops),
+        "timings": list(model.timings),
         "command": "python -m gemmlab ceilings --record",
     })
 
@@ -153,7 +158,7 @@ def recorded(name: str = "NVIDIA H200") -> DeviceModel:
     data = record.load(f"ceilings-{_slug(name)}")
     return DeviceModel(data["name"], data["peak_fp32"], data["bandwidth"], data["source"],
                        data["measured_copy"], {int(k): v for k, v in data["measured_sgemm"].items()},
-                       tuple(data.get("measured_ops", ())), data["environment"])
+                       tuple(data.get("measured_ops", ())), tuple(data.get("timings", ())), data["environment"])
 
 
 def current() -> DeviceModel:

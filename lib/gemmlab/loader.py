@@ -175,18 +175,23 @@ _DIAG = re.compile(r"^(?P<file>[^\n]*?)\((?P<line>\d+)\):\s*(?P<kind>(?:catastro
 def format_compile_log(log: str, main: tuple, headers: dict, context: int = 2) -> str:
     """Rewrite a compiler log so that each error names the real file and line and shows its source.
 
-    ``main`` is (display name, text) of the compiled source; ``headers`` maps header paths to texts.
+    ``main`` is (display name, text[, path]) of the compiled source; ``headers`` maps header paths to
+    texts. A diagnostic in any other file that exists (a system or emulator header) is shown from it.
     """
+    shown_main, main_text = main[0], main[1]
+    main_path = Path(main[2]).resolve() if len(main) > 2 and main[2] else None
     out = []
     for m in _DIAG.finditer(log):
         if m.group("kind") == "warning":
             continue
         reported = m.group("file").strip()
-        shown, text = main
-        for path, htext in headers.items():
-            if reported.endswith(Path(path).name) and Path(reported).name == Path(path).name:
-                shown, text = str(path), htext
-                break
+        shown, text = shown_main, main_text
+        rp = Path(reported)
+        header = next((p for p in headers if rp.name == Path(p).name and reported.endswith(Path(p).name)), None)
+        if header is not None:
+            shown, text = str(header), headers[header]
+        elif rp.is_absolute() and rp.is_file() and rp.resolve() != main_path:
+            shown, text = reported, rp.read_text(errors="replace")
         line = int(m.group("line"))
         out.append(f"{shown}:{line}: {m.group('kind')}: {m.group('msg').strip()}")
         lines = text.splitlines()
@@ -409,7 +414,7 @@ class Module:
         return kernel
 
     def compile_error(self, log: str, expr: str) -> CompileError:
-        detail = format_compile_log(log, (self.display, self.source), self.headers)
+        detail = format_compile_log(log, (self.display, self.source, self.path), self.headers)
         return CompileError(f"{self.display}: compiling {expr} failed\n{detail}")
 
 

@@ -103,6 +103,16 @@ VARIANTS = [
         launch=lambda p, c: ((cdiv(p.n, c["BLOCK"]), cdiv(p.m, c["BLOCK"])), (c["BLOCK"], c["BLOCK"]), 0),
         args=_gemm_args,
     ),
+    Variant(
+        key="sgemm/02_shared_tiling",
+        entry="sgemm_shared_tiling<{TILE}>",
+        op=ops.Gemm,
+        title="shared-memory tiling: TILE x TILE tiles of A and B per phase",
+        params={"TILE": (8, 16, 32)},
+        defaults={"TILE": 16},
+        launch=lambda p, c: ((cdiv(p.n, c["TILE"]), cdiv(p.m, c["TILE"])), (c["TILE"], c["TILE"]), 0),
+        args=_gemm_args,
+    ),
 ]
 
 REGISTRY = {v.key: v for v in VARIANTS}

@@ -75,6 +75,7 @@ class Timings:
     reps: int
     flushed_l2: bool
     environment: dict = field(default_factory=dict)
+    recorded: bool = False          # True: read from results/, not measured in this session
 
     def __getitem__(self, name) -> Row:
         for r in self.rows:
@@ -100,8 +101,17 @@ class Timings:
         return out
 
     def to_dict(self) -> dict:
+        rows = self.records()
+        for rec, row in zip(rows, self.rows):
+            rec["times_ms"] = [float(t) for t in row.times_ms]
+            rec["flops"], rec["bytes"] = row.flops, row.bytes
         return {"label": self.label, "reps": self.reps, "flushed_l2": self.flushed_l2,
-                "environment": self.environment, "rows": self.records()}
+                "environment": self.environment, "rows": rows}
+
+    @classmethod
+    def from_dict(cls, d: dict, recorded: bool = True) -> "Timings":
+        rows = [Row(r["name"], numpy.array(r["times_ms"]), r["flops"], r["bytes"]) for r in d["rows"]]
+        return cls(d["label"], rows, d["reps"], d["flushed_l2"], d["environment"], recorded)
 
     def _table(self):
         head = ["case", "median ms", "IQR ms", "GFLOP/s", "GB/s", f"vs {LIBRARY}"]
@@ -115,8 +125,9 @@ class Timings:
 
     def caption(self):
         gpu = self.environment.get("gpu", "?")
-        return (f"{self.label} on {gpu}, {self.environment.get('date', '')[:10]}: median of {self.reps} "
+        text = (f"{self.label} on {gpu}, {self.environment.get('date', '')[:10]}: median of {self.reps} "
                 f"repetitions, CUDA events, L2 {'flushed' if self.flushed_l2 else 'not flushed'}, round-robin")
+        return ("RECORDED earlier, not measured here (no GPU in use). " + text) if self.recorded else text
 
     def __repr__(self):
         head, body = self._table()
@@ -145,15 +156,32 @@ def _flush_l2():
     _flush_buffer.fill(0)
 
 
+def recorded(results: str, label: str) -> Timings:
+    """A timing recorded earlier on a GPU: the entry ``label`` of ``results/<results>.json``'s "timings"."""
+    from . import record
+    data = record.load(results)
+    found = [t for t in data.get("timings", []) if t["label"] == label]
+    if not found:
+        have = ", ".join(t["label"] for t in data.get("timings", [])) or "none"
+        raise TimingUnavailable(f"results/{results}.json has no recorded timing {label!r} (it has: {have})")
+    return Timings.from_dict(found[0], recorded=True)
+
+
 def bench(cases: dict, op=None, *, library: bool = True, reps: int = 20, warmup: int = 3,
-          flush_l2: bool = True, progress: bool = False, label: str | None = None, seed=None) -> Timings:
+          flush_l2: bool = True, progress: bool = False, label: str | None = None, seed=None,
+          fallback: str | None = None) -> Timings:
     """Time each zero-argument callable in ``cases`` (name -> fn) on the current GPU.
 
     ``op`` (from :mod:`gemmlab.ops`) gives the FLOP and byte counts for the rate columns and, with
     ``library=True``, the cuBLAS column on fresh random inputs of the same shape. Callables should be
     checked before they are timed (``Variant.check``, :func:`gemmlab.check.check`): this function
     measures, it does not judge.
+
+    Without a GPU it never times the CPU: with ``fallback="<results name>"`` it returns the timing of
+    the same label recorded on a GPU (its caption says so); without, it raises :class:`TimingUnavailable`.
     """
+    if not hw.on_gpu and fallback:
+        return recorded(fallback, label or (op.label if op else "timing"))
     _require_gpu()
     from . import record
     if os.environ.get("CUPY_TF32") == "1":

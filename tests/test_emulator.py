@@ -1,0 +1,413 @@
+"""The CUDA features the book's kernels use, checked against NumPy on whichever backend is in use.
+
+Each feature test fails if the feature is missing or wrong: on the emulator that tests the emulator,
+on a GPU it checks that the test kernels themselves are right. The fault tests at the end are the
+emulator's own (on a GPU these faults hang, corrupt memory or are undefined).
+"""
+import numpy
+import pytest
+
+import gemmlab as gl
+
+xp = gl.xp
+emulator_only = pytest.mark.skipif(gl.on_gpu, reason="emulator behaviour")
+
+FEATURES = r'''
+__global__ void indices(int* out)
+{
+    const int tpb = blockDim.x * blockDim.y * blockDim.z;
+    const int block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    const int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    int* o = out + 8 * (block * tpb + t);
+    o[0] = threadIdx.x; o[1] = threadIdx.y; o[2] = threadIdx.z;
+    o[3] = blockIdx.x; o[4] = blockIdx.y; o[5] = blockIdx.z; o[6] = warpSize; o[7] = gridDim.z;
+}
+
+__global__ void reverse_static(const float* in, float* out)
+{
+    __shared__ float buf[256];
+    const int t = threadIdx.x, base = blockIdx.x * blockDim.x;
+    buf[t] = in[base + t];
+    __syncthreads();
+    out[base + t] = buf[blockDim.x - 1 - t];
+}
+
+__global__ void reverse_dynamic(const float* in, float* out)
+{
+    extern __shared__ float buf[];
+    const int t = threadIdx.x, base = blockIdx.x * blockDim.x;
+    buf[t] = in[base + t];
+    __syncthreads();
+    out[base + t] = buf[blockDim.x - 1 - t];
+}
+
+__global__ void warp_neighbour(const int* in, int* out)
+{
+    __shared__ int buf[64];
+    const int t = threadIdx.x;
+    buf[t] = in[t];
+    __syncwarp();
+    out[t] = buf[(t & ~31) + ((t + 1) & 31)];
+}
+
+__global__ void shuffles(const float* in, float* out, int* ballots)
+{
+    const int t = threadIdx.x;
+    float v = in[t];
+    out[4 * t + 0] = __shfl_sync(0xffffffff, v, 3);
+    out[4 * t + 1] = __shfl_up_sync(0xffffffff, v, 2);
+    out[4 * t + 2] = __shfl_down_sync(0xffffffff, v, 5, 16);
+    float s = v;
+    for (int m = 8; m > 0; m >>= 1) s += __shfl_xor_sync(0xffffffff, s, m, 16);
+    out[4 * t + 3] = s;
+    unsigned b = __ballot_sync(0xffffffff, t % 3 == 0);
+    if ((t & 31) == 0) ballots[t / 32] = (int)b;
+}
+
+__device__ float atomic_max_float(float* address, float value)
+{
+    int* bits = reinterpret_cast<int*>(address);
+    int old = *bits, assumed;
+    do {
+        assumed = old;
+        if (__int_as_float_emul(assumed) >= value) break;
+        old = atomicCAS(bits, assumed, __float_as_int_emul(value));
+    } while (old != assumed);
+    return __int_as_float_emul(old);
+}
+
+__global__ void atomics(const float* x, float* fsum, int* icount, int* imax, int* imin, float* fmax, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    atomicAdd(fsum, x[i]);
+    atomicAdd(icount, 1);
+    atomicMax(imax, (int)(x[i] * 1000));
+    atomicMin(imin, (int)(x[i] * 1000));
+    atomic_max_float(fmax, x[i]);
+}
+
+__forceinline__ __device__ float twice(float v) { return 2.0f * v; }
+
+template <int UNROLL, typename T>
+__global__ void __launch_bounds__(128) vectors(const T* __restrict__ in, T* __restrict__ out, int n4)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n4) return;
+    float4 v = reinterpret_cast<const float4*>(in)[i];
+    float2 lo = make_float2(v.x, v.y);
+    int4 k = make_int4(1, 2, 3, 4);
+    float acc = 0.0f;
+    #pragma unroll
+    for (int u = 0; u < UNROLL; ++u) acc += __ldg(in + 4 * i + u);
+    reinterpret_cast<float4*>(out)[i] = make_float4(twice(lo.x) + k.x, lo.y + k.y, v.z + k.z, acc + k.w);
+}
+
+__global__ void maths(const float* a, const float* b, float* out, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float x = a[i], y = b[i];
+    out[9 * i + 0] = min(x, y);
+    out[9 * i + 1] = max(x, y);
+    out[9 * i + 2] = fminf(x, y);
+    out[9 * i + 3] = fmaxf(x, y);
+    out[9 * i + 4] = fmaf(x, y, 1.0f);
+    out[9 * i + 5] = __fmaf_rn(x, y, -1.0f);
+    out[9 * i + 6] = rsqrtf(fabsf(x) + 1.0f);
+    out[9 * i + 7] = expf(-fabsf(y));
+    out[9 * i + 8] = sqrtf(fabsf(x)) + (float)min(i, 3) + (float)max(i, 5);
+}
+'''
+
+# CUDA spells the bit casts __float_as_int / __int_as_float; the test defines its own to stay portable.
+PRELUDE = r'''
+__device__ __forceinline__ float __int_as_float_emul(int b) { float f; memcpy(&f, &b, 4); return f; }
+__device__ __forceinline__ int __float_as_int_emul(float f) { int b; memcpy(&b, &f, 4); return b; }
+'''
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return gl.load(code="#include <cstring>\nusing std::memcpy;\n" + PRELUDE + FEATURES)
+
+
+def rnd(*shape, seed=None):
+    return numpy.random.default_rng(seed).standard_normal(shape).astype(numpy.float32)
+
+
+def test_3d_indices_and_warp_size(mod):
+    grid, block = (2, 3, 2), (4, 2, 3)
+    nthreads = 12 * 24
+    out = xp.full(8 * nthreads, -1, dtype=numpy.int32)
+    mod.get("indices")(grid, block, (out,))
+    got = gl.to_host(out).reshape(12, 24, 8)
+    for bz in range(2):
+        for by in range(3):
+            for bx in range(2):
+                b = bx + 2 * (by + 3 * bz)
+                for tz in range(3):
+                    for ty in range(2):
+                        for tx in range(4):
+                            t = tx + 4 * (ty + 2 * tz)
+                            assert list(got[b, t]) == [tx, ty, tz, bx, by, bz, 32, 2]
+
+
+@pytest.mark.parametrize("kernel, shared", [("reverse_static", 0), ("reverse_dynamic", 256 * 4)])
+def test_shared_memory_and_barrier(mod, kernel, shared):
+    x = rnd(3 * 256)
+    out = xp.full(3 * 256, numpy.nan, dtype=numpy.float32)
+    mod.get(kernel)(3, 256, (xp.asarray(x), out), shared_mem=shared)
+    assert (gl.to_host(out) == x.reshape(3, 256)[:, ::-1].ravel()).all()
+
+
+def test_syncwarp(mod):
+    x = numpy.arange(64, dtype=numpy.int32) * 7
+    out = xp.zeros(64, dtype=numpy.int32)
+    mod.get("warp_neighbour")(1, 64, (xp.asarray(x), out))
+    expect = [x[(t & ~31) + ((t + 1) & 31)] for t in range(64)]
+    assert list(gl.to_host(out)) == expect
+
+
+def test_shuffles_and_ballot(mod):
+    x = rnd(64)
+    out = xp.zeros(4 * 64, dtype=numpy.float32)
+    ballots = xp.zeros(2, dtype=numpy.int32)
+    mod.get("shuffles")(1, 64, (xp.asarray(x), out, ballots))
+    got = gl.to_host(out).reshape(64, 4)
+    for t in range(64):
+        w, lane, seg = t & ~31, t & 31, t & ~15
+        assert got[t, 0] == x[w + 3]
+        assert got[t, 1] == (x[t - 2] if lane >= 2 else x[t])
+        assert got[t, 2] == (x[t + 5] if (t - seg) + 5 < 16 else x[t])
+        assert got[t, 3] == pytest.approx(x[seg:seg + 16].sum(), rel=1e-5)
+    expect = sum(1 << lane for lane in range(32) if lane % 3 == 0)
+    assert list(gl.to_host(ballots).view(numpy.uint32)) == [expect, sum(1 << l for l in range(32) if (32 + l) % 3 == 0)]
+
+
+def test_atomics(mod):
+    n = 1000
+    x = rnd(n)
+    fsum = xp.zeros(1, dtype=numpy.float32)
+    count = xp.zeros(1, dtype=numpy.int32)
+    imax = xp.full(1, -2**31, dtype=numpy.int32)
+    imin = xp.full(1, 2**31 - 1, dtype=numpy.int32)
+    fmax = xp.full(1, -numpy.inf, dtype=numpy.float32)
+    mod.get("atomics")(4, 256, (xp.asarray(x), fsum, count, imax, imin, fmax, n))
+    assert gl.to_host(count)[0] == n
+    assert gl.to_host(fsum)[0] == pytest.approx(float(x.astype(numpy.float64).sum()), abs=1e-3)
+    assert gl.to_host(imax)[0] == (x * 1000).astype(numpy.int32).max()
+    assert gl.to_host(imin)[0] == (x * 1000).astype(numpy.int32).min()
+    assert gl.to_host(fmax)[0] == x.max()
+
+
+def test_vector_types_templates_and_qualifiers(mod):
+    x = rnd(4 * 300)
+    out = xp.full(4 * 300, numpy.nan, dtype=numpy.float32)
+    k = mod.get("vectors", UNROLL=4, T="float")
+    assert k.name == "vectors<4, float>"
+    k(3, 128, (xp.asarray(x), out, 300))
+    v = x.reshape(300, 4)
+    expect = numpy.stack([2 * v[:, 0] + 1, v[:, 1] + 2, v[:, 2] + 3, v.sum(axis=1) + 4], axis=1)
+    numpy.testing.assert_allclose(gl.to_host(out).reshape(300, 4), expect, rtol=1e-6, atol=1e-6)
+
+
+def test_launch_bounds_are_enforced(mod):
+    k = mod.get("vectors<2, float>")
+    with pytest.raises(ValueError, match=r"more than this kernel can launch \(128 at most"):
+        k(1, 256, (xp.zeros(1024, dtype=numpy.float32), xp.zeros(1024, dtype=numpy.float32), 256))
+
+
+def test_math_functions(mod):
+    n = 200
+    a, b = rnd(n), rnd(n)
+    out = xp.zeros(9 * n, dtype=numpy.float32)
+    mod.get("maths")(1, 256, (xp.asarray(a), xp.asarray(b), out, n))
+    got = gl.to_host(out).reshape(n, 9)
+    i = numpy.arange(n)
+    expect = numpy.stack([numpy.minimum(a, b), numpy.maximum(a, b), numpy.minimum(a, b), numpy.maximum(a, b),
+                          a * b + 1, a * b - 1, 1 / numpy.sqrt(numpy.abs(a) + 1), numpy.exp(-numpy.abs(b)),
+                          numpy.sqrt(numpy.abs(a)) + numpy.minimum(i, 3) + numpy.maximum(i, 5)], axis=1)
+    numpy.testing.assert_allclose(got, expect, rtol=2e-6, atol=1e-6)
+
+
+# --- determinism and the missing barrier -------------------------------------------------------
+
+def _tiled_without(barrier: int):
+    source = gl.load("sgemm/02_shared_tiling.cu").source
+    marker = f"__syncthreads();  // [barrier {barrier}]"
+    assert marker in source
+    return gl.load(code=source.replace(marker, f"// [barrier {barrier} removed]"))
+
+
+@emulator_only
+@pytest.mark.parametrize("barrier", [1, 2])
+def test_a_missing_barrier_gives_the_same_wrong_answer_every_time(barrier):
+    op = gl.ops.Gemm(m=64, n=48, k=80)
+    inputs = op.inputs(numpy.random.default_rng(7))
+    kernel = _tiled_without(barrier).get("sgemm_shared_tiling<16>")
+    results = []
+    for _ in range(2):
+        out = op.output()
+        kernel((3, 4), (16, 16), (*inputs, out, op.m, op.n, op.k))
+        results.append(gl.to_host(out).copy())
+    assert numpy.array_equal(results[0], results[1], equal_nan=True)        # the same bits every run
+    ref = op.reference(inputs)
+    assert not numpy.allclose(results[0], ref, rtol=1e-4, atol=1e-4)        # and wrong
+    full = gl.registry.get("sgemm/02_shared_tiling").check(op)
+    assert full.ok, str(full)                                                # with both barriers: right
+
+
+@emulator_only
+def test_same_inputs_same_bits(mod):
+    x = rnd(5000, seed=1)
+    sums = []
+    for _ in range(3):
+        s = xp.zeros(1, dtype=numpy.float32)
+        mod.get("atomics")(20, 256, (xp.asarray(x), s, xp.zeros(1, dtype=numpy.int32),
+                                     xp.zeros(1, dtype=numpy.int32), xp.zeros(1, dtype=numpy.int32),
+                                     xp.zeros(1, dtype=numpy.float32), 5000))
+        sums.append(gl.to_host(s).tobytes())
+    assert sums[0] == sums[1] == sums[2]
+
+
+# --- faults: errors, never hangs or dead processes -----------------------------------------------
+
+FAULTS = r'''
+__global__ void early_exit_then_barrier(float* out)
+{
+    if (threadIdx.x >= 16) return;
+    __syncthreads();
+    out[threadIdx.x] = 1.0f;
+}
+__global__ void two_barriers(float* out)
+{
+    if (threadIdx.x < 8) { __syncthreads(); out[threadIdx.x] = 1.0f; }
+    else { __syncthreads(); out[threadIdx.x] = 2.0f; }
+}
+__global__ void shuffle_after_exit(float* out)
+{
+    if (threadIdx.x >= 16) return;
+    out[threadIdx.x] = __shfl_down_sync(0xffffffff, 1.0f, 1);
+}
+__global__ void past_the_end(float* out, int n)
+{
+    out[n + threadIdx.x] = 1.0f;
+}
+__global__ void null_pointer(float* out)
+{
+    float* p = nullptr;
+    out[0] = p[threadIdx.x];
+}
+__global__ void divide(int* out, int d)
+{
+    out[threadIdx.x] = 100 / d;
+}
+__global__ void forever(int* out)
+{
+    volatile int* p = out;
+    while (p[0] == 0) { }
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def faults():
+    return gl.load(code=FAULTS)
+
+
+@emulator_only
+def test_barrier_after_exit_names_kernel_block_and_threads(faults):
+    out = numpy.zeros(32, dtype=numpy.float32)
+    with pytest.raises(gl.EmulatorError) as info:
+        faults.get("early_exit_then_barrier")((2, 1), 32, (out,))
+    msg = str(info.value)
+    assert "barrier divergence" in msg and "kernel early_exit_then_barrier, block (0,0,0)" in msg
+    assert "threads (0,0,0)" in msg and "wait at __syncthreads() (<code>:5)" in msg
+    assert "threads (16,0,0) have exited" in msg
+    assert (out == 0).all()                      # a failed launch leaves the arrays as they were
+
+
+@emulator_only
+def test_threads_at_different_barriers(faults):
+    with pytest.raises(gl.EmulatorError, match=r"different __syncthreads\(\)[\s\S]*<code>:10[\s\S]*<code>:11"):
+        faults.get("two_barriers")(1, 32, (numpy.zeros(32, dtype=numpy.float32),))
+
+
+@emulator_only
+def test_shuffle_with_an_exited_lane_in_the_mask(faults):
+    with pytest.raises(gl.EmulatorError, match=r"__shfl_down_sync at <code>:16 .* lane 16 is in the mask "
+                                               r"0xffffffff but its thread \(16,0,0\) has exited"):
+        faults.get("shuffle_after_exit")(1, 32, (numpy.zeros(32, dtype=numpy.float32),))
+
+
+@emulator_only
+def test_out_of_bounds_write_is_caught_and_located(faults):
+    out = numpy.arange(1024, dtype=numpy.float32)
+    before = out.copy()
+    with pytest.raises(gl.EmulatorError, match=r"crashed on the emulator with an invalid memory access \(SIGSEGV\) "
+                                               r"in block \(0,0,0\), thread \(0,0,0\): address 0x[0-9a-f]+ is 0 bytes "
+                                               r"past the end of argument 0 \(float32, 1024 elements\)"):
+        faults.get("past_the_end")(1, 32, (out, 1024))
+    assert numpy.array_equal(out, before)
+
+
+@emulator_only
+def test_null_pointer_and_division_by_zero(faults):
+    with pytest.raises(gl.EmulatorError, match="SIGSEGV"):
+        faults.get("null_pointer")(1, 4, (numpy.zeros(4, dtype=numpy.float32),))
+    with pytest.raises(gl.EmulatorError, match=r"arithmetic fault .*SIGFPE"):
+        faults.get("divide")(1, 4, (numpy.zeros(4, dtype=numpy.int32), 0))
+    # and the process is fine afterwards
+    out = numpy.zeros(4, dtype=numpy.int32)
+    faults.get("divide")(1, 4, (out, 7))
+    assert (out == 14).all()
+
+
+@emulator_only
+def test_endless_kernel_is_stopped(faults, monkeypatch):
+    monkeypatch.setenv("GEMMLAB_EMULATOR_TIMEOUT", "1")
+    with pytest.raises(gl.EmulatorError, match=r"ran longer than 1 s .* an endless loop"):
+        faults.get("forever")(1, 1, (numpy.zeros(1, dtype=numpy.int32),))
+
+
+@emulator_only
+@pytest.mark.parametrize("code, names", [
+    ('__global__ void k(int* x) { asm volatile("membar.gl;"); }', "inline PTX assembly"),
+    ('#include <mma.h>\n__global__ void k(int* x) { }', "<mma.h>: tensor-core matrix operations"),
+    ('__global__ void k(long long* x) { x[0] = clock64(); }', "clock64"),
+    ('__global__ void k(int* x) { x[0] = __syncthreads_count(1); }', "__syncthreads_count"),
+])
+def test_unsupported_features_fail_at_compile_time_by_name(code, names):
+    with pytest.raises(gl.CompileError, match=names.replace("(", r"\(").replace(")", r"\)")):
+        gl.load(code=code).get("k")
+
+
+@emulator_only
+def test_compile_errors_show_file_line_and_source(tmp_path):
+    bad = tmp_path / "bad.cu"
+    bad.write_text("__global__ void k(float* x)\n{\n    x[0] = undefined_name;\n}\n")
+    with pytest.raises(gl.CompileError) as info:
+        gl.load(bad).get("k")
+    text = str(info.value)
+    assert f"{bad}:3: error" in text and "undefined_name" in text and ">    3 |     x[0] = undefined_name;" in text
+
+
+@emulator_only
+def test_compiled_kernels_are_cached_on_disk(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path))
+    gl.load(code="__global__ void k(int* x) { x[0] = 1; }").get("k")
+    first = sorted(p.name for p in (tmp_path / "emulator").iterdir())
+    gl.load(code="__global__ void k(int* x) { x[0] = 1; }").get("k")
+    assert sorted(p.name for p in (tmp_path / "emulator").iterdir()) == first and len(first) == 1
+    gl.load(code="__global__ void k(int* x) { x[0] = 2; }").get("k")
+    assert len(list((tmp_path / "emulator").iterdir())) == 2
+
+
+@emulator_only
+def test_no_compiler_says_what_to_install(monkeypatch):
+    from gemmlab import _emulator
+    monkeypatch.setenv("CXX", "")
+    monkeypatch.setattr(_emulator.shutil, "which", lambda name: None)
+    with pytest.raises(gl.BackendError, match="install g\\+\\+"):
+        gl.load(code="__global__ void k2(int* x) { }").get("k2")
