@@ -70,10 +70,10 @@ __device__ float atomic_max_float(float* address, float value)
     int old = *bits, assumed;
     do {
         assumed = old;
-        if (__int_as_float_emul(assumed) >= value) break;
-        old = atomicCAS(bits, assumed, __float_as_int_emul(value));
+        if (__int_as_float(assumed) >= value) break;
+        old = atomicCAS(bits, assumed, __float_as_int(value));
     } while (old != assumed);
-    return __int_as_float_emul(old);
+    return __int_as_float(old);
 }
 
 __global__ void atomics(const float* x, float* fsum, int* icount, int* imax, int* imin, float* fmax, int n)
@@ -120,16 +120,9 @@ __global__ void maths(const float* a, const float* b, float* out, int n)
 }
 '''
 
-# CUDA spells the bit casts __float_as_int / __int_as_float; the test defines its own to stay portable.
-PRELUDE = r'''
-__device__ __forceinline__ float __int_as_float_emul(int b) { float f; memcpy(&f, &b, 4); return f; }
-__device__ __forceinline__ int __float_as_int_emul(float f) { int b; memcpy(&b, &f, 4); return b; }
-'''
-
-
 @pytest.fixture(scope="module")
 def mod():
-    return gl.load(code="#include <cstring>\nusing std::memcpy;\n" + PRELUDE + FEATURES)
+    return gl.load(code=FEATURES)
 
 
 def rnd(*shape, seed=None):

@@ -21,7 +21,11 @@ from . import hardware as hw
 from . import record, registry
 from .check import rel_error
 
-SHAPES = [(257, 255, 129), (100, 131, 7), (64, 64, 64)]
+SHAPES = [(257, 255, 129), (100, 131, 7), (64, 64, 64)]     # (m, n, k): none a multiple of every tile
+
+
+def _problem(v, shape):
+    return v.op(**dict(zip(("m", "n", "k"), shape)))
 AGREE = 1e-5
 
 
@@ -40,7 +44,7 @@ def outputs(seed: int = 0) -> dict:
     """Every case on the current backend: key -> output (host array); inputs from fixed seeds."""
     result = {}
     for i, (v, choice, shape) in enumerate(_cases()):
-        problem = v.op(*shape)
+        problem = _problem(v, shape)
         inputs = problem.inputs(numpy.random.default_rng(seed + i))
         out = problem.output()
         v.runner(problem, **choice)(inputs, out)
@@ -62,7 +66,7 @@ def compare(seed: int = 0) -> dict:
     rows = []
     for i, (v, choice, shape) in enumerate(_cases()):
         key = _key(v, choice, shape)
-        problem = v.op(*shape)
+        problem = _problem(v, shape)
         ref = problem.reference(problem.inputs(numpy.random.default_rng(seed + i)))
         diff = float(numpy.linalg.norm(gpu[key].astype(numpy.float64) - emu[key]) / numpy.linalg.norm(ref))
         rows.append({"case": key, "gpu_vs_emulator": diff, "gpu_error": rel_error(gpu[key], ref),

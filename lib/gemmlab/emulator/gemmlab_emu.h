@@ -472,6 +472,10 @@ GL_ATOMIC_MINMAX(unsigned long long)
 #undef GL_ATOMIC_MINMAX
 
 template <class T> inline T __ldg(const T* p) { return *p; }
+inline int __float_as_int(float f) { int b; std::memcpy(&b, &f, 4); return b; }
+inline float __int_as_float(int b) { float f; std::memcpy(&f, &b, 4); return f; }
+inline unsigned int __float_as_uint(float f) { unsigned int b; std::memcpy(&b, &f, 4); return b; }
+inline float __uint_as_float(unsigned int b) { float f; std::memcpy(&f, &b, 4); return f; }
 __device__ inline void __threadfence() { __asm__ volatile("" ::: "memory"); }
 __device__ inline void __threadfence_block() { __asm__ volatile("" ::: "memory"); }
 
