@@ -376,7 +376,6 @@ def test_unsupported_features_fail_at_compile_time_by_name(code, names):
         gl.load(code=code).get("k")
 
 
-@emulator_only
 def test_compile_errors_show_file_line_and_source(tmp_path):
     bad = tmp_path / "bad.cu"
     bad.write_text("__global__ void k(float* x)\n{\n    x[0] = undefined_name;\n}\n")

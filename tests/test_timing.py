@@ -48,3 +48,10 @@ def test_timings_survive_a_round_trip_through_results():
     t = gl.bench({}, gl.ops.Dot(n=1 << 20), reps=5)
     back = gl.timing.Timings.from_dict(t.to_dict())
     assert back.recorded and back.records()[0]["median_ms"] == t.records()[0]["median_ms"]
+
+
+@pytest.mark.gpu
+def test_sweep_runs_one_bench_per_point():
+    results = gl.sweep([1 << 16, 1 << 18], lambda n: {}, lambda n: gl.ops.Dot(n=n), reps=3, desc="dot sizes")
+    assert [r.label for r in results] == ["DOT n=65536", "DOT n=262144"]
+    assert all(r.library.median_ms > 0 for r in results)

@@ -21,6 +21,7 @@ Timing on the emulator means nothing; :func:`gemmlab.bench` refuses to do it.
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import os
 import re
@@ -314,6 +315,7 @@ def compile(module, expr: str, signature):
     return EmulatedFunction(lib, symbol, expr, _launch_bounds(module.source, signature.name))
 
 
+@functools.lru_cache(maxsize=None)
 def _compiler_version(cxx: str) -> str:
     try:
         return subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=30).stdout

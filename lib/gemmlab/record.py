@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import os
 import platform
@@ -20,6 +21,15 @@ def _version(pkg: str):
         return None
 
 
+@functools.lru_cache(maxsize=1)
+def _git_commit():
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).parent, timeout=5).stdout.strip() or None
+    except Exception:
+        return None
+
+
 def environment() -> dict:
     """GPU name, date and versions: what every recorded result carries."""
     env = {
@@ -29,11 +39,7 @@ def environment() -> dict:
         "numpy": _version("numpy"),
         "gemmlab": _version("gemmlab"),
     }
-    try:
-        env["git_commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                           text=True, cwd=Path(__file__).parent, timeout=5).stdout.strip() or None
-    except Exception:
-        env["git_commit"] = None
+    env["git_commit"] = _git_commit()
     if hw.on_gpu:
         cp = hw.xp
         dev = cp.cuda.Device()
