@@ -59,3 +59,34 @@ def test_measured_ceilings_match_the_h200_reference():
     assert m.measured_copy == pytest.approx(H200_ANCHOR["copy"], rel=0.10)
     for n, rate in m.measured_sgemm.items():
         assert rate == pytest.approx(H200_ANCHOR["sgemm"][n], rel=0.10), n
+
+
+def test_occupancy_model():
+    from gemmlab.limits import Limits, occupancy
+    h = Limits(name="cc 9.0")
+    # 256 threads, 32 registers, no shared memory: 8 blocks by threads (2048 / 256) and by registers
+    assert occupancy(256, 32, 0, h)["blocks_per_sm"] == 8
+    # 64 registers: 65536 / (64 * 256) = 4 blocks, limited by registers, 50% occupancy
+    o = occupancy(256, 64, 0, h)
+    assert (o["blocks_per_sm"], o["limited_by"], o["occupancy"]) == (4, "registers", 0.5)
+    # registers are allocated per warp in units of 256: 33 registers count as 40
+    assert occupancy(256, 33, 0, h)["by"]["registers"] == 65536 // (40 * 32 * 8)
+    # 100 KB of shared memory per block: 2 blocks (228 KB / (100 KB + 1 KB reserved))
+    assert occupancy(128, 16, 100 * 1024, h)["by"]["shared memory"] == 2
+    # tiny blocks hit the 32-blocks-per-SM limit
+    assert occupancy(32, 16, 0, h)["limited_by"] == "blocks"
+
+
+@pytest.mark.gpu
+def test_occupancy_model_matches_the_cuda_occupancy_api():
+    from cupy.cuda import driver
+
+    from gemmlab.limits import occupancy
+    v = gl.registry.get("sgemm/06_register_tiling")
+    for choice in ({"T": 32, "RM": 2, "RN": 2, "MINB": 1}, {"T": 16, "RM": 4, "RN": 4, "MINB": 8},
+                   {"T": 32, "RM": 4, "RN": 4, "MINB": 2}):
+        k = v.kernel(**choice)
+        threads = (choice["T"] // choice["RM"]) * (choice["T"] // choice["RN"])
+        ours = occupancy(threads, k.num_regs, k.static_shared_bytes, k.limits)["blocks_per_sm"]
+        theirs = driver.occupancyMaxActiveBlocksPerMultiprocessor(k.impl.function.kernel.ptr, threads, 0)
+        assert ours == theirs, (choice, k.num_regs, ours, theirs)

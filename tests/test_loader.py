@@ -28,7 +28,10 @@ def test_parse_kernels_finds_signatures_and_skips_comments():
         ("A", "T", True), ("B", "T", True), ("n", "int", False), ("alpha", "float", False)]
     assert [(x.kind, x.name, x.default) for x in t.template] == [
         ("int", "BM", None), ("int", "BN", "8"), ("typename", "T", None)]
-    assert t.line == 6
+    assert t.line == 6 and t.launch_bounds == ("256", "2")
+    nested = loader.parse_kernels("template <int T, int R> __global__ void __launch_bounds__((T / R) * (T / R), 4) "
+                                  "k(float* x) {}")
+    assert nested["k"].launch_bounds == ("(T / R) * (T / R)", "4")
     assert [(p.ctype, p.pointer) for p in ks["plain"].params] == [
         ("float4", True), ("unsigned int", False), ("long long", False)]
     assert ks["noargs"].params == ()

@@ -21,6 +21,12 @@ def main(argv=None) -> int:
     x.add_argument("--emit", help=argparse.SUPPRESS)    # internal: the emulator half, written to a .npz
     e = sub.add_parser("emulator-bench", help="the CPU emulator's speed on this machine")
     e.add_argument("--record", action="store_true", help="write results/emulator-benchmark.json")
+    lad = sub.add_parser("ladder", help="check and time every SGEMM step and sweep at N=4096 in one run")
+    lad.add_argument("--record", action="store_true", help="write results/ladder-<gpu>.json")
+    lad.add_argument("--reps", type=int, default=10)
+    san = sub.add_parser("sanitize", help="every registry kernel under compute-sanitizer memcheck and racecheck")
+    san.add_argument("--record", action="store_true", help="write results/sanitizer-<gpu>.json")
+    san.add_argument("--launch", action="store_true", help=argparse.SUPPRESS)   # internal: the sanitized half
     args = parser.parse_args(argv)
 
     from . import device, hardware
@@ -42,6 +48,26 @@ def main(argv=None) -> int:
         if args.record:
             print("wrote", crosscheck.save(result))
         return 0 if result["all_agree"] else 1
+    if args.command == "ladder":
+        from . import ladder
+        result = ladder.run_all(reps=args.reps)
+        print(f"checked and timed {sum(len(t['rows']) for t in result['timings'])} cases")
+        if args.record:
+            print("wrote", ladder.save(result))
+        ladder.show("06-register-tiling")
+        return 0
+    if args.command == "sanitize":
+        from . import sanitize
+        if args.launch:
+            sanitize.launch_all()
+            return 0
+        result = sanitize.run()
+        for tool, r in result["tools"].items():
+            print(f"{tool}: exit {r['exit_code']}, {r['configurations']} configurations, clean={r['clean']}; "
+                  + " / ".join(r["summary"]))
+        if args.record:
+            print("wrote", sanitize.save(result))
+        return 0 if all(r["clean"] for r in result["tools"].values()) else 1
     if args.command == "emulator-bench":
         import json
 

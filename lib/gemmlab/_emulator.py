@@ -28,7 +28,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -113,11 +112,18 @@ def _find_unsupported(module):
                     f"{name}({line}): error: the CPU emulator does not support {what}: {found}\n", "the kernel")
 
 
-def _launch_bounds(source: str, name: str):
-    from .loader import strip_comments
-    m = re.search(r"__launch_bounds__\s*\(\s*(\d+)[^)]*\)\s*(?:void\s+)?" + re.escape(name) + r"\s*\(",
-                  strip_comments(source))
-    return int(m.group(1)) if m else None
+def _max_threads(signature, expr: str):
+    """The first __launch_bounds__ argument, evaluated with the instance's template arguments."""
+    if not signature.launch_bounds:
+        return None
+    from .loader import parse_name_expression
+    _, args = parse_name_expression(expr)
+    text = signature.launch_bounds[0]
+    for t, value in zip(signature.template, args):
+        text = re.sub(rf"\b{re.escape(t.name)}\b", f"({value})", text)
+    if not re.fullmatch(r"[\d\s()+\-*/%]+", text):
+        raise BackendError(f"cannot evaluate __launch_bounds__({signature.launch_bounds[0]}) of {expr}")
+    return int(eval(text.replace("/", "//"), {"__builtins__": {}}))   # integer arithmetic only, checked above
 
 
 class EmulatedFunction:
@@ -312,7 +318,7 @@ def compile(module, expr: str, signature):
     lib = _loaded.get(target)
     if lib is None:
         lib = _loaded[target] = ctypes.CDLL(str(target))
-    return EmulatedFunction(lib, symbol, expr, _launch_bounds(module.source, signature.name))
+    return EmulatedFunction(lib, symbol, expr, _max_threads(signature, expr))
 
 
 @functools.lru_cache(maxsize=None)

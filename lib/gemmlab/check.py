@@ -64,3 +64,24 @@ def check(run, op, *, label: str = "", tolerance: float = FP32_TOLERANCE, seed=N
     unwritten = int(numpy.isnan(host).sum())
     err = rel_error(host, op.reference(inputs)) if not unwritten else float("nan")
     return CheckResult(label or op.label, err, tolerance, unwritten, int(host.size))
+
+
+def check_many(runs: dict, op, *, tolerance: float = FP32_TOLERANCE, seed=None) -> dict:
+    """Check several implementations of ``op`` on one draw of fresh random inputs and one reference.
+
+    ``runs`` maps a label to ``run(inputs, out)``; each gets its own NaN-poisoned output. Used before
+    timing large problems, where one float64 reference is worth sharing.
+    """
+    rng = numpy.random.default_rng(seed)
+    inputs = op.inputs(rng)
+    ref = op.reference(inputs)
+    results = {}
+    for label, run in runs.items():
+        out = op.output()
+        run(inputs, out)
+        hw.synchronize()
+        host = hw.to_host(out)
+        unwritten = int(numpy.isnan(host).sum())
+        err = rel_error(host, ref) if not unwritten else float("nan")
+        results[label] = CheckResult(label, err, tolerance, unwritten, int(host.size))
+    return results

@@ -90,5 +90,4 @@ def report(result: dict) -> str:
 
 
 def save(result: dict):
-    gpu = record.environment()["gpu"]
-    return record.save(f"emulator-vs-{gpu.lower().replace('nvidia ', '').replace(' ', '-')}", result)
+    return record.save(f"emulator-vs-{record.gpu_slug()}", result)

@@ -138,12 +138,8 @@ def measure(copy_bytes: int = 1 << 30, sgemm_sizes=SGEMM_SIZES, reps: int = 20) 
                    environment=t.environment)
 
 
-def _slug(name: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-
-
 def save(model: DeviceModel):
-    return record.save(f"ceilings-{_slug(model.name)}", {
+    return record.save(f"ceilings-{record.slug(model.name)}", {
         "name": model.name, "peak_fp32": model.peak_fp32, "bandwidth": model.bandwidth,
         "source": model.source, "measured_copy": model.measured_copy,
         "measured_sgemm": {str(k): v for k, v in model.measured_sgemm.items()},
@@ -155,7 +151,7 @@ def save(model: DeviceModel):
 
 def recorded(name: str = "NVIDIA H200") -> DeviceModel:
     """Ceilings recorded on a GPU earlier (``results/ceilings-<gpu>.json``)."""
-    data = record.load(f"ceilings-{_slug(name)}")
+    data = record.load(f"ceilings-{record.slug(name)}")
     return DeviceModel(data["name"], data["peak_fp32"], data["bandwidth"], data["source"],
                        data["measured_copy"], {int(k): v for k, v in data["measured_sgemm"].items()},
                        tuple(data.get("measured_ops", ())), tuple(data.get("timings", ())), data["environment"])

@@ -18,6 +18,12 @@ class Limits:
     shared_per_block_optin: int = 48 * 1024    # the most a kernel may opt in to
     registers_per_block: int = 65536
     warp_size: int = 32
+    # per multiprocessor (compute capability 9.0 values by default): what occupancy is computed from
+    max_threads_per_sm: int = 2048
+    max_blocks_per_sm: int = 32
+    registers_per_sm: int = 65536
+    shared_per_sm: int = 228 * 1024
+    shared_reserved_per_block: int = 1024
 
 
 EMULATOR = Limits(name="CPU emulator (limits of any CUDA GPU of compute capability >= 7.0)")
@@ -37,4 +43,31 @@ def cuda_limits(cupy, device_id: int | None = None) -> Limits:
         shared_per_block_optin=a.get("MaxSharedMemoryPerBlockOptin", a["MaxSharedMemoryPerBlock"]),
         registers_per_block=a["MaxRegistersPerBlock"],
         warp_size=a["WarpSize"],
+        max_threads_per_sm=a["MaxThreadsPerMultiProcessor"],
+        max_blocks_per_sm=a.get("MaxBlocksPerMultiprocessor", 32),
+        registers_per_sm=a["MaxRegistersPerMultiprocessor"],
+        shared_per_sm=a["MaxSharedMemoryPerMultiprocessor"],
+        shared_reserved_per_block=a.get("ReservedSharedMemoryPerBlock", 0),
     )
+
+
+def occupancy(threads: int, registers: int, shared_bytes: int, limits: Limits) -> dict:
+    """Resident blocks per SM for a kernel, and which resource limits them (chapter 06).
+
+    Registers are allocated per warp in units of 256 (a thread's count rounded up to a multiple of 8);
+    each block also reserves ``shared_reserved_per_block`` bytes of shared memory.
+    """
+    warps = -(-threads // limits.warp_size)
+    regs_per_warp = -(-max(registers, 1) * limits.warp_size // 256) * 256
+    by = {
+        "threads": limits.max_threads_per_sm // (warps * limits.warp_size),
+        "blocks": limits.max_blocks_per_sm,
+        "registers": limits.registers_per_sm // (regs_per_warp * warps),
+        "shared memory": (limits.shared_per_sm // (shared_bytes + limits.shared_reserved_per_block)
+                          if shared_bytes else limits.max_blocks_per_sm),
+    }
+    blocks = min(by.values())
+    limiter = min(by, key=lambda k: (by[k], k != "threads"))
+    return {"blocks_per_sm": blocks, "warps_per_sm": blocks * warps,
+            "occupancy": blocks * warps * limits.warp_size / limits.max_threads_per_sm,
+            "limited_by": limiter, "by": by}

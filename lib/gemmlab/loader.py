@@ -37,7 +37,8 @@ _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 _KERNEL = re.compile(
     r"(?:template\s*<(?P<tpl>[^{};]*?)>\s*)?"
     r"(?:(?:static|extern\s+\"C\")\s+)?__global__\s+"
-    r"(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
+    r"(?:(?P<lb1>__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\))\s*)?void\s+"
+    r"(?:(?P<lb2>__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\))\s*)?"
     r"(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)",
     re.S,
 )
@@ -100,6 +101,7 @@ class Signature:
     params: tuple
     template: tuple = ()
     line: int = 0
+    launch_bounds: tuple = ()     # the __launch_bounds__ arguments as source text, if any
 
 
 def _parse_param(text: str) -> Param:
@@ -129,8 +131,10 @@ def parse_kernels(source: str) -> dict:
     for m in _KERNEL.finditer(clean):
         params = tuple(_parse_param(p) for p in _split_top(m.group("params")) if p.strip() != "void")
         template = _parse_template(m.group("tpl")) if m.group("tpl") else ()
+        bounds = m.group("lb1") or m.group("lb2")
+        bounds = tuple(_split_top(bounds[bounds.index("(") + 1:bounds.rindex(")")])) if bounds else ()
         found[m.group("name")] = Signature(m.group("name"), params, template,
-                                           line=clean.count("\n", 0, m.start("name")) + 1)
+                                           line=clean.count("\n", 0, m.start("name")) + 1, launch_bounds=bounds)
     return found
 
 

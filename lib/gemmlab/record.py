@@ -6,6 +6,7 @@ import functools
 import json
 import os
 import platform
+import re
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -37,7 +38,7 @@ def environment() -> dict:
         "backend": hw.backend,
         "python": platform.python_version(),
         "numpy": _version("numpy"),
-        "gemmlab": _version("gemmlab"),
+        "gemmlab": _version("gemmlab") or _package_version(),
     }
     env["git_commit"] = _git_commit()
     if hw.on_gpu:
@@ -60,6 +61,15 @@ def environment() -> dict:
     return env
 
 
+def slug(name: str) -> str:
+    """'NVIDIA H200' -> 'nvidia-h200': how a GPU's name appears in result file names."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def gpu_slug() -> str:
+    return slug(environment()["gpu"] or "no-gpu")
+
+
 def save(name: str, data: dict, directory: Path | None = None) -> Path:
     """Write ``results/<name>.json`` with the environment first."""
     path = (directory or RESULTS) / f"{name}.json"
@@ -75,3 +85,8 @@ def load(name: str) -> dict:
         have = ", ".join(sorted(p.stem for p in RESULTS.glob("*.json"))) or "none"
         raise FileNotFoundError(f"no recorded result {name!r} in {RESULTS} (there are: {have})")
     return json.loads(path.read_text())
+
+
+def _package_version():
+    from . import __version__
+    return __version__

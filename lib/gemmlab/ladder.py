@@ -1,0 +1,197 @@
+"""The SGEMM ladder (chapters 02-06) measured in one run: ``python -m gemmlab ladder --record``.
+
+One process on one GPU: every step and every sweep of the SGEMM chapters is checked against a float64
+reference at N = 4096 first, then timed with :func:`gemmlab.bench` (CUDA events, median, L2 flushed,
+round-robin, cuBLAS a column). The result goes to ``results/ladder-<gpu>.json``; the chapters read it
+where they show the whole ladder, and fall back to it (saying so) where a live timing cannot run.
+"""
+from __future__ import annotations
+
+import numpy
+
+from . import hardware as hw
+from . import ops, record, registry
+from .check import check_many
+from .limits import occupancy
+from .timing import bench
+
+N = 4096
+RESULTS = "ladder-nvidia-h200"      # the book's recorded ladder (chapters read this one)
+
+# The ladder: one configuration per step, in the chapters' order (chapter, label, key, params).
+STEPS = [
+    ("02-naive-and-tiled", "naive (x = column)", "sgemm/01_naive", {"BLOCK": 16}),
+    ("02-naive-and-tiled", "shared tiling, TILE 16", "sgemm/02_shared_tiling", {"TILE": 16}),
+    ("03-coalescing", "uncoalesced (x = row)", "sgemm/03_uncoalesced", {"BLOCK": 16}),
+    ("04-shared-tiling", "padded tiling 16, unrolled", "sgemm/04_padded_tiling",
+     {"TILE": 16, "PAD": 1, "UNROLL": 1, "AT": 0}),
+    ("05-cache-blocking", "cache blocking 8x8", "sgemm/05_cache_blocking", {"TM": 8, "TN": 8}),
+    ("06-register-tiling", "register tiling 32, 2x2", "sgemm/06_register_tiling",
+     {"T": 32, "RM": 2, "RN": 2, "MINB": 1}),
+]
+
+# What each source reported for the step (their words are theirs; the figures are quoted).
+SEED_CLAIMS = {
+    "sgemm/02_shared_tiling": "Russian lesson: tiled 3-6x faster than naive in practice (no GPU named)",
+    "sgemm/03_uncoalesced": "SGEMM ch. 9: wrong mapping makes A and C traffic 20-30x larger (no GPU named)",
+    "sgemm/04_padded_tiling": "SGEMM ch. 9: #pragma unroll typically worth 10-20% (no GPU named)",
+    "sgemm/05_cache_blocking": "CUDA Handbook 17.3: best 8x8, 3762 GFLOP/s, 4.2x naive (on its GPU)",
+    "sgemm/06_register_tiling": "SGEMM ch. 9: 2x2 tile + padding + launch bounds reach 60-75% of FP32 peak",
+}
+
+SWEEPS = {
+    # label -> (variant key, list of parameter dicts)
+    "shared tiling: TILE": ("sgemm/02_shared_tiling", [{"TILE": t} for t in (8, 16, 32)]),
+    "coalescing: block shape": ("sgemm/03_uncoalesced", [{"BLOCK": b} for b in (16, 32)]),
+    "naive: block shape": ("sgemm/01_naive", [{"BLOCK": b} for b in (8, 16, 32)]),
+    "padded tiling: switches": ("sgemm/04_padded_tiling", registry.get("sgemm/04_padded_tiling").choices()),
+    "cache blocking: TM x TN": ("sgemm/05_cache_blocking", registry.get("sgemm/05_cache_blocking").choices()),
+    "register tiling: T, RM x RN, MINB": ("sgemm/06_register_tiling",
+                                          registry.get("sgemm/06_register_tiling").choices()),
+}
+
+
+def case_name(key: str, params: dict) -> str:
+    return key.split("/")[1] + "[" + ",".join(f"{k}={v}" for k, v in params.items()) + "]"
+
+
+def timing_label(name: str, n: int = N) -> str:
+    return f"{name}, N={n}"
+
+
+def resources(key: str, params: dict) -> dict:
+    """Registers, spills, shared memory and occupancy of one compiled configuration."""
+    v = registry.get(key)
+    k = v.kernel(**params)
+    _, block, dyn = v.launch(ops.Gemm.square(N), v.resolve(**params))
+    threads = int(numpy.prod(block))
+    out = {"threads": threads, "registers": k.num_regs, "static_shared": k.static_shared_bytes,
+           "local_bytes": getattr(k.impl, "local_bytes", None)}
+    if k.num_regs is not None:
+        out.update(occupancy(threads, k.num_regs, k.static_shared_bytes + dyn, k.limits))
+    return out
+
+
+def measure(cases: list, n: int = N, reps: int = 10, label: str = "", progress: bool = True):
+    """Check (one float64 reference) and time a list of (key, params) at N = n, cuBLAS a column."""
+    op = ops.Gemm.square(n)
+    runners = {case_name(k, p): registry.get(k).runner(op, **p) for k, p in cases}
+    checks = check_many(runners, op)
+    bad = [str(c) for c in checks.values() if not c.ok]
+    if bad:
+        raise AssertionError("wrong results, not timing them:\n" + "\n".join(bad))
+    inputs, out = op.inputs(numpy.random.default_rng()), op.output()
+    timed = {name: (lambda r=run: r(inputs, out)) for name, run in runners.items()}
+    t = bench(timed, op, reps=reps, progress=progress, label=timing_label(label, n), warmup=2)
+    return t, {name: c.error for name, c in checks.items()}
+
+
+def run_all(reps: int = 10) -> dict:
+    if not hw.on_gpu:
+        raise SystemExit(f"the ladder is measured on a GPU ({hw.backend_reason})")
+    timings, errors, res = [], {}, {}
+    steps = [(k, p) for _, _, k, p in STEPS]
+    t, e = measure(steps, reps=reps, label="ladder")
+    timings.append(t.to_dict())
+    errors.update(e)
+    for name, (key, choices) in SWEEPS.items():
+        t, e = measure([(key, c) for c in choices], reps=reps, label=name)
+        timings.append(t.to_dict())
+        errors.update(e)
+    for key, choices in {k: c for k, c in SWEEPS.values()}.items():
+        for c in choices:
+            res[case_name(key, c)] = resources(key, c)
+    return {"N": N, "steps": [{"chapter": ch, "label": lab, "case": case_name(k, p), "seed": SEED_CLAIMS.get(k)}
+                              for ch, lab, k, p in STEPS],
+            "errors": errors, "resources": res, "timings": timings,
+            "command": "python -m gemmlab ladder --record"}
+
+
+def save(result: dict):
+    return record.save(f"ladder-{record.gpu_slug()}", result)
+
+
+# --- reading the recorded ladder (chapters) ----------------------------------------------------
+
+def recorded() -> dict:
+    return record.load(RESULTS)
+
+
+def table(upto_chapter: str, data: dict | None = None) -> list:
+    """The ladder so far: rows of (step, GFLOP/s, % of cuBLAS, seed's claim) up to a chapter."""
+    data = data or recorded()
+    ladder = next(t for t in data["timings"] if t["label"] == timing_label("ladder", data["N"]))
+    by_name = {r["name"]: r for r in ladder["rows"]}
+    rows = []
+    for step in data["steps"]:
+        r = by_name[step["case"]]
+        rows.append((step["label"], r["gflops"], r["vs_library"], step["seed"] or ""))
+        if step["chapter"] == upto_chapter:
+            break
+    lib = by_name["cuBLAS"]
+    rows.append(("cuBLAS", lib["gflops"], 1.0, ""))
+    return rows
+
+
+def show(upto_chapter: str, ax=None):
+    """Print the ladder table up to a chapter and draw it as bars (recorded data, dated)."""
+    import matplotlib.pyplot as plt
+    data = recorded()
+    rows = table(upto_chapter, data)
+    env = data["environment"]
+    print(f"SGEMM ladder, N = {data['N']}, recorded on {env['gpu']} on {env['date'][:10]} "
+          f"({data['command']}):")
+    width = max(len(r[0]) for r in rows)
+    for label, gflops, frac, seed in rows:
+        print(f"  {label:<{width}}  {gflops:>8.0f} GFLOP/s  {frac:>6.1%} of cuBLAS" + (f"   | {seed}" if seed else ""))
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.5, 0.45 * len(rows) + 1))
+    labels = [r[0] for r in rows][::-1]
+    values = [r[1] / 1e3 for r in rows][::-1]
+    bars = ax.barh(labels, values, color=["#888" if l == "cuBLAS" else "#3b7dd8" for l in labels])
+    for b, r in zip(bars, rows[::-1]):
+        ax.text(b.get_width(), b.get_y() + b.get_height() / 2, f" {r[2]:.0%}", va="center", fontsize=8)
+    ax.set_xlabel("TFLOP/s (FP32)")
+    ax.set_title(f"SGEMM N={data['N']} on {env['gpu']}, {env['date'][:10]} (% of cuBLAS)", fontsize=10)
+    ax.figure.tight_layout()
+    return ax
+
+
+def sweep_grid(label: str, x: str, y: str, fixed: dict | None = None, data: dict | None = None):
+    """A recorded sweep as a 2-D grid of GFLOP/s over two parameters (others fixed)."""
+    data = data or recorded()
+    t = next(t for t in data["timings"] if t["label"] == timing_label(label, data["N"]))
+    key, choices = SWEEPS[label]
+    xs = sorted({c[x] for c in choices})
+    ys = sorted({c[y] for c in choices})
+    grid = numpy.full((len(ys), len(xs)), numpy.nan)
+    by_name = {r["name"]: r for r in t["rows"]}
+    for c in choices:
+        if fixed and any(c[k] != v for k, v in fixed.items()):
+            continue
+        grid[ys.index(c[y]), xs.index(c[x])] = by_name[case_name(key, c)]["gflops"]
+    return xs, ys, grid, t["environment"]
+
+
+def heatmap(label: str, x: str, y: str, fixed: dict | None = None, ax=None):
+    import matplotlib.pyplot as plt
+    xs, ys, grid, env = sweep_grid(label, x, y, fixed)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.2, 4.2))
+    im = ax.imshow(grid / 1e3, origin="lower", cmap="viridis")
+    ax.set_xticks(range(len(xs)), xs)
+    ax.set_yticks(range(len(ys)), ys)
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    for (i, j), v in numpy.ndenumerate(grid):
+        if numpy.isfinite(v):
+            ax.text(j, i, f"{v / 1e3:.1f}", ha="center", va="center", color="w" if v < numpy.nanmax(grid) * 0.6 else "k",
+                    fontsize=9)
+    fixed_txt = (", " + ", ".join(f"{k}={v}" for k, v in fixed.items())) if fixed else ""
+    ax.set_title(f"{label}{fixed_txt}\nTFLOP/s, N={N}, {env['gpu']}, {env['date'][:10]}", fontsize=9)
+    ax.figure.colorbar(im, ax=ax, label="TFLOP/s")
+    return ax
+
+
+__all__ = ["STEPS", "SWEEPS", "SEED_CLAIMS", "run_all", "measure", "table", "show", "heatmap", "sweep_grid",
+           "resources", "case_name", "timing_label"]

@@ -1,0 +1,55 @@
+"""Run every registry kernel under NVIDIA's compute-sanitizer: ``python -m gemmlab sanitize --record``.
+
+memcheck looks for out-of-bounds and misaligned accesses, racecheck for shared-memory hazards (a
+missing barrier). Every legal configuration of every variant is launched once at an awkward size
+(none of its dimensions a multiple of any tile), inside one sanitized Python process per tool.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy
+
+from . import hardware as hw
+from . import record, registry
+
+SHAPE = (257, 255, 129)
+TOOLS = ("memcheck", "racecheck")
+
+
+def launch_all() -> int:
+    count = 0
+    for v in registry.VARIANTS:
+        for choice in v.choices():
+            problem = v.op(**dict(zip(("m", "n", "k"), SHAPE)))
+            v.runner(problem, **choice)(problem.inputs(numpy.random.default_rng(count)), problem.output())
+            count += 1
+    hw.synchronize()
+    print(f"launched {count} kernel configurations at {SHAPE}", flush=True)
+    return count
+
+
+def run(tools=TOOLS) -> dict:
+    exe = shutil.which("compute-sanitizer")
+    if exe is None:
+        raise SystemExit("compute-sanitizer is not on the PATH (it ships with the CUDA toolkit)")
+    version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    out = {"shape": SHAPE, "sanitizer": version, "tools": {}, "command": "python -m gemmlab sanitize --record"}
+    for tool in tools:
+        proc = subprocess.run([exe, "--tool", tool, "--error-exitcode", "1", sys.executable, "-m", "gemmlab",
+                               "sanitize", "--launch"], capture_output=True, text=True)
+        text = proc.stdout + proc.stderr
+        summary = [line.strip() for line in text.splitlines() if re.search(r"SUMMARY", line)]
+        launched = re.search(r"launched (\d+) kernel configurations", text)
+        out["tools"][tool] = {"exit_code": proc.returncode, "summary": summary,
+                              "configurations": int(launched.group(1)) if launched else 0,
+                              "clean": proc.returncode == 0 and launched is not None,
+                              "log_tail": text.splitlines()[-15:]}
+    return out
+
+
+def save(result: dict):
+    return record.save(f"sanitizer-{record.gpu_slug()}", result)
