@@ -121,7 +121,7 @@ class FakeImpl:
 def _kernel(src="__global__ void k(const float* A, double* B, int n, float s) {}", limits=None):
     sig = loader.parse_kernels(src)["k"]
     impl = FakeImpl()
-    k = loader.Kernel("k", sig, impl, limits or impl.limits, "test.cu")
+    k = loader.Kernel("k", sig, impl, limits or impl.limits, "test.cu", array_type=gl.xp.ndarray)
     k._arg_types = [p.ctype for p in sig.params]
     return k
 

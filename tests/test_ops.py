@@ -29,3 +29,31 @@ def test_fp64_halves_intensity():
 def test_copy_moves_bytes_and_no_flops():
     op = ops.Copy(n=1000)
     assert op.flops == 0 and op.bytes == 8000
+
+
+def test_warp_sector_model():
+    from gemmlab import memory
+    assert memory.sectors(range(0, 128, 4)) == 4                    # 32 consecutive floats
+    assert memory.sectors([4096 * 4 * i for i in range(32)]) == 32   # 32 floats N apart
+    col = memory.naive_warp_traffic("x=col", 16, 4096)
+    row = memory.naive_warp_traffic("x=row", 16, 4096)
+    # x=col: two rows of A per warp (broadcast to 16 lanes each), 16 consecutive B floats (2 sectors)
+    assert (col["A addresses"], col["A sectors"], col["B sectors"]) == (2, 2, 2)
+    # x=row: 16 rows of A, N apart: 16 sectors; B is 2 addresses in one sector
+    assert (row["A sectors"], row["B sectors"], row["C sectors"]) == (16, 1, 16)
+    wide = memory.naive_warp_traffic("x=row", 32, 4096)
+    assert wide["A sectors"] == 32 and wide["B addresses"] == 1
+    with pytest.raises(ValueError, match="mapping"):
+        memory.naive_warp_traffic("diagonal", 16, 64)
+
+
+def test_tile_map_counts_and_indices():
+    from gemmlab.tilemap import TileMap
+    m = TileMap(64, 16)
+    assert m.global_loads() == {"naive": 2 * 64**3, "tiled": 2 * 64**3 // 16, "ratio": 16.0}
+    assert m.a_tile(1, 2, 3) == (1, 3) and m.b_tile(1, 2, 3) == (3, 2)
+    assert len(m.a_elements(0, 0, 0)) == 256
+    ragged = TileMap(20, 16)                         # the last tile is partial
+    assert ragged.tiles == 2 and len(ragged.a_elements(1, 1, 1)) == 16
+    with pytest.raises(ValueError, match="outside"):
+        m.a_tile(4, 0, 0)

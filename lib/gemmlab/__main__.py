@@ -27,6 +27,8 @@ def main(argv=None) -> int:
     san = sub.add_parser("sanitize", help="every registry kernel under compute-sanitizer memcheck and racecheck")
     san.add_argument("--record", action="store_true", help="write results/sanitizer-<gpu>.json")
     san.add_argument("--launch", action="store_true", help=argparse.SUPPRESS)   # internal: the sanitized half
+    sa = sub.add_parser("sass", help="count the machine instructions nvcc makes of chosen kernels (no GPU needed)")
+    sa.add_argument("--record", action="store_true", help="write results/sass-sm_90.json")
     args = parser.parse_args(argv)
 
     from . import device, hardware
@@ -68,6 +70,14 @@ def main(argv=None) -> int:
         if args.record:
             print("wrote", sanitize.save(result))
         return 0 if all(r["clean"] for r in result["tools"].values()) else 1
+    if args.command == "sass":
+        from . import sass
+        result = sass.run()
+        for name, r in result["kernels"].items():
+            print(f"{name:<80} {r['registers']:>4} regs  {r['instructions']}")
+        if args.record:
+            print("wrote", sass.save(result))
+        return 0
     if args.command == "emulator-bench":
         import json
 

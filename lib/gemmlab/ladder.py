@@ -26,8 +26,8 @@ STEPS = [
     ("04-shared-tiling", "padded tiling 16, unrolled", "sgemm/04_padded_tiling",
      {"TILE": 16, "PAD": 1, "UNROLL": 1, "AT": 0}),
     ("05-cache-blocking", "cache blocking 8x8", "sgemm/05_cache_blocking", {"TM": 8, "TN": 8}),
-    ("06-register-tiling", "register tiling 32, 2x2", "sgemm/06_register_tiling",
-     {"T": 32, "RM": 2, "RN": 2, "MINB": 1}),
+    ("06-register-tiling", "register tiling 32, 4x2", "sgemm/06_register_tiling",
+     {"T": 32, "RM": 4, "RN": 2, "MINB": 1}),
 ]
 
 # What each source reported for the step (their words are theirs; the figures are quoted).
@@ -39,15 +39,18 @@ SEED_CLAIMS = {
     "sgemm/06_register_tiling": "SGEMM ch. 9: 2x2 tile + padding + launch bounds reach 60-75% of FP32 peak",
 }
 
+def _all(key):
+    return [(key, c) for c in registry.get(key).choices()]
+
+
+# The recorded sweeps: label -> list of (variant key, params), each timed together (round-robin).
 SWEEPS = {
-    # label -> (variant key, list of parameter dicts)
-    "shared tiling: TILE": ("sgemm/02_shared_tiling", [{"TILE": t} for t in (8, 16, 32)]),
-    "coalescing: block shape": ("sgemm/03_uncoalesced", [{"BLOCK": b} for b in (16, 32)]),
-    "naive: block shape": ("sgemm/01_naive", [{"BLOCK": b} for b in (8, 16, 32)]),
-    "padded tiling: switches": ("sgemm/04_padded_tiling", registry.get("sgemm/04_padded_tiling").choices()),
-    "cache blocking: TM x TN": ("sgemm/05_cache_blocking", registry.get("sgemm/05_cache_blocking").choices()),
-    "register tiling: T, RM x RN, MINB": ("sgemm/06_register_tiling",
-                                          registry.get("sgemm/06_register_tiling").choices()),
+    "naive and tiled": [("sgemm/01_naive", {"BLOCK": 16})] + _all("sgemm/02_shared_tiling"),
+    "coalescing": [("sgemm/01_naive", {"BLOCK": b}) for b in (16, 32)]
+                  + [("sgemm/03_uncoalesced", {"BLOCK": b}) for b in (16, 32)],
+    "padded tiling: switches": _all("sgemm/04_padded_tiling"),
+    "cache blocking: TM x TN": _all("sgemm/05_cache_blocking"),
+    "register tiling: T, RM x RN, MINB": _all("sgemm/06_register_tiling"),
 }
 
 
@@ -94,12 +97,11 @@ def run_all(reps: int = 10) -> dict:
     t, e = measure(steps, reps=reps, label="ladder")
     timings.append(t.to_dict())
     errors.update(e)
-    for name, (key, choices) in SWEEPS.items():
-        t, e = measure([(key, c) for c in choices], reps=reps, label=name)
+    for name, cases in SWEEPS.items():
+        t, e = measure(cases, reps=reps, label=name)
         timings.append(t.to_dict())
         errors.update(e)
-    for key, choices in {k: c for k, c in SWEEPS.values()}.items():
-        for c in choices:
+        for key, c in cases:
             res[case_name(key, c)] = resources(key, c)
     return {"N": N, "steps": [{"chapter": ch, "label": lab, "case": case_name(k, p), "seed": SEED_CLAIMS.get(k)}
                               for ch, lab, k, p in STEPS],
@@ -161,7 +163,8 @@ def sweep_grid(label: str, x: str, y: str, fixed: dict | None = None, data: dict
     """A recorded sweep as a 2-D grid of GFLOP/s over two parameters (others fixed)."""
     data = data or recorded()
     t = next(t for t in data["timings"] if t["label"] == timing_label(label, data["N"]))
-    key, choices = SWEEPS[label]
+    key = SWEEPS[label][-1][0]
+    choices = [c for k, c in SWEEPS[label] if k == key]
     xs = sorted({c[x] for c in choices})
     ys = sorted({c[y] for c in choices})
     grid = numpy.full((len(ys), len(xs)), numpy.nan)
@@ -195,3 +198,39 @@ def heatmap(label: str, x: str, y: str, fixed: dict | None = None, ax=None):
 
 __all__ = ["STEPS", "SWEEPS", "SEED_CLAIMS", "run_all", "measure", "table", "show", "heatmap", "sweep_grid",
            "resources", "case_name", "timing_label"]
+
+
+def cases_for(label: str) -> list:
+    """The (key, params) cases behind a recorded timing label ("ladder" or a sweep name)."""
+    if label == "ladder":
+        return [(k, p) for _, _, k, p in STEPS]
+    return list(SWEEPS[label])
+
+
+def timed(label: str, reps: int = 10):
+    """A chapter's timing cell: on a GPU, check and time the cases now; without one, the recorded run.
+
+    Either way the returned Timings' caption says which it is.
+    """
+    if hw.on_gpu:
+        return measure(cases_for(label), reps=reps, label=label, progress=False)[0]
+    from .timing import recorded as recorded_timing
+    return recorded_timing(RESULTS, timing_label(label))
+
+
+def resources_table(cases: list, data: dict | None = None) -> None:
+    """Print registers, shared memory and occupancy recorded for some configurations."""
+    data = data or recorded()
+    print(f"{'configuration':<48}{'threads':>8}{'regs':>6}{'smem B':>8}{'spill B':>8}{'blocks/SM':>10}"
+          f"{'occupancy':>10}  limited by")
+    for key, params in cases:
+        r = data["resources"][case_name(key, params)]
+        print(f"{case_name(key, params):<48}{r['threads']:>8}{r['registers']:>6}{r['static_shared']:>8}"
+              f"{r['local_bytes']:>8}{r['blocks_per_sm']:>10}{r['occupancy']:>10.0%}  {r['limited_by']}")
+
+
+def rate(label: str, key: str, params: dict, data: dict | None = None) -> float:
+    """GFLOP/s of one configuration in a recorded sweep."""
+    data = data or recorded()
+    t = next(t for t in data["timings"] if t["label"] == timing_label(label, data["N"]))
+    return next(r["gflops"] for r in t["rows"] if r["name"] == case_name(key, params))

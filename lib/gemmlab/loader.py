@@ -228,6 +228,7 @@ class Kernel:
     impl: object                      # the backend's compiled function
     limits: object
     origin: str = ""
+    array_type: type = numpy.ndarray  # what a pointer argument must be on this kernel's backend
     _arg_types: list = field(default_factory=list)
 
     # Resources the compiler reported (None where the backend cannot say).
@@ -286,8 +287,7 @@ class Kernel:
         where = f"kernel {self.name}, argument {p.name!r}"
         known = C_TYPES.get(ctype)
         if p.pointer:
-            array_type = hw.xp.ndarray
-            if not isinstance(value, array_type):
+            if not isinstance(value, self.array_type):
                 if isinstance(value, numpy.ndarray):
                     raise ValueError(f"{where} is a NumPy array in host memory; the kernel needs a device "
                                      f"array: pass gl.xp.asarray(...)")
@@ -304,7 +304,7 @@ class Kernel:
                 if _data_address(value) % align:
                     raise ValueError(f"{where} is {ctype}* and must start on a {align}-byte boundary")
             return value
-        if isinstance(value, hw.xp.ndarray) or isinstance(value, numpy.ndarray):
+        if isinstance(value, (self.array_type, numpy.ndarray)):
             raise ValueError(f"{where} is a {ctype} value, not a pointer, but got an array")
         if known is None:
             return value              # a struct or a type we do not model: passed as given
@@ -347,7 +347,13 @@ def _data_address(array) -> int:
 class Module:
     """A kernel source, ready to compile any of its kernels on the current backend."""
 
-    def __init__(self, source: str, path: Path | None = None, options: tuple = ()):
+    def __init__(self, source: str, path: Path | None = None, options: tuple = (), backend: str | None = None):
+        backend = backend or hw.backend
+        if backend not in hw.BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(hw.BACKENDS)}, got {backend!r}")
+        if backend == "cuda" and not hw.on_gpu:
+            raise hw.BackendError(f"backend='cuda' needs a GPU ({hw.backend_reason})")
+        self.backend = backend
         self.source = source
         self.path = path
         self.display = str(path.relative_to(KERNELS)) if path is not None and path.is_relative_to(KERNELS) \
@@ -411,8 +417,9 @@ class Module:
         if not sig.template and targs:
             raise ValueError(f"{base} is not a template; call get({base!r})")
         substitution = {t.name: a for t, a in zip(sig.template, targs) if t.kind in ("typename", "class")}
-        impl = _compiler().compile(self, expr, sig)
-        kernel = Kernel(name=expr, signature=sig, impl=impl, limits=impl.limits, origin=self.display)
+        impl = _compiler(self.backend).compile(self, expr, sig)
+        kernel = Kernel(name=expr, signature=sig, impl=impl, limits=impl.limits, origin=self.display,
+                        array_type=hw.xp.ndarray if self.backend == "cuda" else numpy.ndarray)
         kernel._arg_types = [substitution.get(p.ctype, p.ctype) for p in sig.params]
         self._cache[expr] = kernel
         return kernel
@@ -422,23 +429,28 @@ class Module:
         return CompileError(f"{self.display}: compiling {expr} failed\n{detail}")
 
 
-def _compiler():
-    if hw.backend == "cuda":
+def _compiler(backend: str):
+    if backend == "cuda":
         from . import _cuda
         return _cuda
     from . import _emulator
     return _emulator
 
 
-def load(path: str | Path | None = None, *, code: str | None = None, options: tuple = ()) -> Module:
-    """Load a kernel source: a path under ``kernels/`` (``"sgemm/01_naive.cu"``) or ``code=`` text."""
+def load(path: str | Path | None = None, *, code: str | None = None, options: tuple = (),
+         backend: str | None = None) -> Module:
+    """Load a kernel source: a path under ``kernels/`` (``"sgemm/01_naive.cu"``) or ``code=`` text.
+
+    ``backend="emulator"`` compiles for the CPU emulator even on a GPU machine (its kernels then take
+    NumPy arrays); the default is the current backend, ``gl.backend``.
+    """
     if (path is None) == (code is None):
         raise ValueError("give either a path under kernels/ or code=..., not both and not neither")
     if code is not None:
-        return Module(code, None, options)
+        return Module(code, None, options, backend)
     p = Path(path)
     full = p if p.is_absolute() else KERNELS / p
     if not full.is_file():
         near = sorted(str(q.relative_to(KERNELS)) for q in KERNELS.rglob("*.cu"))
         raise FileNotFoundError(f"no kernel source {path!r} under {KERNELS}; there are: {', '.join(near)}")
-    return Module(full.read_text(), full.resolve(), options)
+    return Module(full.read_text(), full.resolve(), options, backend)

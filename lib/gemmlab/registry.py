@@ -149,7 +149,7 @@ VARIANTS = [
         op=ops.Gemm,
         title="register tiling: shared tiles and an RM x RN micro-tile per thread",
         params={"T": (16, 32), "RM": (2, 4), "RN": (2, 4), "MINB": (1, 2, 4, 6, 8)},
-        defaults={"T": 32, "RM": 2, "RN": 2, "MINB": 1},
+        defaults={"T": 32, "RM": 4, "RN": 2, "MINB": 1},
         launch=lambda p, c: ((cdiv(p.n, c["T"]), cdiv(p.m, c["T"])), (c["T"] // c["RN"], c["T"] // c["RM"]), 0),
         args=_gemm_args,
     ),

@@ -1,0 +1,54 @@
+"""Demonstrations that two chapters share: what a missing barrier does (chapter 02)."""
+from __future__ import annotations
+
+import numpy
+
+from . import hardware as hw
+from .loader import load
+
+TILED = "sgemm/02_shared_tiling.cu"
+
+
+def without_barrier(barrier: int, backend: str | None = None):
+    """The tiled kernel's module with barrier 1 or 2 removed (the line marked ``[barrier N]``)."""
+    source = load(TILED, backend=backend).source
+    marker = f"__syncthreads();  // [barrier {barrier}]"
+    if marker not in source:
+        raise ValueError(f"{TILED} has no line marked [barrier {barrier}]")
+    return load(code=source.replace(marker, f"// [barrier {barrier} removed]"), backend=backend)
+
+
+def missing_barrier(barrier: int, shape=(200, 184, 240), tile: int = 16, runs: int = 3, seed: int = 0) -> list:
+    """Run the tiled kernel without one barrier, several times on the same inputs, on each backend at hand.
+
+    Returns rows (backend, run, relative error, same bits as run 1). The emulator always runs; the GPU
+    too when there is one.
+    """
+    m, n, k = shape
+    rng = numpy.random.default_rng(seed)
+    A = rng.standard_normal((m, k)).astype(numpy.float32)
+    B = rng.standard_normal((k, n)).astype(numpy.float32)
+    ref = A.astype(numpy.float64) @ B.astype(numpy.float64)
+    grid, block = (-(-n // tile), -(-m // tile)), (tile, tile)
+    rows = []
+    for backend in ["emulator"] + (["cuda"] if hw.on_gpu else []):
+        xp = numpy if backend == "emulator" else hw.xp
+        kernel = without_barrier(barrier, backend).get(f"sgemm_shared_tiling<{tile}>")
+        first = None
+        for run in range(1, runs + 1):
+            C = xp.full((m, n), numpy.nan, dtype=numpy.float32)
+            kernel(grid, block, (xp.asarray(A), xp.asarray(B), C, m, n, k))
+            host = hw.to_host(C) if backend == "cuda" else C
+            err = float(numpy.linalg.norm(host - ref) / numpy.linalg.norm(ref))
+            first = host if first is None else first
+            rows.append((backend, run, err, bool(numpy.array_equal(host, first, equal_nan=True))))
+    return rows
+
+
+def print_missing_barrier(barrier: int, **kw):
+    rows = missing_barrier(barrier, **kw)
+    print(f"tiled kernel without barrier {barrier}: relative error against float64, same inputs every run")
+    for backend, run, err, same in rows:
+        where = "CPU emulator" if backend == "emulator" else "GPU"
+        print(f"  {where:<13} run {run}: {err:.2e}  {'WRONG' if not err < 1e-5 else 'right'}"
+              f"{'' if run == 1 else ('  (same bits as run 1)' if same else '  (different bits from run 1)')}")

@@ -1,0 +1,105 @@
+"""What the compiler made of a kernel: registers and machine instructions (chapters 04-06).
+
+    python -m gemmlab sass --record      (needs nvcc and cuobjdump; no GPU)
+
+Compiles registry configurations with ``nvcc -cubin -arch=sm_90 -Xptxas -v`` and counts, per kernel, the
+instructions the chapters talk about: FFMA (fused multiply-adds), LDS/STS (shared loads and stores, with
+their width: LDS.128 moves four floats at once), LDG (global loads) and local-memory traffic (spills).
+Without a GPU this answers "did the compiler vectorise, unroll, spill?" at no device time.
+"""
+from __future__ import annotations
+
+import collections
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from . import record, registry
+from .loader import parse_name_expression
+from .paths import KERNELS
+
+ARCH = "sm_90"
+CASES = [
+    ("sgemm/02_shared_tiling", {"TILE": 16}),
+    *[("sgemm/04_padded_tiling", {"TILE": 16, "PAD": p, "UNROLL": u, "AT": a})
+      for p in (0, 1) for u in (0, 1) for a in (0, 1)],
+    *[("sgemm/05_cache_blocking", {"TM": m, "TN": n}) for m, n in ((1, 1), (4, 4), (8, 4), (8, 8))],
+    *[("sgemm/06_register_tiling", {"T": 32, "RM": m, "RN": n, "MINB": b})
+      for m, n in ((2, 2), (4, 2), (4, 4)) for b in (1, 8)],
+]
+CLASSES = re.compile(r"\b(FFMA|LDS(?:\.\w+)?|STS(?:\.\w+)?|LDG(?:\.[\w.]+)?|STG(?:\.[\w.]+)?|LDL(?:\.\w+)?|STL(?:\.\w+)?|BAR\.SYNC)\b")
+
+
+def _tool(name):
+    path = shutil.which(name)
+    if path is None:
+        raise SystemExit(f"{name} not found: install the CUDA toolkit, or `pip install nvidia-cuda-cuobjdump "
+                         "nvidia-cuda-nvdisasm` and put their bin/ folder on PATH")
+    return path
+
+
+def _instance(expr: str, i: int) -> str:
+    """Taking a template kernel's address instantiates it, whatever its parameter types."""
+    return f"void* gl_instance_{i} = (void*)&{expr};"
+
+
+def analyse(cases=CASES) -> dict:
+    nvcc, cuobjdump = _tool("nvcc"), _tool("cuobjdump")
+    out = {}
+    by_file = collections.defaultdict(list)
+    for key, params in cases:
+        by_file[registry.get(key).source].append((key, params))
+    with tempfile.TemporaryDirectory() as tmp:
+        for source, items in by_file.items():
+            lines = [f'#include "{source}"']
+            names = {}
+            for key, params in items:
+                v = registry.get(key)
+                expr = v.entry.format(**v.resolve(**params))
+                lines.append(_instance(expr, len(names)))
+                names[expr] = (key, params)
+            unit = Path(tmp) / "unit.cu"
+            unit.write_text("\n".join(lines) + "\n")
+            cubin = Path(tmp) / "unit.cubin"
+            ptxas = subprocess.run([nvcc, "-cubin", f"-arch={ARCH}", "-O3", "-Xptxas", "-v", f"-I{KERNELS}",
+                                    "-o", str(cubin), str(unit)], capture_output=True, text=True, check=True).stderr
+            sass = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, check=True,
+                                  env={**os.environ}).stdout
+            regs = {}
+            for chunk in ptxas.split("Compiling entry function '")[1:]:
+                used = re.search(r"Used (\d+) registers", chunk)
+                regs[chunk.split("'", 1)[0]] = int(used.group(1)) if used else 0
+            spills = {name: re.search(r"(\d+) bytes spill stores", chunk)
+                      for name, chunk in ((c.split("'", 1)[0], c) for c in ptxas.split("Compiling entry function '")[1:])}
+            for block in re.split(r"\n\s*Function : ", sass)[1:]:
+                mangled = block.split("\n", 1)[0].strip()
+                counts = collections.Counter(m.group(1) for m in CLASSES.finditer(block))
+                expr = next(e for e in names if _mangled_matches(mangled, e))
+                key, params = names[expr]
+                spill = spills.get(mangled)
+                out[case_label(key, params)] = {"key": key, "params": params, "registers": regs.get(mangled, 0),
+                                                "spill_store_bytes": int(spill.group(1)) if spill else 0,
+                                                "instructions": dict(sorted(counts.items()))}
+    return out
+
+
+def case_label(key: str, params: dict) -> str:
+    return key.split("/")[1] + "[" + ",".join(f"{k}={v}" for k, v in params.items()) + "]"
+
+
+def _mangled_matches(mangled: str, expr: str) -> bool:
+    base, args = parse_name_expression(expr)
+    return f"{len(base)}{base}" in mangled and "".join(f"Li{a}E" for a in args) in mangled
+
+
+def run() -> dict:
+    version = subprocess.run([_tool("nvcc"), "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    return {"arch": ARCH, "nvcc": version, "kernels": analyse(),
+            "command": "python -m gemmlab sass --record"}
+
+
+def save(result: dict):
+    return record.save(f"sass-{ARCH}", result)

@@ -1,0 +1,103 @@
+"""The tile map of chapter 02 (the Russian lesson's "карта тайлов"): which tiles a block loads when.
+
+For C = A B with N x N matrices and TILE x TILE blocks, block (bi, bj) computes the tile of C in tile
+row bi and tile column bj. In phase p it loads tile (bi, p) of A and tile (p, bj) of B. These index
+functions are the ones the tiled kernels implement (tests check them against what the kernel touches).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class TileMap:
+    n: int
+    tile: int
+
+    def __post_init__(self):
+        if self.n < 1 or self.tile < 1:
+            raise ValueError(f"N and TILE must be positive, got N={self.n}, TILE={self.tile}")
+
+    @property
+    def tiles(self) -> int:
+        """Tiles along one side (the last one partial when TILE does not divide N)."""
+        return cdiv(self.n, self.tile)
+
+    @property
+    def phases(self) -> int:
+        return self.tiles
+
+    def _check(self, bi, bj, p=0):
+        for name, v in (("bi", bi), ("bj", bj), ("p", p)):
+            if not 0 <= v < self.tiles:
+                raise ValueError(f"{name}={v} is outside 0..{self.tiles - 1} (N={self.n}, TILE={self.tile})")
+
+    def a_tile(self, bi: int, bj: int, p: int) -> tuple:
+        """(tile row, tile column) of A that block (bi, bj) loads in phase p."""
+        self._check(bi, bj, p)
+        return (bi, p)
+
+    def b_tile(self, bi: int, bj: int, p: int) -> tuple:
+        self._check(bi, bj, p)
+        return (p, bj)
+
+    def span(self, t: int) -> range:
+        """Element indices covered by tile index t along one side."""
+        return range(t * self.tile, min((t + 1) * self.tile, self.n))
+
+    def a_elements(self, bi, bj, p) -> set:
+        r, c = self.a_tile(bi, bj, p)
+        return {(i, k) for i in self.span(r) for k in self.span(c)}
+
+    def b_elements(self, bi, bj, p) -> set:
+        r, c = self.b_tile(bi, bj, p)
+        return {(k, j) for k in self.span(r) for j in self.span(c)}
+
+    def global_loads(self) -> dict:
+        """Global-memory loads of A and B elements in total: naive (2N per output) vs tiled (2N/TILE)."""
+        naive = 2 * self.n ** 3
+        tiled = 2 * self.tiles ** 3 * self.tile ** 2          # blocks x phases x 2 tiles of TILE^2
+        return {"naive": naive, "tiled": tiled, "ratio": naive / tiled}
+
+
+def figure(n: int = 8, tile: int = 2, bi: int = 1, bj: int = 2, p: int = 0, ax=None):
+    """A, B and C side by side: the block's C tile, and the A and B tiles of phase p (done phases paler)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+    m = TileMap(n, tile)
+    m.a_tile(bi, bj, p)
+    if ax is None:
+        _, ax = plt.subplots(1, 3, figsize=(9.5, 3.4))
+    names = ("A", "B", "C")
+    for a, name in zip(ax, names):
+        a.set_xlim(0, n)
+        a.set_ylim(n, 0)
+        a.set_aspect("equal")
+        a.set_xticks(range(0, n + 1, tile))
+        a.set_yticks(range(0, n + 1, tile))
+        a.grid(True, color="#bbb", lw=0.8)
+        a.tick_params(labelsize=7)
+        a.set_title(name)
+
+    def box(a, r, c, color, alpha, label=None):
+        a.add_patch(Rectangle((c * tile, r * tile), len(m.span(c)), len(m.span(r)), color=color, alpha=alpha,
+                              label=label))
+
+    for q in range(p):
+        box(ax[0], *m.a_tile(bi, bj, q), "#3b7dd8", 0.2)
+        box(ax[1], *m.b_tile(bi, bj, q), "#d8823b", 0.2)
+    box(ax[0], *m.a_tile(bi, bj, p), "#3b7dd8", 0.8, f"A tile ({bi},{p})")
+    box(ax[1], *m.b_tile(bi, bj, p), "#d8823b", 0.8, f"B tile ({p},{bj})")
+    box(ax[2], bi, bj, "#4caf50", 0.8, f"C tile ({bi},{bj})")
+    loads = m.global_loads()
+    ax[0].figure.suptitle(f"N={n}, TILE={tile}: block ({bi},{bj}), phase {p} of {m.phases}; global loads "
+                          f"naive {loads['naive']:,} vs tiled {loads['tiled']:,} ({loads['ratio']:.1f}x fewer)",
+                          fontsize=9)
+    for a in ax:
+        if a.patches:
+            a.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), fontsize=7, frameon=False)
+    return ax
