@@ -57,3 +57,19 @@ def test_tile_map_counts_and_indices():
     assert ragged.tiles == 2 and len(ragged.a_elements(1, 1, 1)) == 16
     with pytest.raises(ValueError, match="outside"):
         m.a_tile(4, 0, 0)
+
+
+def test_bank_conflict_model():
+    from gemmlab import memory
+    assert memory.bank_conflict_degree(range(32)) == 1               # consecutive words
+    assert memory.bank_conflict_degree([0] * 32) == 1                # one word: a broadcast
+    assert memory.bank_conflict_degree([32 * i for i in range(32)]) == 32
+    # 04_padded_tiling, TILE 16: unpadded, every access is conflict-free; padded, a warp's two rows of
+    # stores wrap around (words 0..15 and 17..32): word 32 shares bank 0 with word 0, a 2-way conflict
+    assert set(memory.tiled_shared_accesses(16, 0, at=0).values()) == {1}
+    assert memory.tiled_shared_accesses(16, 1, at=0) == {"As store": 2, "As read": 1, "Bs store": 2, "Bs read": 1}
+    # the transposed A store conflicts 8-way unpadded (32-way with TILE 32); padding cuts it to 2 (to 1)
+    assert memory.tiled_shared_accesses(16, 0, at=1)["As store"] == 8
+    assert memory.tiled_shared_accesses(16, 1, at=1)["As store"] == 2
+    assert memory.tiled_shared_accesses(32, 0, at=1)["As store"] == 32
+    assert memory.tiled_shared_accesses(32, 1, at=1)["As store"] == 1

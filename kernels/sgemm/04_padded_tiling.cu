@@ -7,12 +7,15 @@
 //   UNROLL = 0 forbids unrolling the inner k loop (#pragma unroll 1); 1 unrolls it fully;
 //   AT = 1     stores the A tile transposed, As[k][m], as later kernels do to read A along m.
 // Bank conflicts: shared memory has 32 banks of 4 bytes; word w sits in bank w % 32, and a warp's
-// request that hits one bank at d different addresses takes d passes. With AT = 0 every access of
-// this kernel is conflict-free whatever PAD is: a warp's As reads share one address per row
-// (broadcast), its Bs reads are consecutive words. With AT = 1 the store As[tx][ty] walks a column:
-// for TILE = 16, lanes tx and tx+2 land TILE*2 = 32 words apart, in the same bank, an 8-way
-// conflict for the 16 lanes of a row; padding to TILE+1 spreads them over 16 banks.
-// Expected bottleneck: as 02 (shared-memory loads and barriers); AT = 1 without PAD adds conflicts.
+// request that hits one bank at d different words takes d passes (gl.memory.tiled_shared_accesses
+// counts them). With AT = 0 and no padding every access here is conflict-free: a warp's As reads are
+// one word per row (broadcast), its Bs reads and all stores are consecutive words. With AT = 1 the
+// store As[tx][ty] walks a column, TILE words apart: 8-way conflicts for TILE = 16, 32-way for 32.
+// Padding to TILE+1 spreads a column over distinct banks, but for TILE = 16 it also makes a warp's two
+// rows of row-major stores wrap around the banks (2-way), and it costs alignment (below).
+// Alignment: unpadded, a row of As starts every 64 bytes, so the unrolled loop can read As[ty][k..k+3]
+// with one 128-bit load (LDS.128); padded rows are 68 bytes apart and each read is a 32-bit LDS.
+// Expected bottleneck: as 02, shared-memory load instructions and barriers; conflicts where noted.
 // Sizes: any M, N, K >= 1 (zero-filled tile slots, guarded stores).
 
 // [kernel]

@@ -157,6 +157,11 @@ def recorded(name: str = "NVIDIA H200") -> DeviceModel:
                        tuple(data.get("measured_ops", ())), tuple(data.get("timings", ())), data["environment"])
 
 
+def nominal() -> DeviceModel:
+    """This GPU's attribute peaks (no measuring); without a GPU, the recorded H200's."""
+    return from_attributes() if hw.on_gpu else recorded()
+
+
 def current() -> DeviceModel:
     """This GPU, measured now; without a GPU, the recorded H200 ceilings (``.environment`` says when)."""
     if hw.on_gpu:

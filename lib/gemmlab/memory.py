@@ -30,3 +30,31 @@ def naive_warp_traffic(mapping: str, block: int, n: int, k: int = 0, warp: int =
     c = [4 * (row * n + col) for row, col in rc]
     return {"A sectors": sectors(a), "B sectors": sectors(b), "C sectors": sectors(c),
             "A addresses": len(set(a)), "B addresses": len(set(b))}
+
+
+BANKS = 32
+
+
+def bank_conflict_degree(word_addresses) -> int:
+    """How many passes shared memory needs for one warp request: the most distinct words in one bank.
+
+    Word w sits in bank w % 32; lanes reading the same word share it (a broadcast), so only distinct
+    words count.
+    """
+    per_bank = {}
+    for w in set(word_addresses):
+        per_bank.setdefault(w % BANKS, set()).add(w)
+    return max(len(v) for v in per_bank.values())
+
+
+def tiled_shared_accesses(tile: int, pad: int, at: int, k: int = 0, warp: int = 0) -> dict:
+    """Bank-conflict degree of each shared access of 04_padded_tiling for one warp of a tile x tile block."""
+    stride = tile + pad
+    lanes = [warp * 32 + lane for lane in range(32) if warp * 32 + lane < tile * tile]
+    coords = [(t % tile, t // tile) for t in lanes]                         # (tx, ty)
+    as_store = [tx * stride + ty if at else ty * stride + tx for tx, ty in coords]
+    as_read = [k * stride + ty if at else ty * stride + k for tx, ty in coords]
+    bs_store = [ty * stride + tx for tx, ty in coords]
+    bs_read = [k * stride + tx for tx, ty in coords]
+    return {name: bank_conflict_degree(addr) for name, addr in
+            (("As store", as_store), ("As read", as_read), ("Bs store", bs_store), ("Bs read", bs_read))}

@@ -95,6 +95,7 @@ def _gemm_args(p, inputs, out):
 VARIANTS = [
     Variant(
         key="sgemm/01_naive",
+        chapter="02-naive-and-tiled",
         entry="sgemm_naive",
         op=ops.Gemm,
         title="naive: one thread per element of C",
@@ -105,6 +106,7 @@ VARIANTS = [
     ),
     Variant(
         key="sgemm/02_shared_tiling",
+        chapter="02-naive-and-tiled",
         entry="sgemm_shared_tiling<{TILE}>",
         op=ops.Gemm,
         title="shared-memory tiling: TILE x TILE tiles of A and B per phase",
@@ -115,6 +117,7 @@ VARIANTS = [
     ),
     Variant(
         key="sgemm/03_uncoalesced",
+        chapter="03-coalescing",
         entry="sgemm_uncoalesced",
         op=ops.Gemm,
         title="naive with threadIdx.x walking rows: uncoalesced A and C",
@@ -125,6 +128,7 @@ VARIANTS = [
     ),
     Variant(
         key="sgemm/04_padded_tiling",
+        chapter="04-shared-tiling",
         entry="sgemm_padded_tiling<{TILE}, {PAD}, {UNROLL}, {AT}>",
         op=ops.Gemm,
         title="shared tiling with padding, unrolling and a transposed A tile as switches",
@@ -135,6 +139,7 @@ VARIANTS = [
     ),
     Variant(
         key="sgemm/05_cache_blocking",
+        chapter="05-cache-blocking",
         entry="sgemm_cache_blocking<{TM}, {TN}>",
         op=ops.Gemm,
         title="cache blocking: a TM x TN register micro-tile per thread, no shared memory",
@@ -145,6 +150,7 @@ VARIANTS = [
     ),
     Variant(
         key="sgemm/06_register_tiling",
+        chapter="06-register-tiling",
         entry="sgemm_register_tiling<{T}, {RM}, {RN}, {MINB}>",
         op=ops.Gemm,
         title="register tiling: shared tiles and an RM x RN micro-tile per thread",

@@ -23,6 +23,7 @@ from .paths import KERNELS
 
 ARCH = "sm_90"
 CASES = [
+    ("sgemm/01_naive", {"BLOCK": 16}),
     ("sgemm/02_shared_tiling", {"TILE": 16}),
     *[("sgemm/04_padded_tiling", {"TILE": 16, "PAD": p, "UNROLL": u, "AT": a})
       for p in (0, 1) for u in (0, 1) for a in (0, 1)],
@@ -77,11 +78,13 @@ def analyse(cases=CASES) -> dict:
             for block in re.split(r"\n\s*Function : ", sass)[1:]:
                 mangled = block.split("\n", 1)[0].strip()
                 counts = collections.Counter(m.group(1) for m in CLASSES.finditer(block))
+                total = len(re.findall(r"/\*[0-9a-f]{4}\*/", block))      # one offset comment per instruction
                 expr = next(e for e in names if _mangled_matches(mangled, e))
                 key, params = names[expr]
                 spill = spills.get(mangled)
                 out[case_label(key, params)] = {"key": key, "params": params, "registers": regs.get(mangled, 0),
                                                 "spill_store_bytes": int(spill.group(1)) if spill else 0,
+                                                "total": total,
                                                 "instructions": dict(sorted(counts.items()))}
     return out
 
@@ -103,3 +106,17 @@ def run() -> dict:
 
 def save(result: dict):
     return record.save(f"sass-{ARCH}", result)
+
+
+def show(prefix: str = "", data: dict | None = None) -> None:
+    """Print the recorded instruction counts (results/sass-sm_90.json) of kernels whose label starts with prefix."""
+    data = data or record.load(f"sass-{ARCH}")
+    rows = {k: v for k, v in data["kernels"].items() if k.startswith(prefix)}
+    kinds = sorted({i for v in rows.values() for i in v["instructions"]})
+    print(f"instructions in each compiled kernel (total, and by kind), {data['nvcc']}, {data['arch']}, "
+          f"{data['environment']['date'][:10]}:")
+    width = max(len(k) for k in rows)
+    print(f"{'kernel':<{width}}{'regs':>6}{'total':>7}" + "".join(f"{i:>16}" for i in kinds))
+    for k, v in sorted(rows.items()):
+        print(f"{k:<{width}}{v['registers']:>6}{v['total']:>7}"
+              + "".join(f"{v['instructions'].get(i, 0):>16}" for i in kinds))
