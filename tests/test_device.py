@@ -73,6 +73,9 @@ def test_occupancy_model():
     assert occupancy(256, 33, 0, h)["by"]["registers"] == 65536 // (40 * 32 * 8)
     # 100 KB of shared memory per block: 2 blocks (228 KB / (100 KB + 1 KB reserved))
     assert occupancy(128, 16, 100 * 1024, h)["by"]["shared memory"] == 2
+    # a warp's registers come from one of 4 partitions of 16384: 80 registers x 32 lanes = 2560 per warp,
+    # 6 warps per partition, 24 per SM (not 65536 // 2560 = 25)
+    assert occupancy(32, 80, 0, h)["by"]["registers"] == 24
     # tiny blocks hit the 32-blocks-per-SM limit
     assert occupancy(32, 16, 0, h)["limited_by"] == "blocks"
 

@@ -24,6 +24,7 @@ class Limits:
     registers_per_sm: int = 65536
     shared_per_sm: int = 228 * 1024
     shared_reserved_per_block: int = 1024
+    register_partitions: int = 4     # an SM's register file is split among its 4 warp schedulers
 
 
 EMULATOR = Limits(name="CPU emulator (limits of any CUDA GPU of compute capability >= 7.0)")
@@ -54,15 +55,17 @@ def cuda_limits(cupy, device_id: int | None = None) -> Limits:
 def occupancy(threads: int, registers: int, shared_bytes: int, limits: Limits) -> dict:
     """Resident blocks per SM for a kernel, and which resource limits them (chapter 06).
 
-    Registers are allocated per warp in units of 256 (a thread's count rounded up to a multiple of 8);
-    each block also reserves ``shared_reserved_per_block`` bytes of shared memory.
+    Registers are allocated per warp in units of 256 (a thread's count rounded up to a multiple of 8),
+    from one of the SM's four scheduler partitions (a warp's registers cannot straddle two); each block
+    also reserves ``shared_reserved_per_block`` bytes of shared memory.
     """
     warps = -(-threads // limits.warp_size)
     regs_per_warp = -(-max(registers, 1) * limits.warp_size // 256) * 256
     by = {
         "threads": limits.max_threads_per_sm // (warps * limits.warp_size),
         "blocks": limits.max_blocks_per_sm,
-        "registers": limits.registers_per_sm // (regs_per_warp * warps),
+        "registers": (limits.register_partitions
+                      * (limits.registers_per_sm // limits.register_partitions // regs_per_warp)) // warps,
         "shared memory": (limits.shared_per_sm // (shared_bytes + limits.shared_reserved_per_block)
                           if shared_bytes else limits.max_blocks_per_sm),
     }
