@@ -95,4 +95,5 @@ def test_wheel_carries_kernels_and_results(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "gemmlab/__init__.py" in names
     assert "gemmlab/kernels/sgemm/01_naive.cu" in names
+    assert "gemmlab/emulator/gemmlab_emu.h" in names and "gemmlab/emulator/include/cuda_runtime.h" in names
     assert any(re.match(r"gemmlab/results/ceilings-.*\.json", n) for n in names)

@@ -87,6 +87,11 @@ def _load(source: str):
     return load(source)
 
 
+def _square_blocks(name: str):
+    """Launch geometry of a kernel whose blocks are name x name threads, one thread per element of C."""
+    return lambda p, c: ((cdiv(p.n, c[name]), cdiv(p.m, c[name])), (c[name], c[name]), 0)
+
+
 def _gemm_args(p, inputs, out):
     A, B = inputs
     return (A, B, out, p.m, p.n, p.k)
@@ -101,7 +106,7 @@ VARIANTS = [
         title="naive: one thread per element of C",
         params={"BLOCK": (8, 16, 32)},
         defaults={"BLOCK": 16},
-        launch=lambda p, c: ((cdiv(p.n, c["BLOCK"]), cdiv(p.m, c["BLOCK"])), (c["BLOCK"], c["BLOCK"]), 0),
+        launch=_square_blocks("BLOCK"),
         args=_gemm_args,
     ),
     Variant(
@@ -112,7 +117,7 @@ VARIANTS = [
         title="shared-memory tiling: TILE x TILE tiles of A and B per phase",
         params={"TILE": (8, 16, 32)},
         defaults={"TILE": 16},
-        launch=lambda p, c: ((cdiv(p.n, c["TILE"]), cdiv(p.m, c["TILE"])), (c["TILE"], c["TILE"]), 0),
+        launch=_square_blocks("TILE"),
         args=_gemm_args,
     ),
     Variant(
@@ -134,7 +139,7 @@ VARIANTS = [
         title="shared tiling with padding, unrolling and a transposed A tile as switches",
         params={"TILE": (16, 32), "PAD": (0, 1), "UNROLL": (0, 1), "AT": (0, 1)},
         defaults={"TILE": 16, "PAD": 1, "UNROLL": 1, "AT": 0},
-        launch=lambda p, c: ((cdiv(p.n, c["TILE"]), cdiv(p.m, c["TILE"])), (c["TILE"], c["TILE"]), 0),
+        launch=_square_blocks("TILE"),
         args=_gemm_args,
     ),
     Variant(
