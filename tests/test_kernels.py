@@ -7,18 +7,15 @@ import pytest
 
 import gemmlab as gl
 
-AWKWARD_GEMM = [(1, 1, 1), (33, 17, 65), (100, 131, 7), (257, 255, 129)]
-
-CASES = [(v, choice, shape) for v in gl.registry.VARIANTS for choice in v.choices()
-         for shape in AWKWARD_GEMM]
+CASES = [(v, choice, problem) for v in gl.registry.VARIANTS for choice in v.choices() for problem in v.awkward()]
 
 
-@pytest.mark.parametrize("v, choice, shape", CASES,
-                         ids=[f"{v.key}-{'-'.join(f'{k}{x}' for k, x in c.items())}-{'x'.join(map(str, s))}"
-                              for v, c, s in CASES])
-def test_kernel_matches_float64(v, choice, shape):
-    m, n, k = shape
-    problem = v.op(m=m, n=n, k=k)
+def _id(v, choice, problem):
+    return f"{v.key}-{'-'.join(f'{k}{x}' for k, x in choice.items())}-{problem.label}"
+
+
+@pytest.mark.parametrize("v, choice, problem", CASES, ids=[_id(*c) for c in CASES])
+def test_kernel_matches_float64(v, choice, problem):
     for _ in range(2):                               # two draws of fresh random inputs
         result = v.check(problem, **choice)
         assert result.ok, str(result)

@@ -19,9 +19,10 @@ def test_keys_are_unique_and_files_exist():
 def test_entry_point_and_parameters_match_the_source(v):
     module = gl.load(v.source)
     placeholders = {f for _, f, _, _ in string.Formatter().parse(v.entry) if f}
-    assert placeholders <= set(v.params), f"{v.key}: entry uses {placeholders - set(v.params)} not in params"
+    known = set(v.params) | set(v.problem_params(v.op()) if v.problem_params else ())
+    assert placeholders <= known, f"{v.key}: entry uses {placeholders - known}, which nothing supplies"
     for choice in v.choices():
-        base, targs = gl.loader.parse_name_expression(v.entry.format(**choice))
+        base, targs = gl.loader.parse_name_expression(v.expression(**choice))
         assert base in module.kernels, f"{v.key}: no kernel {base} in {v.source}"
     assert set(v.defaults) == set(v.params)
     v.resolve()                                  # the defaults are legal

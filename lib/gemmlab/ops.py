@@ -15,9 +15,25 @@ import numpy
 from . import hardware as hw
 
 
-def _random(rng, shape, dtype):
-    """Normal random data drawn on the host and moved to the device: never zeros, never a pattern."""
-    return hw.xp.asarray(rng.standard_normal(shape).astype(dtype))
+def _random(rng, shape, dtype, order="C"):
+    """Normal random data drawn on the host and moved to the device: never zeros, never a pattern.
+
+    ``order="F"`` gives a column-major (Fortran-ordered) array, as the BLAS chapters use.
+    """
+    host = rng.standard_normal(shape).astype(dtype)
+    return hw.xp.asfortranarray(hw.xp.asarray(host)) if order == "F" else hw.xp.asarray(host)
+
+
+def _order(layout: str) -> str:
+    if layout not in ("row", "col"):
+        raise ValueError(f"layout must be 'row' or 'col', got {layout!r}")
+    return "C" if layout == "row" else "F"
+
+
+def _trans(flag: str) -> bool:
+    if flag not in ("N", "T"):
+        raise ValueError(f"a transpose flag must be 'N' or 'T', got {flag!r}")
+    return flag == "T"
 
 
 @dataclass(frozen=True)
@@ -32,6 +48,10 @@ class Op:
     def intensity(self) -> float:
         """FLOP per byte of ideal traffic."""
         return self.flops / self.bytes if self.bytes else float("inf")
+
+    def error_scale(self, inputs):
+        """What a check divides the error by; None means ||reference|| (see check.rel_error)."""
+        return None
 
     def describe(self) -> dict:
         return {"op": self.label, "F (FLOP)": self.flops, "Q (bytes)": self.bytes,
@@ -65,6 +85,10 @@ class Dot(Op):
         x, y = (hw.to_host(a).astype(numpy.float64) for a in inputs)
         return numpy.array([x @ y])
 
+    def error_scale(self, inputs):
+        x, y = (hw.to_host(a).astype(numpy.float64) for a in inputs)
+        return float(numpy.abs(x) @ numpy.abs(y))      # a sum can cancel; its rounding scales with this
+
     def library(self, inputs, out):
         x, y = inputs
         hw.xp.dot(x, y, out=out.reshape(()))
@@ -72,14 +96,28 @@ class Dot(Op):
 
 @dataclass(frozen=True)
 class Gemv(Op):
-    """y = alpha * A x + beta * y with A of m rows and n columns."""
+    """y = alpha * op(A) x + beta * y with A of m rows and n columns; op(A) = A ('N') or A^T ('T').
+
+    ``layout="col"`` stores A column-major, as BLAS does (the GEMV chapter); ``"row"`` row-major.
+    """
     m: int = 0
     n: int = 0
     beta_nonzero: bool = False
+    trans: str = "N"
+    layout: str = "row"
 
     @property
     def label(self):
-        return f"GEMV {self.m}x{self.n}" + (", beta != 0" if self.beta_nonzero else "")
+        extra = (f", {self.trans}" if self.trans != "N" else "") + (", column-major" if self.layout == "col" else "")
+        return f"GEMV {self.m}x{self.n}" + extra + (", beta != 0" if self.beta_nonzero else "")
+
+    @property
+    def out_len(self):
+        return self.n if _trans(self.trans) else self.m
+
+    @property
+    def in_len(self):
+        return self.m if _trans(self.trans) else self.n
 
     @property
     def flops(self):
@@ -87,30 +125,41 @@ class Gemv(Op):
 
     @property
     def bytes(self):
-        return self.itemsize * (self.m * self.n + self.n + self.m + (self.m if self.beta_nonzero else 0))
+        return self.itemsize * (self.m * self.n + self.n + self.m + (self.out_len if self.beta_nonzero else 0))
 
     def inputs(self, rng):
-        return (_random(rng, (self.m, self.n), self.dtype), _random(rng, self.n, self.dtype))
+        return (_random(rng, (self.m, self.n), self.dtype, _order(self.layout)),
+                _random(rng, self.in_len, self.dtype))
 
     def output(self):
-        return hw.xp.full(self.m, numpy.nan, dtype=self.dtype)
+        return hw.xp.full(self.out_len, numpy.nan, dtype=self.dtype)
+
+    def _op(self, A):
+        return A.T if _trans(self.trans) else A
 
     def reference(self, inputs):
         A, x = (hw.to_host(a).astype(numpy.float64) for a in inputs)
-        return A @ x
+        return self._op(A) @ x
 
     def library(self, inputs, out):
         A, x = inputs
-        hw.xp.matmul(A, x, out=out)
+        hw.xp.matmul(self._op(A), x, out=out)
 
 
 @dataclass(frozen=True)
 class Gemm(Op):
-    """C = alpha * A B + beta * C with A m x k, B k x n, C m x n (row-major in the SGEMM ladder)."""
+    """C = alpha * op(A) op(B) + beta * C, op(A) m x k, op(B) k x n.
+
+    ``layout="row"`` (the SGEMM ladder): row-major, no transposes. ``layout="col"`` (the BLAS GEMM
+    chapter): column-major storage, A stored m x k for 'N' or k x m for 'T', likewise B.
+    """
     m: int = 0
     n: int = 0
     k: int = 0
     beta_nonzero: bool = False
+    transa: str = "N"
+    transb: str = "N"
+    layout: str = "row"
 
     @classmethod
     def square(cls, n: int, **kw):
@@ -119,7 +168,10 @@ class Gemm(Op):
     @property
     def label(self):
         shape = f"{self.m}" if self.m == self.n == self.k else f"{self.m}x{self.n}x{self.k}"
-        return f"GEMM N={shape}" + (", beta != 0" if self.beta_nonzero else "")
+        extra = ""
+        if self.layout == "col":
+            extra = ", column-major" + (f", {self.transa}{self.transb}" if (self.transa, self.transb) != ("N", "N") else "")
+        return f"GEMM N={shape}" + extra + (", beta != 0" if self.beta_nonzero else "")
 
     @property
     def flops(self):
@@ -131,19 +183,30 @@ class Gemm(Op):
         return self.itemsize * (self.m * self.k + self.k * self.n + mn + (mn if self.beta_nonzero else 0))
 
     def inputs(self, rng):
-        return (_random(rng, (self.m, self.k), self.dtype), _random(rng, (self.k, self.n), self.dtype))
+        order = _order(self.layout)
+        a_shape = (self.k, self.m) if _trans(self.transa) else (self.m, self.k)
+        b_shape = (self.n, self.k) if _trans(self.transb) else (self.k, self.n)
+        return (_random(rng, a_shape, self.dtype, order), _random(rng, b_shape, self.dtype, order))
 
     def output(self):
-        return hw.xp.full((self.m, self.n), numpy.nan, dtype=self.dtype)
+        out = hw.xp.full((self.m, self.n), numpy.nan, dtype=self.dtype)
+        return hw.xp.asfortranarray(out) if self.layout == "col" else out
+
+    def _ops(self, A, B):
+        return (A.T if _trans(self.transa) else A), (B.T if _trans(self.transb) else B)
 
     def reference(self, inputs):
         # float64 on the device when there is one (cuBLAS DGEMM; a 4096^3 product on the host takes seconds)
-        A, B = (hw.xp.asarray(a, dtype=numpy.float64) for a in inputs)
+        A, B = self._ops(*(hw.xp.asarray(a, dtype=numpy.float64) for a in inputs))
         return hw.to_host(A @ B)
 
     def library(self, inputs, out):
-        A, B = inputs
-        hw.xp.matmul(A, B, out=out)
+        A, B = self._ops(*inputs)
+        if self.layout == "col":
+            # a column-major C is a row-major C^T: ask for op(B)^T op(A)^T into it, no copy
+            hw.xp.matmul(B.T, A.T, out=out.T)
+        else:
+            hw.xp.matmul(A, B, out=out)
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,9 @@ class Variant:
     refuse: Callable | None = None  # (problem, params) -> reason string, or None when supported
     chapter: str | None = None      # the chapter that introduces it (None: not in a chapter yet)
     tolerance: float = FP32_TOLERANCE
+    layout: str = "row"             # the storage the kernel expects: "row" (SGEMM ladder) or "col" (BLAS)
+    problem_params: Callable | None = None   # (problem) -> template fields taken from the problem (e.g. TRANS)
+    prepare: Callable | None = None          # (problem, inputs, out) -> None, run before each launch
 
     @property
     def source(self) -> str:
@@ -55,28 +58,44 @@ class Variant:
                 raise ValueError(f"{self.key}: {name}={full.get(name)!r} is not one of the legal values {legal}")
         return full
 
-    def kernel(self, **params):
-        full = self.resolve(**params)
-        return _load(self.source).get(self.entry.format(**full))
+    def expression(self, problem=None, **params) -> str:
+        """The kernel's name expression for these parameters (and the problem's own, such as TRANS)."""
+        fields = dict(self.resolve(**params))
+        if self.problem_params is not None:
+            fields.update(self.problem_params(problem if problem is not None else self.op()))
+        return self.entry.format(**fields)
+
+    def kernel(self, problem=None, **params):
+        return _load(self.source).get(self.expression(problem, **params))
+
+    def awkward(self) -> list:
+        """Problems of sizes that are not multiples of any tile, for tests, crosschecks and sanitizers."""
+        return awkward_problems(self.op, self.layout)
 
     def runner(self, problem, **params) -> Callable:
         """A function ``run(inputs, out)`` that launches this variant on ``problem``."""
         full = self.resolve(**params)
         if not isinstance(problem, self.op):
             raise ValueError(f"{self.key} computes {self.op.__name__}, not {type(problem).__name__}")
+        if getattr(problem, "layout", self.layout) != self.layout:
+            raise ValueError(f"{self.key} expects layout={self.layout!r}, the problem has {problem.layout!r}")
         if self.refuse is not None:
             reason = self.refuse(problem, full)
             if reason:
                 raise ValueError(f"{self.key} with {full}: {reason}")
-        kernel = self.kernel(**full)
+        kernel = self.kernel(problem, **full)
         grid, block, shared = self.launch(problem, full)
+        prepare = self.prepare
 
         def run(inputs, out):
+            if prepare is not None:
+                prepare(problem, inputs, out)
             kernel(grid, block, self.args(problem, inputs, out), shared_mem=shared)
         run.__name__ = f"run_{self.key.replace('/', '_')}"
         return run
 
     def check(self, problem, *, seed=None, **params):
+        """Check this variant on ``problem`` against float64 (fresh random inputs, NaN-poisoned output)."""
         label = self.key + (" " + ",".join(f"{k}={v}" for k, v in self.resolve(**params).items())
                             if self.params else "")
         return check(self.runner(problem, **params), problem, label=label, tolerance=self.tolerance, seed=seed)
@@ -85,6 +104,20 @@ class Variant:
 @functools.lru_cache(maxsize=None)
 def _load(source: str):
     return load(source)
+
+
+def awkward_problems(op: type, layout: str = "row") -> list:
+    """Problem sizes that are multiples of no tile: every kernel is checked on these."""
+    if op is ops.Dot:
+        return [ops.Dot(n=n) for n in (1, 1000, 4097, 100003)]
+    if op is ops.Gemv:
+        return [ops.Gemv(m=m, n=n, trans=t, layout=layout) for m, n in ((1, 1), (77, 1000), (1031, 45))
+                for t in ("N", "T")]
+    shapes = [(1, 1, 1), (33, 17, 65), (100, 131, 7), (257, 255, 129)]
+    if layout == "row":
+        return [ops.Gemm(m=m, n=n, k=k) for m, n, k in shapes]
+    return [ops.Gemm(m=m, n=n, k=k, transa=ta, transb=tb, layout="col") for m, n, k in shapes[1:]
+            for ta, tb in (("N", "N"), ("T", "N"), ("N", "T"), ("T", "T"))]
 
 
 def _square_blocks(name: str):
@@ -163,6 +196,107 @@ VARIANTS = [
         defaults={"T": 32, "RM": 4, "RN": 2, "MINB": 1},
         launch=lambda p, c: ((cdiv(p.n, c["T"]), cdiv(p.m, c["T"])), (c["T"] // c["RN"], c["T"] // c["RM"]), 0),
         args=_gemm_args,
+    ),
+]
+
+# --- the BLAS chapters: column-major, BLAS argument conventions (kernels/common/blas.cuh) -----------
+
+def _dot_args(p, inputs, out):
+    x, y = inputs
+    return (x, 0, 1, y, 0, 1, p.n, out)
+
+
+def _zero_result(p, inputs, out):
+    out.fill(0)          # the kernels accumulate into the result with atomicAdd
+
+
+def _gemv_args(p, inputs, out):
+    A, x = inputs
+    return (A, 0, p.m, x, 0, 1, out, 0, 1, p.out_len, p.in_len, 1.0, 0.0)
+
+
+def _gemm_col_args(p, inputs, out):
+    A, B = inputs
+    return (A, 0, A.shape[0], B, 0, B.shape[0], out, 0, p.m, p.m, p.n, p.k, 1.0, 0.0)
+
+
+_TRANS = lambda p: {"TRANS": int(p.trans == "T")}                                # noqa: E731
+_TRANS2 = lambda p: {"TA": int(p.transa == "T"), "TB": int(p.transb == "T")}     # noqa: E731
+
+VARIANTS += [
+    Variant(
+        key="blas/dot/00_atomic", entry="dot_atomic", op=ops.Dot, layout="col",
+        title="DOT 0-1: one atomicAdd per product",
+        params={"BLOCK": (768, 256)}, defaults={"BLOCK": 256},
+        launch=lambda p, c: (max(1, cdiv(p.n, c["BLOCK"])), c["BLOCK"], 0),
+        args=_dot_args, prepare=_zero_result,
+        tolerance=1e-3,      # n single-precision additions into one running sum: the error grows with n
+    ),
+    Variant(
+        key="blas/dot/02_block_reduction", entry="dot_block_reduction<{BLOCK}, {TREE}>", op=ops.Dot, layout="col",
+        title="DOT 2-5: a shared-memory tree per block, one atomicAdd per block",
+        params={"BLOCK": (256,), "TREE": (0, 1, 2), "PER": (1, 2)}, defaults={"BLOCK": 256, "TREE": 2, "PER": 1},
+        launch=lambda p, c: (max(1, cdiv(p.n, c["BLOCK"] * c["PER"])), c["BLOCK"], 0),
+        args=_dot_args, prepare=_zero_result,
+    ),
+    Variant(
+        key="blas/dot/06_warp_shuffle", entry="dot_warp_shuffle<{BLOCK}>", op=ops.Dot, layout="col",
+        title="DOT 6: warp shuffles for the first levels of the tree",
+        params={"BLOCK": (256,), "PER": (1, 2)}, defaults={"BLOCK": 256, "PER": 2},
+        launch=lambda p, c: (max(1, cdiv(p.n, c["BLOCK"] * c["PER"])), c["BLOCK"], 0),
+        args=_dot_args, prepare=_zero_result,
+    ),
+    Variant(
+        key="blas/gemv/00_row_per_thread", entry="gemv_row_per_thread<{TRANS}>", op=ops.Gemv, layout="col",
+        title="GEMV 0: a thread per row, ceil(M/512) blocks of 256",
+        problem_params=_TRANS,
+        launch=lambda p, c: (max(1, cdiv(p.out_len, 512)), 256, 0),
+        args=_gemv_args,
+    ),
+    Variant(
+        key="blas/gemv/01_shared_x", entry="gemv_shared_x<{BLOCK}, {TRANS}>", op=ops.Gemv, layout="col",
+        title="GEMV 1-2: chunks of x in shared memory; the launch geometry swept",
+        params={"BLOCK": (128, 256, 512, 1024), "GRID": (0, 128, 512, 2048)}, defaults={"BLOCK": 256, "GRID": 0},
+        problem_params=_TRANS,
+        # GRID = 0 is the article's first launch, ceil(M / (2*BLOCK)) blocks
+        launch=lambda p, c: (c["GRID"] or max(1, cdiv(p.out_len, 2 * c["BLOCK"])), c["BLOCK"], 0),
+        args=_gemv_args,
+    ),
+    Variant(
+        key="blas/gemv/03_row_col_split", entry="gemv_row_col_split<{ROWS}, {SPLITS}, {TRANS}>", op=ops.Gemv,
+        layout="col", title="GEMV 3: 32 rows x SPLITS column chunks per block",
+        params={"ROWS": (32,), "SPLITS": (8, 16, 32)}, defaults={"ROWS": 32, "SPLITS": 16},
+        problem_params=_TRANS,
+        launch=lambda p, c: (max(1, cdiv(p.out_len, c["ROWS"])), (c["ROWS"], c["SPLITS"]), 0),
+        args=_gemv_args,
+    ),
+    Variant(
+        key="blas/gemm/00_naive", entry="gemm_naive<{TA}, {TB}>", op=ops.Gemm, layout="col",
+        title="GEMM 0: one thread per element of C, column-major",
+        problem_params=_TRANS2,
+        launch=lambda p, c: ((max(1, cdiv(p.m, 16)), max(1, cdiv(p.n, 16))), (16, 16), 0),
+        args=_gemm_col_args,
+    ),
+    Variant(
+        key="blas/gemm/01_shared_tiling", entry="gemm_shared_tiling<16, {TA}, {TB}>", op=ops.Gemm, layout="col",
+        title="GEMM 1: 16 x 16 shared tiles",
+        problem_params=_TRANS2,
+        launch=lambda p, c: ((max(1, cdiv(p.m, 16)), max(1, cdiv(p.n, 16))), (16, 16), 0),
+        args=_gemm_col_args,
+    ),
+    Variant(
+        key="blas/gemm/02_register_tiling", entry="gemm_register_tiling<{TT}, {TA}, {TB}>", op=ops.Gemm,
+        layout="col", title="GEMM 2-3: a TT x TT register tile per thread (64 or 128 square block tiles)",
+        params={"TT": (4, 8)}, defaults={"TT": 4}, problem_params=_TRANS2,
+        launch=lambda p, c: ((max(1, cdiv(p.m, 16 * c["TT"])), max(1, cdiv(p.n, 16 * c["TT"]))), (16, 16), 0),
+        args=_gemm_col_args,
+    ),
+    Variant(
+        key="blas/gemm/04_double_buffer", entry="gemm_double_buffer<{TT}, {TA}, {TB}>", op=ops.Gemm, layout="col",
+        title="GEMM 4: double-buffered shared tiles, one barrier per phase",
+        params={"TT": (4, 8)}, defaults={"TT": 8}, problem_params=_TRANS2,
+        launch=lambda p, c: ((max(1, cdiv(p.m, 16 * c["TT"])), max(1, cdiv(p.n, 16 * c["TT"]))), (16, 16), 0),
+        args=_gemm_col_args,
     ),
 ]
 

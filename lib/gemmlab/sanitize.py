@@ -16,19 +16,18 @@ import numpy
 from . import hardware as hw
 from . import record, registry
 
-SHAPE = (257, 255, 129)
 TOOLS = ("memcheck", "racecheck")
 
 
 def launch_all() -> int:
     count = 0
     for v in registry.VARIANTS:
+        problem = v.awkward()[-1]                  # the largest awkward size of each kind
         for choice in v.choices():
-            problem = v.op(**dict(zip(("m", "n", "k"), SHAPE)))
             v.runner(problem, **choice)(problem.inputs(numpy.random.default_rng(count)), problem.output())
             count += 1
     hw.synchronize()
-    print(f"launched {count} kernel configurations at {SHAPE}", flush=True)
+    print(f"launched {count} kernel configurations at awkward sizes", flush=True)
     return count
 
 
@@ -37,7 +36,7 @@ def run(tools=TOOLS) -> dict:
     if exe is None:
         raise SystemExit("compute-sanitizer is not on the PATH (it ships with the CUDA toolkit)")
     version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    out = {"shape": SHAPE, "sanitizer": version, "tools": {}, "command": "python -m gemmlab sanitize --record"}
+    out = {"problems": "the last of each variant's awkward problems (registry.awkward_problems)", "sanitizer": version, "tools": {}, "command": "python -m gemmlab sanitize --record"}
     for tool in tools:
         proc = subprocess.run([exe, "--tool", tool, "--error-exitcode", "1", sys.executable, "-m", "gemmlab",
                                "sanitize", "--launch"], capture_output=True, text=True)

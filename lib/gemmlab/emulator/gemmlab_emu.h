@@ -521,14 +521,15 @@ inline void invoke(void (*kernel)(P...), void** args)
     invoke_impl(kernel, args, std::index_sequence_for<P...>{});
 }
 
-// Reserve fiber stacks for `threads` threads (in the parent, so the child never allocates).
+// Map fiber stacks for `threads` threads, in the child process (so the parent, which may run many
+// kernels, never accumulates mappings; and with mmap, not malloc, which is unsafe after fork).
 inline int prepare(unsigned threads)
 {
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     const size_t stack = 256 * 1024;
-    if (threads <= g.capacity) return 0;
-    Fiber* fibers = static_cast<Fiber*>(std::calloc(threads, sizeof(Fiber)));
-    if (!fibers) return -1;
+    void* table = mmap(nullptr, threads * sizeof(Fiber), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (table == MAP_FAILED) return -1;
+    Fiber* fibers = static_cast<Fiber*>(table);
     for (unsigned i = 0; i < threads; ++i) {
         char* region = static_cast<char*>(mmap(nullptr, stack + page, PROT_READ | PROT_WRITE,
                                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
@@ -547,11 +548,16 @@ inline long fork_launch(void (*body)(void**), const char* kernel, const unsigned
                         unsigned long long shared_bytes, void** args, Status* status)
 {
     unsigned threads = block[0] * block[1] * block[2];
-    if (prepare(threads) != 0) return -1;
     std::fflush(nullptr);
     pid_t pid = fork();
     if (pid != 0) return pid;
     // the child
+    if (prepare(threads) != 0) {
+        status->code = 1;
+        std::snprintf(status->message, sizeof status->message, "kernel %s: the emulator could not map stacks "
+                      "for %u threads", kernel, threads);
+        _exit(1);
+    }
     static char alt[64 * 1024];
     stack_t ss{};
     ss.ss_sp = alt;

@@ -1,0 +1,189 @@
+"""gemmlab.blas: DOT, GEMV and GEMM on device arrays, with the reference BLAS's calling contract.
+
+    gl.blas.dot(x, y)                                   -> float
+    gl.blas.gemv(trans, alpha, A, x, beta, y)           -> y, updated in place
+    gl.blas.gemm(transa, transb, alpha, A, B, beta, C)  -> C, updated in place
+
+Arrays are passed as scipy.linalg.blas or CuPy users pass them (device arrays on a GPU, NumPy arrays
+on the emulator), FP32 only (these are the *s* routines):
+- a matrix is column-major: a Fortran-ordered array, or a Fortran-ordered view of a larger one, whose
+  leading dimension (the distance between columns) may exceed its number of rows;
+- a vector may be any 1-D view, with a negative step too; its increment is the step in elements, and
+  zero is refused;
+- ``trans`` is 'N' or 'T' (or 'C', which for real data is 'T'), in either case.
+
+The contract of the reference BLAS: quick returns when there is nothing to do (m or n = 0; alpha = 0
+and beta = 1), alpha = 0 never reads A or B, k = 0 leaves beta * C, and beta = 0 never reads the old
+output, so a NaN there cannot leak. Bad arguments raise ``BlasError`` naming the routine and the
+argument, as the reference BLAS's XERBLA does. The kernels are the last step of each chapter:
+DOT 6 (warp shuffles), GEMV 3 (row/column split), GEMM 4 (double buffering).
+"""
+from __future__ import annotations
+
+import numpy
+
+from . import hardware as hw
+from . import ops, registry
+
+
+class BlasError(ValueError):
+    """An illegal argument to a BLAS routine (the routine and the argument are named)."""
+
+
+DOT = ("blas/dot/06_warp_shuffle", {"BLOCK": 256, "PER": 2})
+GEMV = ("blas/gemv/03_row_col_split", {"ROWS": 32, "SPLITS": 16})
+GEMM = ("blas/gemm/04_double_buffer", {"TT": 8})
+
+
+def _fail(routine, position, name, why):
+    raise BlasError(f"{routine}: argument {position} ({name}) {why}")
+
+
+def _root(a):
+    """The array that owns a view's memory (contiguous), and the view's offset into it in elements."""
+    root = a
+    while getattr(root, "base", None) is not None and isinstance(root.base, type(a)):
+        root = root.base
+    start = _address(a) - _address(root)
+    return root, start // a.itemsize
+
+
+def _address(a) -> int:
+    data = getattr(a, "data", None)
+    return int(data.ptr) if hasattr(data, "ptr") else int(a.__array_interface__["data"][0])
+
+
+def _array(routine, position, name, a, ndim):
+    array_type = hw.xp.ndarray
+    if not isinstance(a, array_type):
+        if isinstance(a, numpy.ndarray):
+            _fail(routine, position, name, "is a NumPy array in host memory; pass a device array (gl.xp.asarray)")
+        _fail(routine, position, name, f"must be an array, got {type(a).__name__}")
+    if a.ndim != ndim:
+        _fail(routine, position, name, f"must have {ndim} dimension{'s' if ndim > 1 else ''}, it has {a.ndim}")
+    if a.dtype != numpy.float32:
+        _fail(routine, position, name, f"must be float32 (gemmlab.blas implements the s routines), it is {a.dtype}")
+
+
+def _vector(routine, position, name, v):
+    """(root, offset, inc) of a 1-D view."""
+    _array(routine, position, name, v, 1)
+    if v.size > 1 and v.strides[0] == 0:
+        _fail(routine, position, name, "has increment 0 (a broadcast view); BLAS increments must not be zero")
+    if v.strides[0] % v.itemsize:
+        _fail(routine, position, name, "has a step that is not a whole number of elements")
+    root, off = _root(v)
+    return root, off, (v.strides[0] // v.itemsize) if v.size > 1 else 1
+
+
+def _matrix(routine, position, name, a):
+    """(root, offset, ld) of a column-major matrix view."""
+    _array(routine, position, name, a, 2)
+    rows, cols = a.shape
+    if a.size == 0:
+        return a, 0, max(rows, 1)            # nothing is read or written: any layout will do
+    s0, s1 = a.strides
+    if rows > 1 and s0 != a.itemsize:
+        _fail(routine, position, name, "must be column-major (Fortran-ordered: consecutive rows adjacent in "
+                                       "memory); pass gl.xp.asfortranarray(...) or a Fortran-ordered view")
+    ld = s1 // a.itemsize if cols > 1 else max(rows, 1)
+    if cols > 1 and (s1 % a.itemsize or ld < max(rows, 1)):
+        _fail(routine, position, name, f"has leading dimension {s1 / a.itemsize:g} < rows = {rows} (lda >= max(1, m))")
+    root, off = _root(a)
+    return root, off, ld
+
+
+def _trans(routine, position, name, flag):
+    if not isinstance(flag, str) or flag.upper() not in ("N", "T", "C"):
+        _fail(routine, position, name, f"must be 'N', 'T' or 'C' (either case), got {flag!r}")
+    return "N" if flag.upper() == "N" else "T"
+
+
+def _scalar(routine, position, name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float, numpy.floating, numpy.integer)):
+        _fail(routine, position, name, f"must be a real number, got {type(value).__name__}")
+    return float(value)
+
+
+def _scale(y, beta):
+    """y = beta * y, with beta = 0 meaning zeros (the old values, NaN included, are not read)."""
+    if beta == 0.0:
+        y.fill(0)
+    elif beta != 1.0:
+        y *= numpy.float32(beta)
+
+
+def dot(x, y) -> float:
+    """sum_i x_i y_i over two float32 vectors of equal length (any nonzero increments)."""
+    xr, xo, xi = _vector("sdot", 1, "x", x)
+    yr, yo, yi = _vector("sdot", 2, "y", y)
+    if x.size != y.size:
+        _fail("sdot", 2, "y", f"has {y.size} elements, x has {x.size}")
+    n = x.size
+    if n == 0:
+        return 0.0
+    v = registry.get(DOT[0])
+    problem = ops.Dot(n=n)
+    grid, block, shared = v.launch(problem, v.resolve(**DOT[1]))
+    result = hw.xp.zeros(1, dtype=numpy.float32)
+    v.kernel(problem, **DOT[1])(grid, block, (xr, xo, xi, yr, yo, yi, n, result), shared_mem=shared)
+    return float(hw.to_host(result)[0])
+
+
+def gemv(trans, alpha, A, x, beta, y):
+    """y = alpha * op(A) x + beta * y; op(A) = A or A^T; A column-major m x n. Returns y."""
+    t = _trans("sgemv", 1, "trans", trans)
+    alpha = _scalar("sgemv", 2, "alpha", alpha)
+    ar, ao, lda = _matrix("sgemv", 3, "A", A)
+    xr, xo, xi = _vector("sgemv", 4, "x", x)
+    beta = _scalar("sgemv", 5, "beta", beta)
+    yr, yo, yi = _vector("sgemv", 6, "y", y)
+    m, n = A.shape
+    need_x, need_y = (n, m) if t == "N" else (m, n)
+    if x.size != need_x:
+        _fail("sgemv", 4, "x", f"has {x.size} elements; op(A) has {need_x} columns")
+    if y.size != need_y:
+        _fail("sgemv", 6, "y", f"has {y.size} elements; op(A) has {need_y} rows")
+    if m == 0 or n == 0 or (alpha == 0.0 and beta == 1.0):
+        return y
+    if alpha == 0.0:
+        _scale(y, beta)
+        return y
+    v = registry.get(GEMV[0])
+    problem = ops.Gemv(m=m, n=n, trans=t, layout="col")
+    grid, block, shared = v.launch(problem, v.resolve(**GEMV[1]))
+    v.kernel(problem, **GEMV[1])(grid, block, (ar, ao, lda, xr, xo, xi, yr, yo, yi, need_y, need_x, alpha, beta),
+                                 shared_mem=shared)
+    return y
+
+
+def gemm(transa, transb, alpha, A, B, beta, C):
+    """C = alpha * op(A) op(B) + beta * C, all column-major; op(A) m x k, op(B) k x n. Returns C."""
+    ta = _trans("sgemm", 1, "transa", transa)
+    tb = _trans("sgemm", 2, "transb", transb)
+    alpha = _scalar("sgemm", 3, "alpha", alpha)
+    ar, ao, lda = _matrix("sgemm", 4, "A", A)
+    br, bo, ldb = _matrix("sgemm", 5, "B", B)
+    beta = _scalar("sgemm", 6, "beta", beta)
+    cr, co, ldc = _matrix("sgemm", 7, "C", C)
+    m, n = C.shape
+    am, ak = A.shape if ta == "N" else A.shape[::-1]
+    bk, bn = B.shape if tb == "N" else B.shape[::-1]
+    if am != m:
+        _fail("sgemm", 4, "A", f"gives op(A) {am} rows; C has {m}")
+    if bn != n:
+        _fail("sgemm", 5, "B", f"gives op(B) {bn} columns; C has {n}")
+    if ak != bk:
+        _fail("sgemm", 5, "B", f"gives op(B) {bk} rows; op(A) has {ak} columns")
+    k = ak
+    if m == 0 or n == 0 or ((alpha == 0.0 or k == 0) and beta == 1.0):
+        return C
+    if alpha == 0.0:
+        _scale(C, beta)
+        return C
+    v = registry.get(GEMM[0])
+    problem = ops.Gemm(m=m, n=n, k=k, transa=ta, transb=tb, layout="col")
+    grid, block, shared = v.launch(problem, v.resolve(**GEMM[1]))
+    v.kernel(problem, **GEMM[1])(grid, block, (ar, ao, lda, br, bo, ldb, cr, co, ldc, m, n, k, alpha, beta),
+                                 shared_mem=shared)
+    return C

@@ -1,0 +1,143 @@
+"""gemmlab.blas against NumPy in float64, over a grid of the BLAS contract's cases (both backends)."""
+import itertools
+
+import numpy
+import pytest
+
+import gemmlab as gl
+from gemmlab.blas import BlasError
+
+xp = gl.xp
+RNG = numpy.random.default_rng(2026)
+
+
+def vec(n, inc, fill=None):
+    """A device vector view of n elements with increment inc (negative allowed) inside a larger array."""
+    base = RNG.standard_normal(max(1, 1 + (n - 1) * abs(inc)) + 5).astype(numpy.float32) if fill is None else \
+        numpy.full(max(1, 1 + (n - 1) * abs(inc)) + 5, fill, dtype=numpy.float32)
+    dev = xp.asarray(base)
+    view = dev[2:2 + max(0, (n - 1) * abs(inc) + 1):abs(inc)] if n else dev[2:2]
+    return view[::-1] if inc < 0 else view
+
+
+def mat(rows, cols, extra_ld=0, fill=None):
+    """A column-major device matrix view whose leading dimension is rows + extra_ld."""
+    ld = rows + extra_ld
+    host = (RNG.standard_normal((ld, cols)) if fill is None else numpy.full((ld, cols), fill)).astype(numpy.float32)
+    return xp.asfortranarray(xp.asarray(host))[:rows, :]
+
+
+def host(a):
+    return gl.to_host(a).astype(numpy.float64)
+
+
+def close(got, want, tol=2e-5):
+    got, want = numpy.asarray(got, dtype=numpy.float64), numpy.asarray(want, dtype=numpy.float64)
+    assert got.shape == want.shape and numpy.isfinite(got).all()
+    scale = max(numpy.linalg.norm(want), 1e-30)
+    assert numpy.linalg.norm(got - want) / scale < tol, (got, want)
+
+
+@pytest.mark.parametrize("n, incx, incy", list(itertools.product((0, 1, 7, 1000), (1, 2, -1, -3), (1, -2))))
+def test_dot(n, incx, incy):
+    x, y = vec(n, incx), vec(n, incy)
+    got = gl.blas.dot(x, y)
+    want = float(host(x) @ host(y)) if n else 0.0
+    assert abs(got - want) <= 2e-5 * max(1.0, float(numpy.abs(host(x)) @ numpy.abs(host(y))) if n else 1.0)
+
+
+GEMV_CASES = [c for c in itertools.product(
+    ("N", "t"), ((1, 1), (37, 28), (5, 64)), (0, 3), (1, -2), (1, 3, -1), (0.0, 1.5), (0.0, 1.0, 0.5))]
+
+
+@pytest.mark.parametrize("trans, shape, extra, incx, incy, alpha, beta", GEMV_CASES)
+def test_gemv(trans, shape, extra, incx, incy, alpha, beta):
+    m, n = shape
+    A = mat(m, n, extra)
+    nx, ny = (n, m) if trans.upper() == "N" else (m, n)
+    x = vec(nx, incx)
+    y = vec(ny, incy, fill=numpy.nan) if beta == 0.0 else vec(ny, incy)
+    y_before = host(y)
+    opA = host(A) if trans.upper() == "N" else host(A).T
+    want = alpha * opA @ host(x) + (beta * y_before if beta else 0.0)
+    if alpha == 0.0 and beta == 1.0:
+        want = y_before
+    out = gl.blas.gemv(trans, alpha, A, x, beta, y)
+    assert out is y
+    close(host(y), want)
+
+
+@pytest.mark.parametrize("trans, m, n", [("N", 0, 5), ("T", 5, 0), ("N", 5, 0)])
+def test_gemv_quick_return_leaves_y_alone(trans, m, n):
+    A = mat(m, n)
+    nx, ny = (n, m) if trans == "N" else (m, n)
+    y = vec(ny, 1)
+    before = host(y).copy()
+    gl.blas.gemv(trans, 2.0, A, vec(nx, 1), 3.0, y)
+    assert numpy.array_equal(host(y), before)
+
+
+GEMM_CASES = list(itertools.product(("N", "T"), ("n", "T"), ((1, 1, 1), (33, 17, 65), (3, 4, 0)), (0, 2),
+                                    (0.0, -1.25), (0.0, 1.0, 0.75)))
+
+
+@pytest.mark.parametrize("ta, tb, shape, extra, alpha, beta", GEMM_CASES)
+def test_gemm(ta, tb, shape, extra, alpha, beta):
+    m, n, k = shape
+    A = mat(m, k, extra) if ta.upper() == "N" else mat(k, m, extra)
+    B = mat(k, n, extra) if tb.upper() == "N" else mat(n, k, extra)
+    C = mat(m, n, extra, fill=numpy.nan) if beta == 0.0 else mat(m, n, extra)
+    before = host(C)
+    opA = host(A) if ta.upper() == "N" else host(A).T
+    opB = host(B) if tb.upper() == "N" else host(B).T
+    want = alpha * opA @ opB + (beta * before if beta else 0.0)
+    if (alpha == 0.0 or k == 0) and beta == 1.0:
+        want = before
+    assert gl.blas.gemm(ta, tb, alpha, A, B, beta, C) is C
+    close(host(C), want)
+
+
+def test_gemm_quick_returns_and_alpha_zero_never_reads_a_or_b():
+    C = mat(4, 3)
+    before = host(C).copy()
+    gl.blas.gemm("N", "N", 2.0, mat(0, 5), mat(5, 3), 1.0, C[:0])       # m = 0
+    gl.blas.gemm("N", "N", 0.0, mat(4, 5), mat(5, 3), 1.0, C)           # alpha = 0, beta = 1
+    assert numpy.array_equal(host(C), before)
+    poisoned = mat(4, 5, fill=numpy.nan)
+    gl.blas.gemm("N", "N", 0.0, poisoned, mat(5, 3, fill=numpy.nan), 0.5, C)
+    close(host(C), 0.5 * before)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: gl.blas.gemv("X", 1.0, mat(3, 3), vec(3, 1), 0.0, vec(3, 1)), r"sgemv: argument 1 \(trans\)"),
+    (lambda: gl.blas.gemv("N", 1.0, mat(3, 4), vec(3, 1), 0.0, vec(3, 1)), r"argument 4 \(x\) has 3 elements; op\(A\) has 4"),
+    (lambda: gl.blas.gemv("N", 1.0, mat(3, 4), vec(4, 1), 0.0, vec(4, 1)), r"argument 6 \(y\) has 4 elements"),
+    (lambda: gl.blas.gemv("N", 1.0, xp.zeros((3, 4), dtype=numpy.float32), vec(4, 1), 0.0, vec(3, 1)),
+     r"argument 3 \(A\) must be column-major"),
+    (lambda: gl.blas.gemv("N", 1.0, mat(3, 4), xp.broadcast_to(xp.ones(1, dtype=numpy.float32), (4,)), 0.0,
+                          vec(3, 1)), r"argument 4 \(x\) has increment 0"),
+    (lambda: gl.blas.gemv("N", "one", mat(3, 4), vec(4, 1), 0.0, vec(3, 1)), r"argument 2 \(alpha\) must be a real"),
+    (lambda: gl.blas.dot(vec(3, 1), xp.ones(3, dtype=numpy.float64)), r"sdot: argument 2 \(y\) must be float32"),
+    (lambda: gl.blas.dot(vec(3, 1), vec(4, 1)), r"sdot: argument 2 \(y\) has 4 elements, x has 3"),
+    (lambda: gl.blas.gemm("N", "N", 1.0, mat(3, 4), mat(5, 2), 0.0, mat(3, 2)), r"argument 5 \(B\) gives op\(B\) 5 rows"),
+    (lambda: gl.blas.gemm("N", "N", 1.0, mat(3, 4), mat(4, 2), 0.0, mat(2, 2)), r"argument 4 \(A\) gives op\(A\) 3 rows"),
+    (lambda: gl.blas.gemm("N", "Q", 1.0, mat(3, 4), mat(4, 2), 0.0, mat(3, 2)), r"sgemm: argument 2 \(transb\)"),
+    (lambda: gl.blas.gemm("N", "N", 1.0, mat(3, 4), mat(4, 2), 0.0, xp.zeros(6, dtype=numpy.float32)),
+     r"argument 7 \(C\) must have 2 dimensions"),
+])
+def test_bad_arguments_are_named_like_xerbla(call, match):
+    with pytest.raises(BlasError, match=match):
+        call()
+
+
+def test_leading_dimension_smaller_than_rows_is_refused():
+    base = xp.zeros(64, dtype=numpy.float32)
+    bad = xp.lib.stride_tricks.as_strided(base, shape=(4, 3), strides=(4, 8))   # ld = 2 < 4 rows
+    with pytest.raises(BlasError, match=r"argument 3 \(A\) has leading dimension 2 < rows = 4"):
+        gl.blas.gemv("N", 1.0, bad, vec(3, 1), 0.0, vec(4, 1))
+
+
+@pytest.mark.gpu
+def test_host_arrays_are_refused_on_the_gpu():
+    with pytest.raises(BlasError, match="NumPy array in host memory"):
+        gl.blas.dot(numpy.ones(3, dtype=numpy.float32), vec(3, 1))
