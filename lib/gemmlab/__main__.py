@@ -29,6 +29,10 @@ def main(argv=None) -> int:
     san.add_argument("--launch", action="store_true", help=argparse.SUPPRESS)   # internal: the sanitized half
     sa = sub.add_parser("sass", help="count the machine instructions nvcc makes of chosen kernels (no GPU needed)")
     sa.add_argument("--record", action="store_true", help="write results/sass-sm_90.json")
+    bl = sub.add_parser("blas", help="check and time every DOT, GEMV and GEMM step, sweeps and the scaling study")
+    bl.add_argument("--record", action="store_true", help="write results/blas-<gpu>.json and blas-scaling-<gpu>.csv")
+    bl.add_argument("--passes", type=int, default=3)
+    sub.add_parser("profile", help="run each DOT and GEMM step once at the article's sizes (under ncu)")
     args = parser.parse_args(argv)
 
     from . import device, hardware
@@ -70,6 +74,21 @@ def main(argv=None) -> int:
         if args.record:
             print("wrote", sanitize.save(result))
         return 0 if all(r["clean"] for r in result["tools"].values()) else 1
+    if args.command == "blas":
+        from . import blasbench
+        steps, scaling = blasbench.run_all(passes=args.passes)
+        for t in steps["timings"]:
+            print(t["label"])
+            for r in t["rows"]:
+                print(f"  {r['name']:<48} {r['median_ms']:10.4f} ms {r['gflops']:10.1f} GFLOP/s {r['gbs'] or 0:8.1f} GB/s"
+                      f" {r['vs_library']:7.1%}")
+        if args.record:
+            print("wrote", *blasbench.save(steps, scaling))
+        return 0
+    if args.command == "profile":
+        from . import blasbench
+        blasbench.run_once(("DOT", "GEMM"))
+        return 0
     if args.command == "sass":
         from . import sass
         result = sass.run()

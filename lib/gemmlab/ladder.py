@@ -62,11 +62,12 @@ def timing_label(name: str, n: int = N) -> str:
     return f"{name}, N={n}"
 
 
-def resources(key: str, params: dict) -> dict:
+def resources(key: str, params: dict, problem=None) -> dict:
     """Registers, spills, shared memory and occupancy of one compiled configuration."""
     v = registry.get(key)
-    k = v.kernel(**params)
-    _, block, dyn = v.launch(ops.Gemm.square(N), v.resolve(**params))
+    problem = problem if problem is not None else (v.awkward()[-1] if v.layout == "col" else ops.Gemm.square(N))
+    k = v.kernel(problem, **params)
+    _, block, dyn = v.launch(problem, v.resolve(**params))
     threads = int(numpy.prod(block))
     out = {"threads": threads, "registers": k.num_regs, "static_shared": k.static_shared_bytes,
            "local_bytes": getattr(k.impl, "local_bytes", None)}
@@ -75,18 +76,26 @@ def resources(key: str, params: dict) -> dict:
     return out
 
 
-def measure(cases: list, n: int = N, reps: int = 10, label: str = "", progress: bool = True):
-    """Check (one float64 reference) and time a list of (key, params) at N = n, cuBLAS a column."""
-    op = ops.Gemm.square(n)
-    runners = {case_name(k, p): registry.get(k).runner(op, **p) for k, p in cases}
-    checks = check_many(runners, op)
+def measure_problem(cases: list, problem, label: str, reps: int = 10, progress: bool = True, names=None):
+    """Check (one float64 reference) and time (key, params) cases on one problem, cuBLAS a column.
+
+    ``names`` optionally gives each case a display name; by default ``case_name(key, params)``.
+    """
+    names = names or [case_name(k, p) for k, p in cases]
+    runners = {name: registry.get(k).runner(problem, **p) for name, (k, p) in zip(names, cases)}
+    checks = check_many(runners, problem, tolerance=max(registry.get(k).tolerance for k, _ in cases))
     bad = [str(c) for c in checks.values() if not c.ok]
     if bad:
         raise AssertionError("wrong results, not timing them:\n" + "\n".join(bad))
-    inputs, out = op.inputs(numpy.random.default_rng()), op.output()
-    timed = {name: (lambda r=run: r(inputs, out)) for name, run in runners.items()}
-    t = bench(timed, op, reps=reps, progress=progress, label=timing_label(label, n), warmup=2)
+    inputs, out = problem.inputs(numpy.random.default_rng()), problem.output()
+    prepared = {name: (lambda r=run: r(inputs, out)) for name, run in runners.items()}
+    t = bench(prepared, problem, reps=reps, progress=progress, label=label, warmup=2)
     return t, {name: c.error for name, c in checks.items()}
+
+
+def measure(cases: list, n: int = N, reps: int = 10, label: str = "", progress: bool = True):
+    """Check and time SGEMM ladder cases at N = n (square, row-major)."""
+    return measure_problem(cases, ops.Gemm.square(n), timing_label(label, n), reps, progress)
 
 
 def run_all(reps: int = 10) -> dict:

@@ -1,0 +1,217 @@
+"""The BLAS chapters' measurements, in one run: ``python -m gemmlab blas --record``.
+
+Every step of the DOT, GEMV and column-major GEMM chapters, at the BLAS article's sizes (DOT 2^24,
+GEMV 4096 x 4096, GEMM 2048), checked against float64 first and timed round-robin with cuBLAS; the
+GEMV launch-geometry sweep; the transposes; the atomic DOT's error growth; and the scaling study
+(every step and cuBLAS across sizes, median of several passes, written as CSV). Results go to
+``results/blas-<gpu>.json`` and ``results/blas-scaling-<gpu>.csv``.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import statistics
+
+import numpy
+
+from . import hardware as hw
+from . import ops, record, registry
+from .ladder import measure_problem, resources
+
+RESULTS = "blas-nvidia-h200"
+
+DOT_STEPS = [
+    ("DOT 0: atomic, 768-thread blocks", "blas/dot/00_atomic", {"BLOCK": 768}),
+    ("DOT 1: atomic, 256-thread blocks", "blas/dot/00_atomic", {"BLOCK": 256}),
+    ("DOT 2: block tree, divergent", "blas/dot/02_block_reduction", {"BLOCK": 256, "TREE": 0, "PER": 1}),
+    ("DOT 3: block tree, contiguous threads", "blas/dot/02_block_reduction", {"BLOCK": 256, "TREE": 1, "PER": 1}),
+    ("DOT 4: sequential addressing", "blas/dot/02_block_reduction", {"BLOCK": 256, "TREE": 2, "PER": 1}),
+    ("DOT 5: two elements per thread", "blas/dot/02_block_reduction", {"BLOCK": 256, "TREE": 2, "PER": 2}),
+    ("DOT 6: warp shuffles", "blas/dot/06_warp_shuffle", {"BLOCK": 256, "PER": 2}),
+]
+GEMV_STEPS = [
+    ("GEMV 0: a thread per row, ceil(M/512) blocks", "blas/gemv/00_row_per_thread", {}),
+    ("GEMV 1: shared x, same launch", "blas/gemv/01_shared_x", {"BLOCK": 256, "GRID": 0}),
+    ("GEMV 2: shared x, 512 blocks of 256", "blas/gemv/01_shared_x", {"BLOCK": 256, "GRID": 512}),
+    ("GEMV 3: 32 rows x 16 column splits", "blas/gemv/03_row_col_split", {"ROWS": 32, "SPLITS": 16}),
+]
+GEMM_STEPS = [
+    ("GEMM 0: naive", "blas/gemm/00_naive", {}),
+    ("GEMM 1: 16 x 16 shared tiles", "blas/gemm/01_shared_tiling", {}),
+    ("GEMM 2: 4 x 4 register tile", "blas/gemm/02_register_tiling", {"TT": 4}),
+    ("GEMM 3: 8 x 8 register tile", "blas/gemm/02_register_tiling", {"TT": 8}),
+    ("GEMM 4: double buffering", "blas/gemm/04_double_buffer", {"TT": 8}),
+]
+FAMILIES = {"DOT": DOT_STEPS, "GEMV": GEMV_STEPS, "GEMM": GEMM_STEPS}
+
+
+def problem(family: str, size: int, **kw):
+    if family == "DOT":
+        return ops.Dot(n=size)
+    if family == "GEMV":
+        return ops.Gemv(m=size, n=size, layout="col", **kw)
+    return ops.Gemm(m=size, n=size, k=size, layout="col", **kw)
+
+
+ARTICLE_SIZE = {"DOT": 1 << 24, "GEMV": 4096, "GEMM": 2048}
+SCALING_SIZES = {"DOT": [1 << e for e in range(16, 27)], "GEMV": [256, 512, 1024, 2048, 4096, 8192],
+                 "GEMM": [256, 512, 1024, 2048, 4096, 8192]}
+
+
+def _steps(family):
+    return [(k, p) for _, k, p in FAMILIES[family]], [name for name, _, _ in FAMILIES[family]]
+
+
+def run_steps(reps: int = 20) -> dict:
+    timings, errors, res = [], {}, {}
+    for family in FAMILIES:
+        cases, names = _steps(family)
+        prob = problem(family, ARTICLE_SIZE[family])
+        t, e = measure_problem(cases, prob, f"{family} steps, {prob.label}", reps=reps, names=names)
+        timings.append(t.to_dict())
+        errors.update(e)
+        for name, (k, p) in zip(names, cases):
+            res[name] = resources(k, p, prob)
+    # GEMV launch geometry (grid x block) for the shared-x kernel
+    v = registry.get("blas/gemv/01_shared_x")
+    prob = problem("GEMV", 4096)
+    cases = [("blas/gemv/01_shared_x", c) for c in v.choices()]
+    names = [f"grid {c['GRID'] or 'ceil(M/2B)'} x block {c['BLOCK']}" for c in v.choices()]
+    t, e = measure_problem(cases, prob, f"GEMV launch geometry, {prob.label}", reps=reps, names=names)
+    timings.append(t.to_dict())
+    # transposes, final kernels against cuBLAS
+    for family, flags in (("GEMV", [{"trans": "T"}]), ("GEMM", [{"transa": "T"}, {"transb": "T"},
+                                                                  {"transa": "T", "transb": "T"}])):
+        name, k, p = FAMILIES[family][-1]
+        for f in flags:
+            prob = problem(family, ARTICLE_SIZE[family], **f)
+            t, e = measure_problem([(k, p)], prob, f"{family} transposed, {prob.label}", reps=reps, names=[name])
+            timings.append(t.to_dict())
+    return {"timings": timings, "errors": errors, "resources": res, "atomic_error": atomic_error()}
+
+
+def atomic_error(sizes=tuple(1 << e for e in range(16, 27, 2))) -> list:
+    """How the atomic DOT's rounding error grows with n, against the warp-shuffle DOT's (fresh inputs)."""
+    rows = []
+    for n in sizes:
+        prob = ops.Dot(n=n)
+        inputs = prob.inputs(numpy.random.default_rng(n))
+        x, y = (hw.to_host(a).astype(numpy.float64) for a in inputs)
+        ref, scale = float(x @ y), float(numpy.abs(x) @ numpy.abs(y))
+        row = {"n": n, "reference": ref}
+        for tag, (k, p) in (("atomic", ("blas/dot/00_atomic", {"BLOCK": 256})),
+                            ("shuffle", ("blas/dot/06_warp_shuffle", {"BLOCK": 256, "PER": 2}))):
+            out = prob.output()
+            registry.get(k).runner(prob, **p)(inputs, out)
+            got = float(hw.to_host(out)[0])
+            row[f"{tag}_relative"] = abs(got - ref) / abs(ref)
+            row[f"{tag}_vs_sum_abs"] = abs(got - ref) / scale
+        rows.append(row)
+    return rows
+
+
+def run_scaling(passes: int = 3, reps: int = 10) -> list:
+    """Every step and cuBLAS at every size: median over passes of each pass's median."""
+    from tqdm.auto import tqdm
+    rows = []
+    jobs = [(f, s) for f in FAMILIES for s in SCALING_SIZES[f]]
+    for family, size in tqdm(jobs, desc="scaling"):
+        cases, names = _steps(family)
+        prob = problem(family, size)
+        medians = {}
+        for _ in range(passes):
+            t, _ = measure_problem(cases, prob, f"{family} {size}", reps=reps, names=names, progress=False)
+            for r in t.rows:
+                medians.setdefault(r.name, []).append(r.median_ms)
+        lib = statistics.median(medians["cuBLAS"])
+        for name, values in medians.items():
+            ms = statistics.median(values)
+            rows.append({"family": family, "size": size, "kernel": name, "median_ms": ms,
+                         "gflops": prob.flops / (ms * 1e-3) / 1e9, "gbs": prob.bytes / (ms * 1e-3) / 1e9,
+                         "vs_cublas": lib / ms, "pass_medians_ms": ";".join(f"{v:.6f}" for v in values)})
+    return rows
+
+
+def scaling_csv(rows: list, env: dict) -> str:
+    out = io.StringIO()
+    for key in ("gpu", "date", "cupy", "cuda_runtime", "cuda_driver", "git_commit"):
+        out.write(f"# {key}: {env.get(key)}\n")
+    out.write("# command: python -m gemmlab blas --record\n")
+    w = csv.DictWriter(out, fieldnames=list(rows[0]))
+    w.writeheader()
+    w.writerows(rows)
+    return out.getvalue()
+
+
+def run_all(passes: int = 3) -> tuple:
+    if not hw.on_gpu:
+        raise SystemExit(f"the BLAS measurements need a GPU ({hw.backend_reason})")
+    steps = run_steps()
+    steps["command"] = "python -m gemmlab blas --record"
+    scaling = run_scaling(passes=passes)
+    return steps, scaling
+
+
+def save(steps: dict, scaling: list):
+    path = record.save(f"blas-{record.gpu_slug()}", steps)
+    csv_path = path.with_name(f"blas-scaling-{record.gpu_slug()}.csv")
+    csv_path.write_text(scaling_csv(scaling, record.environment()))
+    return path, csv_path
+
+
+def run_once(families) -> None:
+    """Each step of the families once at the article's size: what ``ncu`` profiles (profiling appendix)."""
+    for family in families:
+        prob = problem(family, ARTICLE_SIZE[family])
+        inputs = prob.inputs(numpy.random.default_rng(0))
+        for name, key, params in FAMILIES[family]:
+            registry.get(key).runner(prob, **params)(inputs, prob.output())
+            hw.synchronize()
+            print("ran", name, flush=True)
+
+
+# --- reading what was recorded (chapters) ---------------------------------------------------------
+
+def recorded() -> dict:
+    return record.load(RESULTS)
+
+
+def scaling_rows() -> list:
+    from .paths import RESULTS as DIR
+    text = (DIR / f"{RESULTS.replace('blas-', 'blas-scaling-')}.csv").read_text()
+    lines = [l for l in text.splitlines() if not l.startswith("#")]
+    return [{k: (float(v) if k not in ("family", "kernel", "pass_medians_ms") else v) for k, v in r.items()}
+            for r in csv.DictReader(lines)]
+
+
+def timed(label_prefix: str, family: str, reps: int = 20):
+    """A chapter's timing cell: the steps of a family now on a GPU; the recorded run without one."""
+    if hw.on_gpu:
+        cases, names = _steps(family)
+        prob = problem(family, ARTICLE_SIZE[family])
+        return measure_problem(cases, prob, f"{family} steps, {prob.label}", reps=reps, names=names,
+                               progress=False)[0]
+    from .timing import Timings
+    t = next(t for t in recorded()["timings"] if t["label"].startswith(label_prefix))
+    return Timings.from_dict(t, recorded=True)
+
+
+def scaling_plot(family: str, y: str = "gflops", ax=None):
+    """Log-log plot of every step and cuBLAS across sizes, from the recorded CSV."""
+    import matplotlib.pyplot as plt
+    rows = [r for r in scaling_rows() if r["family"] == family]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.5, 4.5))
+    for name in dict.fromkeys(r["kernel"] for r in rows):
+        pts = sorted((r["size"], r[y]) for r in rows if r["kernel"] == name)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-" if name != "cuBLAS" else "k--", ms=3, label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("n (elements)" if family == "DOT" else "N (matrix order)")
+    ax.set_ylabel({"gflops": "GFLOP/s", "gbs": "GB/s (useful bytes)"}[y])
+    env = recorded()["environment"]
+    ax.set_title(f"{family} across sizes, {env['gpu']}, {env['date'][:10]} (median of passes, L2 flushed)",
+                 fontsize=9)
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(fontsize=7)
+    return ax
