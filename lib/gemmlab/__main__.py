@@ -32,7 +32,9 @@ def main(argv=None) -> int:
     bl = sub.add_parser("blas", help="check and time every DOT, GEMV and GEMM step, sweeps and the scaling study")
     bl.add_argument("--record", action="store_true", help="write results/blas-<gpu>.json and blas-scaling-<gpu>.csv")
     bl.add_argument("--passes", type=int, default=3)
-    sub.add_parser("profile", help="run each DOT and GEMM step once at the article's sizes (under ncu)")
+    pf = sub.add_parser("profile", help="Nsight Compute metrics of each DOT and GEMM step (needs ncu and a GPU)")
+    pf.add_argument("--record", action="store_true", help="write results/ncu-<gpu>.json")
+    pf.add_argument("--launch", action="store_true", help=argparse.SUPPRESS)   # internal: the profiled half
     args = parser.parse_args(argv)
 
     from . import device, hardware
@@ -86,8 +88,14 @@ def main(argv=None) -> int:
             print("wrote", *blasbench.save(steps, scaling))
         return 0
     if args.command == "profile":
-        from . import blasbench
-        blasbench.run_once(("DOT", "GEMM"))
+        from . import blasbench, profiling
+        if args.launch:
+            blasbench.run_once(("DOT", "GEMM"))
+            return 0
+        result = profiling.run()
+        if args.record:
+            print("wrote", profiling.save(result))
+        profiling.table({**result, "environment": __import__("gemmlab").record.environment()})
         return 0
     if args.command == "sass":
         from . import sass

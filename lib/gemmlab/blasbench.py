@@ -90,12 +90,22 @@ def run_steps(reps: int = 20) -> dict:
     return {"timings": timings, "errors": errors, "resources": res, "atomic_error": atomic_error()}
 
 
-def atomic_error(sizes=tuple(1 << e for e in range(16, 27, 2))) -> list:
-    """How the atomic DOT's rounding error grows with n, against the warp-shuffle DOT's (fresh inputs)."""
+def atomic_error(sizes=tuple(1 << e for e in range(16, 27, 2)), distribution: str = "normal") -> list:
+    """How the atomic DOT's rounding error grows with n, against the warp-shuffle DOT's.
+
+    ``distribution`` "normal" (mean 0: the running sum wanders around sqrt(n)) or "uniform" (values in
+    [0, 1): the running sum grows like n/4, and each small product is added to a huge total).
+    """
+    if distribution not in ("normal", "uniform"):
+        raise ValueError(f"distribution must be 'normal' or 'uniform', got {distribution!r}")
     rows = []
     for n in sizes:
         prob = ops.Dot(n=n)
-        inputs = prob.inputs(numpy.random.default_rng(n))
+        rng = numpy.random.default_rng(n)
+        if distribution == "normal":
+            inputs = prob.inputs(rng)
+        else:
+            inputs = tuple(hw.xp.asarray(rng.random(n).astype(numpy.float32)) for _ in range(2))
         x, y = (hw.to_host(a).astype(numpy.float64) for a in inputs)
         ref, scale = float(x @ y), float(numpy.abs(x) @ numpy.abs(y))
         row = {"n": n, "reference": ref}
@@ -194,6 +204,48 @@ def timed(label_prefix: str, family: str, reps: int = 20):
     from .timing import Timings
     t = next(t for t in recorded()["timings"] if t["label"].startswith(label_prefix))
     return Timings.from_dict(t, recorded=True)
+
+
+def print_atomic_error(rows: list) -> None:
+    print(f"{'n':>10} {'atomic: |err|/|dot|':>20} {'shuffle: |err|/|dot|':>21}")
+    for r in rows:
+        print(f"{r['n']:>10} {r['atomic_relative']:>20.2e} {r['shuffle_relative']:>21.2e}")
+
+
+def geometry_heatmap(ax=None):
+    """The recorded GEMV launch-geometry sweep (grid x block of the shared-x kernel) as a heatmap."""
+    import matplotlib.pyplot as plt
+    t = next(t for t in recorded()["timings"] if t["label"].startswith("GEMV launch geometry"))
+    rows = [r for r in t["rows"] if r["name"] != "cuBLAS"]
+    grids = list(dict.fromkeys(r["name"].split(" x ")[0].replace("grid ", "") for r in rows))
+    blocks = list(dict.fromkeys(r["name"].split("block ")[1] for r in rows))
+    grid = numpy.array([[next(r["gbs"] for r in rows if r["name"] == f"grid {g} x block {b}") for b in blocks]
+                        for g in grids])
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.5, 4))
+    im = ax.imshow(grid, cmap="viridis", origin="lower")
+    ax.set_xticks(range(len(blocks)), blocks)
+    ax.set_yticks(range(len(grids)), grids)
+    ax.set_xlabel("threads per block")
+    ax.set_ylabel("blocks")
+    for (i, j), v in numpy.ndenumerate(grid):
+        ax.text(j, i, f"{v:.0f}", ha="center", va="center", color="w" if v < grid.max() * 0.6 else "k", fontsize=8)
+    env = t["environment"]
+    ax.set_title(f"GEMV 4096^2 shared-x kernel, GB/s (useful bytes)\n{env['gpu']}, {env['date'][:10]}", fontsize=9)
+    ax.figure.colorbar(im, ax=ax, label="GB/s")
+    return ax
+
+
+def scaling_table(family: str, sizes: list, kernels: list) -> None:
+    """Print recorded scaling times (µs) for some kernels at some sizes."""
+    rows = [r for r in scaling_rows() if r["family"] == family]
+    print(f"{'size':>10}" + "".join(f"{k[:24]:>26}" for k in kernels))
+    for s in sizes:
+        cells = []
+        for k in kernels:
+            r = next((r for r in rows if r["size"] == s and r["kernel"] == k), None)
+            cells.append(f"{r['median_ms'] * 1e3:>24.1f}us" if r else f"{'-':>26}")
+        print(f"{s:>10}" + "".join(cells))
 
 
 def scaling_plot(family: str, y: str = "gflops", ax=None):

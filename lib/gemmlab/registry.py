@@ -225,7 +225,7 @@ _TRANS2 = lambda p: {"TA": int(p.transa == "T"), "TB": int(p.transb == "T")}    
 
 VARIANTS += [
     Variant(
-        key="blas/dot/00_atomic", entry="dot_atomic", op=ops.Dot, layout="col",
+        key="blas/dot/00_atomic", chapter="07-dot", entry="dot_atomic", op=ops.Dot, layout="col",
         title="DOT 0-1: one atomicAdd per product",
         params={"BLOCK": (768, 256)}, defaults={"BLOCK": 256},
         launch=lambda p, c: (max(1, cdiv(p.n, c["BLOCK"])), c["BLOCK"], 0),
@@ -233,28 +233,28 @@ VARIANTS += [
         tolerance=1e-3,      # n single-precision additions into one running sum: the error grows with n
     ),
     Variant(
-        key="blas/dot/02_block_reduction", entry="dot_block_reduction<{BLOCK}, {TREE}>", op=ops.Dot, layout="col",
+        key="blas/dot/02_block_reduction", chapter="07-dot", entry="dot_block_reduction<{BLOCK}, {TREE}>", op=ops.Dot, layout="col",
         title="DOT 2-5: a shared-memory tree per block, one atomicAdd per block",
         params={"BLOCK": (256,), "TREE": (0, 1, 2), "PER": (1, 2)}, defaults={"BLOCK": 256, "TREE": 2, "PER": 1},
         launch=lambda p, c: (max(1, cdiv(p.n, c["BLOCK"] * c["PER"])), c["BLOCK"], 0),
         args=_dot_args, prepare=_zero_result,
     ),
     Variant(
-        key="blas/dot/06_warp_shuffle", entry="dot_warp_shuffle<{BLOCK}>", op=ops.Dot, layout="col",
+        key="blas/dot/06_warp_shuffle", chapter="07-dot", entry="dot_warp_shuffle<{BLOCK}>", op=ops.Dot, layout="col",
         title="DOT 6: warp shuffles for the first levels of the tree",
         params={"BLOCK": (256,), "PER": (1, 2)}, defaults={"BLOCK": 256, "PER": 2},
         launch=lambda p, c: (max(1, cdiv(p.n, c["BLOCK"] * c["PER"])), c["BLOCK"], 0),
         args=_dot_args, prepare=_zero_result,
     ),
     Variant(
-        key="blas/gemv/00_row_per_thread", entry="gemv_row_per_thread<{TRANS}>", op=ops.Gemv, layout="col",
+        key="blas/gemv/00_row_per_thread", chapter="08-gemv", entry="gemv_row_per_thread<{TRANS}>", op=ops.Gemv, layout="col",
         title="GEMV 0: a thread per row, ceil(M/512) blocks of 256",
         problem_params=_TRANS,
         launch=lambda p, c: (max(1, cdiv(p.out_len, 512)), 256, 0),
         args=_gemv_args,
     ),
     Variant(
-        key="blas/gemv/01_shared_x", entry="gemv_shared_x<{BLOCK}, {TRANS}>", op=ops.Gemv, layout="col",
+        key="blas/gemv/01_shared_x", chapter="08-gemv", entry="gemv_shared_x<{BLOCK}, {TRANS}>", op=ops.Gemv, layout="col",
         title="GEMV 1-2: chunks of x in shared memory; the launch geometry swept",
         params={"BLOCK": (128, 256, 512, 1024), "GRID": (0, 128, 512, 2048)}, defaults={"BLOCK": 256, "GRID": 0},
         problem_params=_TRANS,
@@ -263,7 +263,7 @@ VARIANTS += [
         args=_gemv_args,
     ),
     Variant(
-        key="blas/gemv/03_row_col_split", entry="gemv_row_col_split<{ROWS}, {SPLITS}, {TRANS}>", op=ops.Gemv,
+        key="blas/gemv/03_row_col_split", chapter="08-gemv", entry="gemv_row_col_split<{ROWS}, {SPLITS}, {TRANS}>", op=ops.Gemv,
         layout="col", title="GEMV 3: 32 rows x SPLITS column chunks per block",
         params={"ROWS": (32,), "SPLITS": (8, 16, 32)}, defaults={"ROWS": 32, "SPLITS": 16},
         problem_params=_TRANS,
@@ -271,28 +271,28 @@ VARIANTS += [
         args=_gemv_args,
     ),
     Variant(
-        key="blas/gemm/00_naive", entry="gemm_naive<{TA}, {TB}>", op=ops.Gemm, layout="col",
+        key="blas/gemm/00_naive", chapter="09-gemm", entry="gemm_naive<{TA}, {TB}>", op=ops.Gemm, layout="col",
         title="GEMM 0: one thread per element of C, column-major",
         problem_params=_TRANS2,
         launch=lambda p, c: ((max(1, cdiv(p.m, 16)), max(1, cdiv(p.n, 16))), (16, 16), 0),
         args=_gemm_col_args,
     ),
     Variant(
-        key="blas/gemm/01_shared_tiling", entry="gemm_shared_tiling<16, {TA}, {TB}>", op=ops.Gemm, layout="col",
+        key="blas/gemm/01_shared_tiling", chapter="09-gemm", entry="gemm_shared_tiling<16, {TA}, {TB}>", op=ops.Gemm, layout="col",
         title="GEMM 1: 16 x 16 shared tiles",
         problem_params=_TRANS2,
         launch=lambda p, c: ((max(1, cdiv(p.m, 16)), max(1, cdiv(p.n, 16))), (16, 16), 0),
         args=_gemm_col_args,
     ),
     Variant(
-        key="blas/gemm/02_register_tiling", entry="gemm_register_tiling<{TT}, {TA}, {TB}>", op=ops.Gemm,
+        key="blas/gemm/02_register_tiling", chapter="09-gemm", entry="gemm_register_tiling<{TT}, {TA}, {TB}>", op=ops.Gemm,
         layout="col", title="GEMM 2-3: a TT x TT register tile per thread (64 or 128 square block tiles)",
         params={"TT": (4, 8)}, defaults={"TT": 4}, problem_params=_TRANS2,
         launch=lambda p, c: ((max(1, cdiv(p.m, 16 * c["TT"])), max(1, cdiv(p.n, 16 * c["TT"]))), (16, 16), 0),
         args=_gemm_col_args,
     ),
     Variant(
-        key="blas/gemm/04_double_buffer", entry="gemm_double_buffer<{TT}, {TA}, {TB}>", op=ops.Gemm, layout="col",
+        key="blas/gemm/04_double_buffer", chapter="09-gemm", entry="gemm_double_buffer<{TT}, {TA}, {TB}>", op=ops.Gemm, layout="col",
         title="GEMM 4: double-buffered shared tiles, one barrier per phase",
         params={"TT": (4, 8)}, defaults={"TT": 8}, problem_params=_TRANS2,
         launch=lambda p, c: ((max(1, cdiv(p.m, 16 * c["TT"])), max(1, cdiv(p.n, 16 * c["TT"]))), (16, 16), 0),
