@@ -97,3 +97,17 @@ def test_wheel_carries_kernels_and_results(tmp_path):
     assert "gemmlab/kernels/sgemm/01_naive.cu" in names
     assert "gemmlab/emulator/gemmlab_emu.h" in names and "gemmlab/emulator/include/cuda_runtime.h" in names
     assert any(re.match(r"gemmlab/results/ceilings-.*\.json", n) for n in names)
+
+
+FIGURE_CALLS = ("roofline.plot", "scaling_plot", "heatmap(", "tilemap.figure", "ladder.show", "geometry_heatmap")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_cells_that_draw_have_their_figure(path):
+    """A plotting cell whose committed output has no image was executed without a notebook backend."""
+    nb = json.loads(path.read_text())
+    for c in nb["cells"]:
+        src = "".join(c["source"])
+        if c["cell_type"] == "code" and any(call in src for call in FIGURE_CALLS):
+            kinds = {k for out in c.get("outputs", []) for k in out.get("data", {})}
+            assert "image/png" in kinds, f"no figure in the output of: {src[:60]!r}"

@@ -9,6 +9,7 @@ widgets can be drawn in the static book. Needs nbclient and ipykernel (the ``dev
 """
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -22,6 +23,9 @@ def run(paths, *, timeout: int = 900, allow_cpu: bool = False, kernel_name: str 
     if not hw.on_gpu and not allow_cpu:
         raise SystemExit(f"refusing to refresh notebooks without a GPU ({hw.backend_reason}); "
                          "committed outputs must come from a GPU run. --allow-cpu runs them anyway.")
+    # The kernel inherits this environment: a non-interactive MPLBACKEND (Agg, set for command-line
+    # runs) would keep every figure out of the notebook. The kernel must use its own inline backend.
+    os.environ.pop("MPLBACKEND", None)
     done = []
     for path in map(Path, paths):
         nb = nbformat.read(path, as_version=4)
