@@ -85,6 +85,11 @@ PRESETS = {
 }
 
 
+# FP64 (non-tensor) peaks from the same datasheets, TFLOP/s -> FLOP/s. For the roofline calculator.
+FP64_PEAKS = {"T4": 0.25e12, "L4": 0.49e12, "A100": 9.7e12, "A6000": 1.21e12, "RTX 4060": 0.24e12,
+              "H100": 34e12, "H200": 34e12}
+
+
 def preset(name: str) -> DeviceModel:
     """A datasheet preset by a loose name: 'h200', 'A100', 'RTX 4060', or a full device name."""
     key = re.sub(r"[^a-z0-9]", "", name.lower())

@@ -64,6 +64,34 @@ class TileMap:
         return {"naive": naive, "tiled": tiled, "ratio": naive / tiled}
 
 
+# Register tiling (sgemm/06_register_tiling.cu): a T x T block tile, RM x RN micro-tiles, thread (tx, ty)
+# with tx < T/RN and ty < T/RM. The explorer draws these; tests check them against the kernel itself.
+
+def thread_outputs(T: int, RM: int, RN: int, tx: int, ty: int) -> list:
+    """(row, column) of the block's C tile that thread (tx, ty) computes and stores."""
+    _check_thread(T, RM, RN, tx, ty)
+    return [(ty * RM + i, tx * RN + j) for i in range(RM) for j in range(RN)]
+
+
+def thread_as_rows(T: int, RM: int, RN: int, tx: int, ty: int) -> list:
+    """Rows of the As tile the thread reads (all T columns of each, one per step k)."""
+    _check_thread(T, RM, RN, tx, ty)
+    return [ty * RM + i for i in range(RM)]
+
+
+def thread_bs_cols(T: int, RM: int, RN: int, tx: int, ty: int) -> list:
+    """Columns of the Bs tile the thread reads."""
+    _check_thread(T, RM, RN, tx, ty)
+    return [tx * RN + j for j in range(RN)]
+
+
+def _check_thread(T, RM, RN, tx, ty):
+    if T % RM or T % RN:
+        raise ValueError(f"the micro-tile {RM}x{RN} must divide the tile {T}")
+    if not (0 <= tx < T // RN and 0 <= ty < T // RM):
+        raise ValueError(f"thread ({tx}, {ty}) is outside the {T // RN} x {T // RM} block")
+
+
 def figure(n: int = 8, tile: int = 2, bi: int = 1, bj: int = 2, p: int = 0, ax=None):
     """A, B and C side by side: the block's C tile, and the A and B tiles of phase p (done phases paler)."""
     import matplotlib.pyplot as plt

@@ -1,0 +1,134 @@
+"""The book's explorers: self-contained HTML and inline JavaScript, interactive wherever the page is.
+
+They work in the static HTML book with no Python kernel and no network (the data they need is
+embedded in the page), in JupyterLab and in Colab. Each returns an object that notebooks display as
+HTML. The arithmetic they draw lives in ``model.js``, and tests check it against the library
+(``gemmlab.ops``, ``gemmlab.roofline``, ``gemmlab.tilemap``).
+
+- :func:`roofline_calculator` (chapter 01): GPU, operation, sizes, precision, beta -> F, Q, intensity,
+  ridge point, binding ceiling, floor time, on a roofline with the measured kernels of results/.
+- :func:`tilemap_trainer` (chapters 02 and 06): which tiles a block loads in each phase; which outputs
+  and shared rows one thread of a register-tiled kernel owns and reads.
+- :func:`sweep_explorer` (chapters 05, 06 and 08): sliders over a sweep recorded on the H200.
+"""
+from __future__ import annotations
+
+import html
+import itertools
+import json
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+_ids = itertools.count()
+
+
+class Explorer:
+    """An explorer ready to display: ``_repr_html_`` gives the self-contained HTML."""
+
+    def __init__(self, kind: str, data: dict, title: str):
+        self.kind, self.data, self.title = kind, data, title
+        self.uid = f"gl-{kind}-{next(_ids)}"
+
+    def _repr_html_(self) -> str:
+        script = (HERE / "model.js").read_text() + "\n" + (HERE / "explorers.js").read_text()
+        payload = json.dumps(self.data).replace("</", "<\\/")
+        return (f'<div class="gl-explorer" id="{self.uid}" data-explorer="{self.kind}" role="group" '
+                f'aria-label="{html.escape(self.title)}"><strong>{html.escape(self.title)}</strong></div>\n'
+                f"<style>{(HERE / 'explorers.css').read_text()}</style>\n"
+                f"<script>\n{script}\nGLExplorers.{self.kind}(document.getElementById({json.dumps(self.uid)}), "
+                f"{payload});\n</script>")
+
+    def __repr__(self):
+        return f"<{self.title}: an interactive explorer; shown as HTML in a notebook or the book>"
+
+
+def _gpu_entries(this_gpu=None) -> list:
+    from .. import device, record
+    entries = [{"id": f"preset:{k}", "name": m.name, "source": "datasheet", "peak32": m.peak_fp32,
+                "peak64": device.FP64_PEAKS[k], "bw": m.bandwidth} for k, m in device.PRESETS.items()]
+    rec = device.recorded().measured
+    entries.append({"id": "measured:h200", "name": rec.environment["gpu"], "bw": rec.bandwidth,
+                    "source": f"measured {rec.environment['date'][:10]}", "peak32": rec.peak_fp32,
+                    "peak64": device.FP64_PEAKS["H200"]})
+    if this_gpu is not None and this_gpu.measured is not None and this_gpu.environment.get("date") != \
+            rec.environment.get("date"):
+        m = this_gpu.measured
+        entries.append({"id": "this", "name": this_gpu.name, "source": "this GPU, measured now", "bw": m.bandwidth,
+                        "peak32": m.peak_fp32, "peak64": m.peak_fp32 / 2})
+    _ = record
+    return entries
+
+
+def _measured_points() -> list:
+    """Kernels measured on the H200 (results/): cuBLAS, the SGEMM ladder, the BLAS steps."""
+    from .. import blasbench, device, ladder, ops, roofline
+    points = [{"label": label, "I": i, "flops": f, "gpu": "measured:h200"}
+              for label, i, f in roofline.measured_points(device.recorded())]
+    data = ladder.recorded()
+    lad = next(t for t in data["timings"] if t["label"] == ladder.timing_label("ladder", data["N"]))
+    gemm = ops.Gemm.square(data["N"])
+    for step in data["steps"]:
+        r = next(r for r in lad["rows"] if r["name"] == step["case"])
+        points.append({"label": step["label"], "I": gemm.intensity, "flops": r["gflops"] * 1e9, "gpu": "measured:h200"})
+    for t in blasbench.recorded()["timings"]:
+        if t["label"].startswith(("DOT steps", "GEMV steps")):
+            intensity = 0.25 if t["label"].startswith("DOT") else 0.5
+            best = max((r for r in t["rows"] if r["name"] != "cuBLAS"), key=lambda r: r["gflops"])
+            points.append({"label": best["name"].split(":")[0], "I": intensity, "flops": best["gflops"] * 1e9,
+                           "gpu": "measured:h200"})
+    return points
+
+
+def roofline_calculator(this_gpu=None) -> Explorer:
+    """Chapter 01's calculator. ``this_gpu`` (a measured DeviceModel) adds "this GPU" to the choices."""
+    gpus = _gpu_entries(this_gpu)
+    points = _measured_points()
+    for p in points:                       # the JS matches points to the selected GPU by name
+        p["gpu"] = next(g["name"] for g in gpus if g["id"] == p["gpu"])
+    return Explorer("roofline", {"gpus": gpus, "points": points, "default": len(gpus) - 1},
+                    "Roofline calculator")
+
+
+def tilemap_trainer(mode: int = 0) -> Explorer:
+    """The tile-map trainer: mode 0 shared-memory tiling (chapter 02), 1 register tiling (chapter 06)."""
+    return Explorer("tilemap", {"mode": mode}, "Tile map")
+
+
+SWEEPS = {
+    "cache blocking": ("ladder", "cache blocking: TM x TN", "sgemm/05_cache_blocking", ["TM", "TN"]),
+    "register tiling": ("ladder", "register tiling: T, RM x RN, MINB", "sgemm/06_register_tiling",
+                        ["MINB", "T", "RM", "RN"]),
+    "gemv geometry": ("blas", "GEMV launch geometry", None, ["BLOCK", "GRID"]),
+}
+
+
+def sweep_explorer(which: str) -> Explorer:
+    """Sliders over a recorded sweep: "cache blocking", "register tiling" or "gemv geometry"."""
+    if which not in SWEEPS:
+        raise ValueError(f"no recorded sweep {which!r}; there are: {', '.join(SWEEPS)}")
+    source, label, key, params = SWEEPS[which]
+    from .. import blasbench, ladder
+    if source == "ladder":
+        data = ladder.recorded()
+        t = next(t for t in data["timings"] if t["label"] == ladder.timing_label(label, data["N"]))
+        choices = [c for k, c in ladder.SWEEPS[label] if k == key]
+        rows = [{"params": c, "gflops": next(r["gflops"] for r in t["rows"] if r["name"] == ladder.case_name(key, c))}
+                for c in choices]
+        metric = "gflops"
+    else:
+        t = next(t for t in blasbench.recorded()["timings"] if t["label"].startswith(label))
+        rows = []
+        for r in t["rows"]:
+            if r["name"] == "cuBLAS":
+                continue
+            grid, block = r["name"].replace("grid ", "").split(" x block ")
+            rows.append({"params": {"GRID": grid, "BLOCK": int(block)}, "gflops": r["gflops"], "gbs": r["gbs"]})
+        metric = "gbs"
+    values = {p: sorted({r["params"][p] for r in rows}, key=lambda v: (isinstance(v, str), v)) for p in params}
+    best = max(rows, key=lambda r: r[metric])
+    lib = next(r for r in t["rows"] if r["name"] == "cuBLAS")[metric]
+    env = t["environment"]
+    caption = (f"{t['label']}: recorded on {env['gpu']} on {env['date'][:10]}, median of {t['reps']} repetitions, "
+               f"L2 flushed; bars: every value of {params[0]} with the other sliders fixed; grey: cuBLAS")
+    return Explorer("sweep", {"params": params, "values": values, "rows": rows, "cublas": lib, "start": best["params"],
+                              "caption": caption, "metric": metric}, f"Recorded sweep: {which}")
