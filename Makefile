@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test unit notebooks build-strict refresh ceilings lock clean
+.PHONY: book test unit notebooks build-strict browser refresh ceilings lock clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,9 +19,10 @@ book: $(STAMP)
 
 test: $(STAMP)
 	$(MAKE) --keep-going unit notebooks build-strict
+	$(MAKE) browser
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -p no:cacheprovider
+	$(BIN)/python -m pytest -p no:cacheprovider --ignore=tests/browser
 
 # Runs every chapter top to bottom on this machine's backend; checks the outputs of cells tagged
 # nbval-check-output (the verdicts that are the same on every backend).
@@ -30,6 +31,14 @@ notebooks: $(STAMP)
 
 build-strict: $(STAMP)
 	$(BIN)/jupyter-book build -W -n --keep-going --quiet .
+
+# The explorers in the built book, in headless Chromium with the network off (screenshots in
+# _build/browser/). Installs Debian's chromium when there is none (CI runs as root).
+browser: $(STAMP)
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { echo "installing Debian's chromium for the browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	$(BIN)/python -m pytest -p no:cacheprovider tests/browser
 
 # On a GPU machine: re-execute the chapters and write their outputs back; record the GPU's ceilings.
 refresh: $(STAMP)
