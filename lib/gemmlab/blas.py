@@ -113,6 +113,14 @@ def _scale(y, beta):
         y *= numpy.float32(beta)
 
 
+def _launch(spec, problem, args):
+    """Launch the kernel a routine uses (DOT, GEMV or GEMM above) on ``problem``'s geometry."""
+    key, params = spec
+    v = registry.get(key)
+    grid, block, shared = v.launch(problem, v.resolve(**params))
+    v.kernel(problem, **params)(grid, block, args, shared_mem=shared)
+
+
 def dot(x, y) -> float:
     """sum_i x_i y_i over two float32 vectors of equal length (any nonzero increments)."""
     xr, xo, xi = _vector("sdot", 1, "x", x)
@@ -122,11 +130,8 @@ def dot(x, y) -> float:
     n = x.size
     if n == 0:
         return 0.0
-    v = registry.get(DOT[0])
-    problem = ops.Dot(n=n)
-    grid, block, shared = v.launch(problem, v.resolve(**DOT[1]))
     result = hw.xp.zeros(1, dtype=numpy.float32)
-    v.kernel(problem, **DOT[1])(grid, block, (xr, xo, xi, yr, yo, yi, n, result), shared_mem=shared)
+    _launch(DOT, ops.Dot(n=n), (xr, xo, xi, yr, yo, yi, n, result))
     return float(hw.to_host(result)[0])
 
 
@@ -149,11 +154,8 @@ def gemv(trans, alpha, A, x, beta, y):
     if alpha == 0.0:
         _scale(y, beta)
         return y
-    v = registry.get(GEMV[0])
-    problem = ops.Gemv(m=m, n=n, trans=t, layout="col")
-    grid, block, shared = v.launch(problem, v.resolve(**GEMV[1]))
-    v.kernel(problem, **GEMV[1])(grid, block, (ar, ao, lda, xr, xo, xi, yr, yo, yi, need_y, need_x, alpha, beta),
-                                 shared_mem=shared)
+    _launch(GEMV, ops.Gemv(m=m, n=n, trans=t, layout="col"),
+            (ar, ao, lda, xr, xo, xi, yr, yo, yi, need_y, need_x, alpha, beta))
     return y
 
 
@@ -181,9 +183,6 @@ def gemm(transa, transb, alpha, A, B, beta, C):
     if alpha == 0.0:
         _scale(C, beta)
         return C
-    v = registry.get(GEMM[0])
-    problem = ops.Gemm(m=m, n=n, k=k, transa=ta, transb=tb, layout="col")
-    grid, block, shared = v.launch(problem, v.resolve(**GEMM[1]))
-    v.kernel(problem, **GEMM[1])(grid, block, (ar, ao, lda, br, bo, ldb, cr, co, ldc, m, n, k, alpha, beta),
-                                 shared_mem=shared)
+    _launch(GEMM, ops.Gemm(m=m, n=n, k=k, transa=ta, transb=tb, layout="col"),
+            (ar, ao, lda, br, bo, ldb, cr, co, ldc, m, n, k, alpha, beta))
     return C

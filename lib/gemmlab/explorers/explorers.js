@@ -20,6 +20,12 @@
     return e;
   }
 
+  // Keys pressed on an explorer's controls belong to the controls: in JupyterLab the notebook would
+  // otherwise take the arrow keys (cell navigation) before a slider sees them.
+  function ownKeys(rootEl) {
+    rootEl.addEventListener("keydown", (e) => { if (e.target.matches("input, select")) e.stopPropagation(); });
+  }
+
   function control(parent, label, input) {
     const wrap = el("label", { class: "gl-control" }, parent);
     el("span", {}, wrap, label);
@@ -41,6 +47,7 @@
 
   // ---------------------------------------------------------------- roofline calculator
   function roofline(rootEl, data) {
+    ownKeys(rootEl);
     const ui = el("div", { class: "gl-controls" }, rootEl);
     const gpuSel = select(data.gpus.map((g) => g.name + " (" + g.source + ")"), data.default || 0);
     control(ui, "GPU", gpuSel);
@@ -120,6 +127,7 @@
 
   // ---------------------------------------------------------------- tile-map trainer
   function tilemap(rootEl, data) {
+    ownKeys(rootEl);
     const ui = el("div", { class: "gl-controls" }, rootEl);
     const mode = select(["shared-memory tiling (chapter 2)", "register tiling (chapter 6)"], data.mode || 0);
     control(ui, "mode", mode);
@@ -200,6 +208,7 @@
 
   // ---------------------------------------------------------------- recorded sweep
   function sweep(rootEl, data) {
+    ownKeys(rootEl);
     const ui = el("div", { class: "gl-controls" }, rootEl);
     const sl = {}, out = {};
     for (const p of data.params) {
