@@ -40,3 +40,39 @@ def sweep_control(label: str, key: str, params: list, fixed: dict | None = None,
         s.observe(update, names="value")
     update()
     return W.VBox([*sliders.values(), out])
+
+
+def gemv_geometry_control(reps: int = 10):
+    """Chapter 08's live control: the shared-x GEMV kernel's grid and block sizes, timed on a GPU."""
+    import ipywidgets as W
+
+    from . import blasbench, ops
+    grids = [0, 128, 512, 2048]
+    blocks = [128, 256, 512, 1024]
+    grid = W.SelectionSlider(options=[("ceil(M/2B)", 0)] + [(str(g), g) for g in grids[1:]], value=512,
+                             description="GRID", continuous_update=False)
+    block = W.SelectionSlider(options=blocks, value=256, description="BLOCK", continuous_update=False)
+    out = W.Output()
+
+    def update(_=None):
+        config = {"BLOCK": block.value, "GRID": grid.value}
+        name = f"grid {config['GRID'] or 'ceil(M/2B)'} x block {config['BLOCK']}"
+        with out:
+            out.clear_output(wait=True)
+            if hw.on_gpu:
+                problem = ops.Gemv(m=4096, n=4096, layout="col")
+                t, _ = ladder.measure_problem([("blas/gemv/01_shared_x", config)], problem, f"{name} (live)",
+                                             reps=reps, progress=False, names=[name])
+                r = t.rows[0]
+                print(f"{name}: {r.gbs:,.0f} GB/s = {t.ratio(r.name):.1%} of cuBLAS ({t.library.gbs:,.0f} GB/s), "
+                      f"measured now on {t.environment['gpu']}")
+            else:
+                rec = next(x for x in blasbench.recorded()["timings"] if x["label"].startswith("GEMV launch geometry"))
+                r = next(x for x in rec["rows"] if x["name"] == name)
+                print(f"{name}: {r['gbs']:,.0f} GB/s, recorded on {rec['environment']['gpu']} "
+                      f"{rec['environment']['date'][:10]} (no GPU here)")
+
+    grid.observe(update, names="value")
+    block.observe(update, names="value")
+    update()
+    return W.VBox([grid, block, out])
