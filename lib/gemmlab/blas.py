@@ -24,6 +24,7 @@ import numpy
 
 from . import hardware as hw
 from . import ops, registry
+from .loader import data_address
 
 
 class BlasError(ValueError):
@@ -44,13 +45,8 @@ def _root(a):
     root = a
     while getattr(root, "base", None) is not None and isinstance(root.base, type(a)):
         root = root.base
-    start = _address(a) - _address(root)
+    start = data_address(a) - data_address(root)
     return root, start // a.itemsize
-
-
-def _address(a) -> int:
-    data = getattr(a, "data", None)
-    return int(data.ptr) if hasattr(data, "ptr") else int(a.__array_interface__["data"][0])
 
 
 def _array(routine, position, name, a, ndim):

@@ -27,6 +27,11 @@ class Limits:
     register_partitions: int = 4     # an SM's register file is split among its 4 warp schedulers
 
 
+def cdiv(a: int, b: int) -> int:
+    """Ceiling division: how many blocks of ``b`` cover ``a``."""
+    return -(-a // b)
+
+
 EMULATOR = Limits(name="CPU emulator (limits of any CUDA GPU of compute capability >= 7.0)")
 
 
@@ -59,8 +64,8 @@ def occupancy(threads: int, registers: int, shared_bytes: int, limits: Limits) -
     from one of the SM's four scheduler partitions (a warp's registers cannot straddle two); each block
     also reserves ``shared_reserved_per_block`` bytes of shared memory.
     """
-    warps = -(-threads // limits.warp_size)
-    regs_per_warp = -(-max(registers, 1) * limits.warp_size // 256) * 256
+    warps = cdiv(threads, limits.warp_size)
+    regs_per_warp = cdiv(max(registers, 1) * limits.warp_size, 256) * 256
     by = {
         "threads": limits.max_threads_per_sm // (warps * limits.warp_size),
         "blocks": limits.max_blocks_per_sm,

@@ -301,7 +301,7 @@ class Kernel:
                                  f"wrong elements. Pass a contiguous copy (gl.xp.ascontiguousarray)")
             if known is not None and known[1] > 1:
                 align = numpy.dtype(known[0]).itemsize * known[1]
-                if _data_address(value) % align:
+                if data_address(value) % align:
                     raise ValueError(f"{where} is {ctype}* and must start on a {align}-byte boundary")
             return value
         if isinstance(value, (self.array_type, numpy.ndarray)):
@@ -337,7 +337,8 @@ class Kernel:
         return f"<gemmlab.Kernel {self.name} from {self.origin}{regs}>"
 
 
-def _data_address(array) -> int:
+def data_address(array) -> int:
+    """The address of an array's first element, for a NumPy or a CuPy array."""
     data = getattr(array, "data", None)
     if hasattr(data, "ptr"):
         return int(data.ptr)

@@ -13,12 +13,8 @@ from typing import Callable
 
 from . import ops
 from .check import FP32_TOLERANCE, check
+from .limits import cdiv
 from .loader import load
-
-
-def cdiv(a: int, b: int) -> int:
-    """Ceiling division: how many blocks of ``b`` cover ``a``."""
-    return -(-a // b)
 
 
 @dataclass(frozen=True)

@@ -69,21 +69,21 @@ def analyse(cases=CASES) -> dict:
                                     "-o", str(cubin), str(unit)], capture_output=True, text=True, check=True).stderr
             sass = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, check=True,
                                   env={**os.environ}).stdout
-            regs = {}
+            regs, spills = {}, {}
             for chunk in ptxas.split("Compiling entry function '")[1:]:
+                name = chunk.split("'", 1)[0]
                 used = re.search(r"Used (\d+) registers", chunk)
-                regs[chunk.split("'", 1)[0]] = int(used.group(1)) if used else 0
-            spills = {name: re.search(r"(\d+) bytes spill stores", chunk)
-                      for name, chunk in ((c.split("'", 1)[0], c) for c in ptxas.split("Compiling entry function '")[1:])}
+                spilled = re.search(r"(\d+) bytes spill stores", chunk)
+                regs[name] = int(used.group(1)) if used else 0
+                spills[name] = int(spilled.group(1)) if spilled else 0
             for block in re.split(r"\n\s*Function : ", sass)[1:]:
                 mangled = block.split("\n", 1)[0].strip()
                 counts = collections.Counter(m.group(1) for m in CLASSES.finditer(block))
                 total = len(re.findall(r"/\*[0-9a-f]{4}\*/", block))      # one offset comment per instruction
                 expr = next(e for e in names if _mangled_matches(mangled, e))
                 key, params = names[expr]
-                spill = spills.get(mangled)
                 out[case_label(key, params)] = {"key": key, "params": params, "registers": regs.get(mangled, 0),
-                                                "spill_store_bytes": int(spill.group(1)) if spill else 0,
+                                                "spill_store_bytes": spills.get(mangled, 0),
                                                 "total": total,
                                                 "instructions": dict(sorted(counts.items()))}
     return out

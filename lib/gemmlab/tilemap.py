@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
+from .limits import cdiv
 
 
 @dataclass(frozen=True)

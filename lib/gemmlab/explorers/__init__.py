@@ -43,7 +43,7 @@ class Explorer:
 
 
 def _gpu_entries(this_gpu=None) -> list:
-    from .. import device, record
+    from .. import device
     entries = [{"id": f"preset:{k}", "name": m.name, "source": "datasheet", "peak32": m.peak_fp32,
                 "peak64": device.FP64_PEAKS[k], "bw": m.bandwidth} for k, m in device.PRESETS.items()]
     rec = device.recorded().measured
@@ -55,7 +55,6 @@ def _gpu_entries(this_gpu=None) -> list:
         m = this_gpu.measured
         entries.append({"id": "this", "name": this_gpu.name, "source": "this GPU, measured now", "bw": m.bandwidth,
                         "peak32": m.peak_fp32, "peak64": m.peak_fp32 / 2})
-    _ = record
     return entries
 
 
