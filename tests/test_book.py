@@ -111,3 +111,20 @@ def test_cells_that_draw_have_their_figure(path):
         if c["cell_type"] == "code" and any(call in src for call in FIGURE_CALLS):
             kinds = {k for out in c.get("outputs", []) for k in out.get("data", {})}
             assert "image/png" in kinds, f"no figure in the output of: {src[:60]!r}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_explorers_are_committed_as_html_and_no_widget_state(path):
+    """The book draws what is in the page: no saved widget (its manager would come from a CDN), and
+    every explorer cell's output is the explorer's self-contained HTML, made by the current code."""
+    from gemmlab import explorers
+    nb = json.loads(path.read_text())
+    assert "widgets" not in nb["metadata"], "saved widget state: refresh with `python -m gemmlab refresh`"
+    for c in nb["cells"]:
+        src = "".join(c["source"])
+        kinds = [k for out in c.get("outputs", []) for k in out.get("data", {})]
+        assert "application/vnd.jupyter.widget-view+json" not in kinds, src[:60]
+        if c["cell_type"] == "code" and "gl.explorers." in src:
+            html = "".join("".join(out["data"]["text/html"]) for out in c["outputs"] if "text/html" in out.get("data", {}))
+            assert html.count("GLExplorers.mount(") == 1, src[:60]
+            assert explorers.script() in html, f"{src[:60]}: made by older explorer code; refresh the chapter on a GPU"

@@ -105,7 +105,78 @@ def test_explorers_embed_their_data_and_code():
     for e in (gl.explorers.roofline_calculator(), gl.explorers.tilemap_trainer(1),
               gl.explorers.sweep_explorer("gemv geometry")):
         page = e._repr_html_()
-        assert "GLExplorers." in page and "GLModel" in page and "<script" in page
+        assert "GLExplorers.mount(" in page and "GLModel" in page and "<script" in page
         assert "http://" not in page.replace("http://www.w3.org/2000/svg", "") and "https://" not in page
     with pytest.raises(ValueError, match="no recorded sweep"):
         gl.explorers.sweep_explorer("tensor cores")
+
+
+def test_every_recorded_sweep_row_is_a_registry_configuration():
+    for which, (_, _, key, params) in gl.explorers.SWEEPS.items():
+        data = gl.explorers.sweep_data(which)
+        assert [r["config"] for r in data["rows"]] == gl.registry.get(key).choices(), which
+        assert all(set(r["params"]) == set(params) and r[data["metric"]] > 0 for r in data["rows"])
+        assert data["start"] in [r["params"] for r in data["rows"]] and data["cublas"] > 0
+
+
+# ---------------------------------------------------------------- the live sweep explorer (anywidget)
+anywidget = pytest.importorskip("anywidget")
+from gemmlab.explorers import live  # noqa: E402
+
+
+def test_outside_a_kernel_the_sweep_explorer_is_the_static_one():
+    assert not live.available()
+    assert isinstance(gl.explorers.sweep_explorer("tiling"), gl.explorers.Explorer)
+
+
+def test_the_live_widget_carries_the_static_explorer_for_where_widgets_cannot_draw():
+    w = gl.explorers.sweep_explorer("cache blocking", live=True)
+    bundle, _ = w._repr_mimebundle_()
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == w.model_id
+    assert bundle["text/html"].count("GLExplorers.mount(") == 1
+    assert w.data == gl.explorers.sweep_data("cache blocking")
+    # the widget's front end is the book's explorer, mounted with the live hook
+    assert gl.explorers.script() in w._esm and "GLExplorers.mount(el, \"sweep\"" in w._esm
+
+
+@pytest.mark.parametrize("which", list(gl.explorers.SWEEPS))
+def test_a_request_from_the_page_runs_that_configuration_here(which):
+    w = gl.explorers.sweep_explorer(which, live=True)
+    i = len(w.data["rows"]) - 1                      # the last row: not the recorded best
+    w.request = {"row": i, "n": 1}                   # what the page sends when a slider is let go
+    answer = w.results[str(i)]
+    row = w.data["rows"][i]
+    config = ",".join(f"{k}={v}" for k, v in row["config"].items())
+    if gl.on_gpu:
+        assert answer["value"] > 0 and answer["cublas"] > 0 and "measured now on" in answer["summary"]
+    else:
+        assert "value" not in answer and "CPU emulator" in answer["summary"]
+        assert config in answer["summary"] and answer["summary"].count("-> OK") == 1
+    assert w.status == live.where()
+
+
+def test_bad_requests_and_failures_are_shown_in_the_explorer(monkeypatch):
+    w = gl.explorers.sweep_explorer("tiling", live=True)
+    w.request = {"row": 3, "n": 1}
+    assert w.status == "no row 3 in this sweep (it has 3)" and w.results == {}
+
+    def broken(*args, **kwargs):
+        raise AssertionError("wrong results, not timing them")
+    monkeypatch.setattr(live, "run_row", broken)
+    w.request = {"row": 0, "n": 2}
+    assert w.status == "02_shared_tiling[TILE=8] failed: AssertionError: wrong results, not timing them"
+    assert w.results == {}
+
+
+def test_refresh_keeps_the_html_form_of_widgets_and_no_widget_state():
+    import nbformat
+    from gemmlab.refresh import WIDGET_VIEW, drop_widget_views
+    nb = nbformat.v4.new_notebook(metadata={"widgets": {"application/vnd.jupyter.widget-state+json": {}}})
+    view = {WIDGET_VIEW: {"model_id": "x", "version_major": 2, "version_minor": 1}}
+    nb.cells = [nbformat.v4.new_code_cell("w", outputs=[nbformat.v4.new_output(
+                    "display_data", data={"text/plain": "w", "text/html": "<div>explorer</div>", **view})]),
+                nbformat.v4.new_code_cell("bar", outputs=[nbformat.v4.new_output(
+                    "display_data", data={"text/plain": "HBox()", **view})])]
+    assert drop_widget_views(nb) == [nb.cells[1].id]
+    assert "widgets" not in nb.metadata
+    assert [sorted(c.outputs[0].data) for c in nb.cells] == [["text/html", "text/plain"], ["text/plain"]]

@@ -18,7 +18,7 @@ from .check import CheckResult, check, rel_error
 from .loader import CompileError, Kernel, Module, load
 from ._emulator import EmulatorError
 from .timing import TimingUnavailable, bench, sweep
-from . import blas, blasbench, demos, explorers, profiling, paths, device, ladder, memory, registry, roofline, sass, tilemap, widgets  # noqa: E402
+from . import blas, blasbench, demos, explorers, profiling, paths, device, ladder, memory, registry, roofline, sass, tilemap  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -26,5 +26,5 @@ __all__ = [
     "backend", "backend_reason", "on_gpu", "xp", "size", "synchronize", "to_host", "BackendError",
     "load", "Module", "Kernel", "CompileError", "EmulatorError", "check", "rel_error", "CheckResult",
     "bench", "sweep", "TimingUnavailable", "ops", "record", "device", "registry", "roofline", "ladder",
-    "tilemap", "demos", "memory", "sass", "widgets", "blas", "blasbench", "explorers", "profiling", "paths",
+    "tilemap", "demos", "memory", "sass", "blas", "blasbench", "explorers", "profiling", "paths",
 ]

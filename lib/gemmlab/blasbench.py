@@ -62,6 +62,11 @@ def _steps(family):
     return [(k, p) for _, k, p in FAMILIES[family]], [name for name, _, _ in FAMILIES[family]]
 
 
+def geometry_name(config: dict) -> str:
+    """The name of one launch geometry of the shared-x GEMV kernel in the recorded sweep."""
+    return f"grid {config['GRID'] or 'ceil(M/2B)'} x block {config['BLOCK']}"
+
+
 def run_steps(reps: int = 20) -> dict:
     timings, errors, res = [], {}, {}
     for family in FAMILIES:
@@ -76,7 +81,7 @@ def run_steps(reps: int = 20) -> dict:
     v = registry.get("blas/gemv/01_shared_x")
     prob = problem("GEMV", 4096)
     cases = [("blas/gemv/01_shared_x", c) for c in v.choices()]
-    names = [f"grid {c['GRID'] or 'ceil(M/2B)'} x block {c['BLOCK']}" for c in v.choices()]
+    names = [geometry_name(c) for c in v.choices()]
     t, e = measure_problem(cases, prob, f"GEMV launch geometry, {prob.label}", reps=reps, names=names)
     timings.append(t.to_dict())
     # transposes, final kernels against cuBLAS

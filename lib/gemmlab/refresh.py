@@ -4,14 +4,30 @@
 
 The book is built from committed outputs (``execute_notebooks: off``), so those outputs must come from
 a real GPU run: this command refuses to run without one unless ``--allow-cpu`` is given (for trying a
-notebook out; never commit what that produces). Widget state is saved into the notebook, so saved
-widgets can be drawn in the static book. Needs nbclient and ipykernel (the ``dev`` extra).
+notebook out; never commit what that produces). Widget views are not kept: an output that is a widget
+keeps its ``text/html`` form (the explorers give one), and no widget state is saved, so the book draws
+what is in the page and asks no CDN for a widget manager. Needs nbclient and ipykernel (the ``dev`` extra).
 """
 from __future__ import annotations
 
 import os
 import time
 from pathlib import Path
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def drop_widget_views(nb) -> list:
+    """Keep widget outputs in their other forms only; returns the cells whose widget had no HTML form."""
+    nb.metadata.pop("widgets", None)
+    bare = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if data.pop(WIDGET_VIEW, None) is not None and "text/html" not in data:
+                bare.append(cell.get("id"))
+    return bare
 
 
 def run(paths, *, timeout: int = 900, allow_cpu: bool = False, kernel_name: str = "python3") -> list:
@@ -30,9 +46,11 @@ def run(paths, *, timeout: int = 900, allow_cpu: bool = False, kernel_name: str 
     for path in map(Path, paths):
         nb = nbformat.read(path, as_version=4)
         start = time.perf_counter()
-        client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, store_widget_state=True,
+        client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, store_widget_state=False,
                                 resources={"metadata": {"path": str(path.parent.resolve())}})
         client.execute()
+        for cell_id in drop_widget_views(nb):
+            print(f"{path}: cell {cell_id} displayed a widget with no HTML form; the book shows its text only")
         env = record.environment()
         nb.metadata["gemmlab"] = {k: env.get(k) for k in ("gpu", "date", "cupy", "cuda_runtime", "cuda_driver",
                                                           "git_commit")}

@@ -9,17 +9,27 @@ HTML. The arithmetic they draw lives in ``model.js``, and tests check it against
   ridge point, binding ceiling, floor time, on a roofline with the measured kernels of results/.
 - :func:`tilemap_trainer` (chapters 02 and 06): which tiles a block loads in each phase; which outputs
   and shared rows one thread of a register-tiled kernel owns and reads.
-- :func:`sweep_explorer` (chapters 05, 06 and 08): sliders over a sweep recorded on the H200.
+- :func:`sweep_explorer` (chapters 02, 05, 06 and 08): sliders over a sweep recorded on the H200. In a
+  live notebook it is a widget (``live.py``) with the same front end that also re-runs the chosen
+  configuration: timed against cuBLAS on a GPU, checked against float64 on the CPU emulator.
 """
 from __future__ import annotations
 
-import html
 import itertools
 import json
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 _ids = itertools.count()
+
+
+def script() -> str:
+    """The explorers' JavaScript (model, then drawing): one text for the page and for the live widget."""
+    return (HERE / "model.js").read_text() + "\n" + (HERE / "explorers.js").read_text()
+
+
+def css() -> str:
+    return (HERE / "explorers.css").read_text()
 
 
 class Explorer:
@@ -30,13 +40,10 @@ class Explorer:
         self.uid = f"gl-{kind}-{next(_ids)}"
 
     def _repr_html_(self) -> str:
-        script = (HERE / "model.js").read_text() + "\n" + (HERE / "explorers.js").read_text()
         payload = json.dumps(self.data).replace("</", "<\\/")
-        return (f'<div class="gl-explorer" id="{self.uid}" data-explorer="{self.kind}" role="group" '
-                f'aria-label="{html.escape(self.title)}"><strong>{html.escape(self.title)}</strong></div>\n'
-                f"<style>{(HERE / 'explorers.css').read_text()}</style>\n"
-                f"<script>\n{script}\nGLExplorers.{self.kind}(document.getElementById({json.dumps(self.uid)}), "
-                f"{payload});\n</script>")
+        return (f'<div id="{self.uid}"></div>\n<style>{css()}</style>\n<script>\n{script()}\n'
+                f"GLExplorers.mount(document.getElementById({json.dumps(self.uid)}), {json.dumps(self.kind)}, "
+                f"{payload}, {json.dumps(self.title)});\n</script>")
 
     def __repr__(self):
         return f"<{self.title}: an interactive explorer; shown as HTML in a notebook or the book>"
@@ -93,35 +100,38 @@ def tilemap_trainer(mode: int = 0) -> Explorer:
     return Explorer("tilemap", {"mode": mode}, "Tile map")
 
 
+# name -> (where it is recorded, the recorded timing's label, the variant, its sliders)
 SWEEPS = {
+    "tiling": ("ladder", "naive and tiled", "sgemm/02_shared_tiling", ["TILE"]),
     "cache blocking": ("ladder", "cache blocking: TM x TN", "sgemm/05_cache_blocking", ["TM", "TN"]),
     "register tiling": ("ladder", "register tiling: T, RM x RN, MINB", "sgemm/06_register_tiling",
                         ["MINB", "T", "RM", "RN"]),
-    "gemv geometry": ("blas", "GEMV launch geometry", None, ["BLOCK", "GRID"]),
+    "gemv geometry": ("blas", "GEMV launch geometry", "blas/gemv/01_shared_x", ["BLOCK", "GRID"]),
 }
 
 
-def sweep_explorer(which: str) -> Explorer:
-    """Sliders over a recorded sweep: "cache blocking", "register tiling" or "gemv geometry"."""
+def sweep_data(which: str) -> dict:
+    """A recorded sweep as the explorer draws it: one row per configuration, with its variant params."""
     if which not in SWEEPS:
         raise ValueError(f"no recorded sweep {which!r}; there are: {', '.join(SWEEPS)}")
     source, label, key, params = SWEEPS[which]
-    from .. import blasbench, ladder
+    from .. import blasbench, ladder, registry
     if source == "ladder":
         data = ladder.recorded()
         t = next(t for t in data["timings"] if t["label"] == ladder.timing_label(label, data["N"]))
         choices = [c for k, c in ladder.SWEEPS[label] if k == key]
-        rows = [{"params": c, "gflops": next(r["gflops"] for r in t["rows"] if r["name"] == ladder.case_name(key, c))}
+        rows = [{"params": c, "config": c, "name": ladder.case_name(key, c),
+                 "gflops": next(r["gflops"] for r in t["rows"] if r["name"] == ladder.case_name(key, c))}
                 for c in choices]
         metric = "gflops"
     else:
         t = next(t for t in blasbench.recorded()["timings"] if t["label"].startswith(label))
         rows = []
-        for r in t["rows"]:
-            if r["name"] == "cuBLAS":
-                continue
-            grid, block = r["name"].replace("grid ", "").split(" x block ")
-            rows.append({"params": {"GRID": grid, "BLOCK": int(block)}, "gflops": r["gflops"], "gbs": r["gbs"]})
+        for c in registry.get(key).choices():
+            name = blasbench.geometry_name(c)
+            r = next(r for r in t["rows"] if r["name"] == name)
+            rows.append({"params": {"GRID": str(c["GRID"] or "ceil(M/2B)"), "BLOCK": c["BLOCK"]}, "config": c,
+                         "name": name, "gflops": r["gflops"], "gbs": r["gbs"]})
         metric = "gbs"
     values = {p: sorted({r["params"][p] for r in rows}, key=lambda v: (isinstance(v, str), v)) for p in params}
     best = max(rows, key=lambda r: r[metric])
@@ -129,5 +139,23 @@ def sweep_explorer(which: str) -> Explorer:
     env = t["environment"]
     caption = (f"{t['label']}: recorded on {env['gpu']} on {env['date'][:10]}, median of {t['reps']} repetitions, "
                f"L2 flushed; bars: every value of {params[0]} with the other sliders fixed; grey: cuBLAS")
-    return Explorer("sweep", {"params": params, "values": values, "rows": rows, "cublas": lib, "start": best["params"],
-                              "caption": caption, "metric": metric}, f"Recorded sweep: {which}")
+    return {"key": key, "params": params, "values": values, "rows": rows, "cublas": lib, "start": best["params"],
+            "caption": caption, "metric": metric, "problem": t["label"].split(", ", 1)[-1] if source == "blas"
+            else f"N = {data['N']}", "gpu": env["gpu"]}
+
+
+def sweep_explorer(which: str, live: bool | None = None):
+    """Sliders over a recorded sweep: "tiling", "cache blocking", "register tiling" or "gemv geometry".
+
+    ``live`` (default: when running in a notebook kernel with anywidget installed) returns the widget
+    that also re-runs the chosen configuration here; it still shows as the static explorer wherever
+    widgets cannot draw (the built book, a notebook opened without running it).
+    """
+    data = sweep_data(which)
+    title = f"Recorded sweep: {which}"
+    from . import live as _live
+    if live is None:
+        live = _live.available()
+    if live:
+        return _live.LiveSweep(which, data, title, Explorer("sweep", data, title))
+    return Explorer("sweep", data, title)

@@ -207,7 +207,11 @@
   }
 
   // ---------------------------------------------------------------- recorded sweep
-  function sweep(rootEl, data) {
+  // `live` (optional, from a live notebook: gemmlab/explorers/live.py) re-runs the chosen configuration
+  // in the kernel: live.request(i) asks for row i, live.result(i) is what came back ({value} when timed
+  // on a GPU, {note} only when checked on the CPU emulator), live.status() the last message, and
+  // live.onUpdate(f) calls f whenever any of these changes.
+  function sweep(rootEl, data, live) {
     ownKeys(rootEl);
     const ui = el("div", { class: "gl-controls" }, rootEl);
     const sl = {}, out = {};
@@ -217,6 +221,12 @@
       out[p] = control(ui, p, sl[p]);
     }
     const text = el("pre", { class: "gl-readout", "aria-live": "polite" }, rootEl);
+    let liveText = null, button = null;
+    if (live) {
+      const bar = el("div", { class: "gl-controls" }, rootEl);
+      button = el("button", { type: "button", class: "gl-button" }, bar, "run it here");
+      liveText = el("pre", { class: "gl-live", "aria-live": "polite" }, rootEl);
+    }
     const svg = el("svg:svg", { viewBox: "0 0 640 " + (40 + 22 * data.rows.length / (data.params.length > 2 ? 4 : 1)), class: "gl-chart", role: "img" }, rootEl);
     const metric = data.metric || "gflops";
     const unit = metric === "gbs" ? "GB/s" : "GFLOP/s";
@@ -234,6 +244,10 @@
       const cfg = current();
       for (const p of data.params) out[p].textContent = cfg[p];
       const row = data.rows.find((r) => same(r.params, cfg));
+      if (live) {
+        const got = row && live.result(data.rows.indexOf(row));
+        liveText.textContent = live.status() + (got ? "\nthis configuration, " + got.summary : "");
+      }
       text.textContent = (row ? data.name(cfg) + ": " + Math.round(value(row)).toLocaleString() + " " + unit + " = " +
         (100 * value(row) / data.cublas).toFixed(1) + "% of cuBLAS (" + Math.round(data.cublas).toLocaleString() + " " + unit + ")" : "not measured") +
         "\n" + data.caption;
@@ -248,6 +262,10 @@
         el("svg:text", { x: L - 8, y: y + 14, "text-anchor": "end", class: "gl-small" }, svg, vary + " = " + r.params[vary]);
         el("svg:rect", { x: L, y, width: Math.max(1, w), height: 16, class: isNow ? "gl-bar-now" : "gl-bar" }, svg);
         el("svg:text", { x: L + w + 6, y: y + 13, class: "gl-small" }, svg, Math.round(value(r)).toLocaleString() + " " + unit);
+        const got = live && live.result(data.rows.indexOf(r));
+        if (got && got.value !== undefined) {        // measured now, in this notebook: a thin bar under the recorded one
+          el("svg:rect", { x: L, y: y + 17, width: Math.max(1, (W - L - 80) * Math.min(got.value, best) / best), height: 4, class: "gl-bar-live" }, svg);
+        }
       });
       const y = 10 + group.length * 22, w = (W - L - 80) * data.cublas / best;
       el("svg:text", { x: L - 8, y: y + 14, "text-anchor": "end", class: "gl-small" }, svg, "cuBLAS");
@@ -257,8 +275,29 @@
     }
     data.name = data.name || ((cfg) => data.params.map((p) => p + "=" + cfg[p]).join(", "));
     Object.values(sl).forEach((s) => s.addEventListener("input", draw));
+    if (live) {
+      // a slider let go (or a key pressed) asks the kernel to run the configuration; quick successive
+      // moves ask once, for where the slider came to rest
+      let timer = null;
+      const ask = () => {
+        const i = data.rows.findIndex((r) => same(r.params, current()));
+        if (i >= 0) live.request(i);
+      };
+      const later = () => { clearTimeout(timer); timer = setTimeout(ask, 400); };
+      Object.values(sl).forEach((s) => s.addEventListener("change", later));
+      button.addEventListener("click", ask);
+      live.onUpdate(draw);
+    }
     draw();
   }
 
-  root.GLExplorers = { roofline, tilemap, sweep };
+  // One entry point for the static page and the live widget: the explorer's frame, then its contents.
+  function mount(container, kind, data, title, live) {
+    const rootEl = el("div", { class: "gl-explorer", "data-explorer": kind, role: "group", "aria-label": title }, container);
+    el("strong", {}, rootEl, title);
+    ({ roofline, tilemap, sweep })[kind](rootEl, data, live);
+    return rootEl;
+  }
+
+  root.GLExplorers = { roofline, tilemap, sweep, mount };
 })(typeof window !== "undefined" ? window : globalThis);
