@@ -1,3 +1,6 @@
+import os
+from pathlib import Path
+
 import pytest
 
 import gemmlab as gl
@@ -93,3 +96,17 @@ def test_occupancy_model_matches_the_cuda_occupancy_api():
         ours = occupancy(threads, k.num_regs, k.static_shared_bytes, k.limits)["blocks_per_sm"]
         theirs = driver.occupancyMaxActiveBlocksPerMultiprocessor(k.impl.function.kernel.ptr, threads, 0)
         assert ours == theirs, (choice, k.num_regs, ours, theirs)
+
+
+def test_results_name_the_commit_even_where_the_tree_travels_without_git(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+    shutil.copytree(Path(gl.__file__).parent, tmp_path / "gemmlab")      # a copy outside any git checkout
+    code = "from gemmlab import record; print(record.environment()['git_commit'])"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "GEMMLAB_BACKEND": "emulator", "GEMMLAB_GIT_COMMIT": "abc1234"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "abc1234"
+    env.pop("GEMMLAB_GIT_COMMIT")
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "None"

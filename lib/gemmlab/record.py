@@ -24,11 +24,14 @@ def _version(pkg: str):
 
 @functools.lru_cache(maxsize=1)
 def _git_commit():
+    """The checkout's commit; where the tree travels without .git (a remote GPU machine), whatever the
+    run was told in GEMMLAB_GIT_COMMIT."""
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=Path(__file__).parent, timeout=5).stdout.strip() or None
+        found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                               cwd=Path(__file__).parent, timeout=5).stdout.strip()
     except Exception:
-        return None
+        found = ""
+    return found or os.environ.get("GEMMLAB_GIT_COMMIT") or None
 
 
 def environment() -> dict:

@@ -140,8 +140,7 @@ def sweep_data(which: str) -> dict:
     caption = (f"{t['label']}: recorded on {env['gpu']} on {env['date'][:10]}, median of {t['reps']} repetitions, "
                f"L2 flushed; bars: every value of {params[0]} with the other sliders fixed; grey: cuBLAS")
     return {"key": key, "params": params, "values": values, "rows": rows, "cublas": lib, "start": best["params"],
-            "caption": caption, "metric": metric, "problem": t["label"].split(", ", 1)[-1] if source == "blas"
-            else f"N = {data['N']}", "gpu": env["gpu"]}
+            "caption": caption, "metric": metric, "gpu": env["gpu"]}
 
 
 def sweep_explorer(which: str, live: bool | None = None):
