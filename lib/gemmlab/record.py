@@ -24,14 +24,15 @@ def _version(pkg: str):
 
 @functools.lru_cache(maxsize=1)
 def _git_commit():
-    """The checkout's commit; where the tree travels without .git (a remote GPU machine), whatever the
-    run was told in GEMMLAB_GIT_COMMIT."""
+    """GEMMLAB_GIT_COMMIT when the run is told (a copy of the tree on a remote GPU machine, whose .git,
+    if it has one, need not be this tree's), else the checkout's own commit."""
+    if os.environ.get("GEMMLAB_GIT_COMMIT"):
+        return os.environ["GEMMLAB_GIT_COMMIT"]
     try:
-        found = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                               cwd=Path(__file__).parent, timeout=5).stdout.strip()
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).parent, timeout=5).stdout.strip() or None
     except Exception:
-        found = ""
-    return found or os.environ.get("GEMMLAB_GIT_COMMIT") or None
+        return None
 
 
 def environment() -> dict:
