@@ -173,7 +173,12 @@ def test_shuffles_and_ballot(mod):
         assert got[t, 0] == x[w + 3]
         assert got[t, 1] == (x[t - 2] if lane >= 2 else x[t])
         assert got[t, 2] == (x[t + 5] if (t - seg) + 5 < 16 else x[t])
-        assert got[t, 3] == pytest.approx(x[seg:seg + 16].sum(), rel=1e-5)
+        # the XOR butterfly: every lane of a 16-lane segment ends with the same bits (each step adds the
+        # same two values, in either order), the segment's sum to float32 accuracy. The bound scales with
+        # sum(|x|), not with the sum itself: 16 normals can cancel to almost nothing.
+        assert got[t, 3] == got[seg, 3]
+        part = x[seg:seg + 16].astype(numpy.float64)
+        assert abs(got[t, 3] - part.sum()) <= 1e-6 * numpy.abs(part).sum()
     expect = sum(1 << lane for lane in range(32) if lane % 3 == 0)
     assert list(gl.to_host(ballots).view(numpy.uint32)) == [expect, sum(1 << l for l in range(32) if (32 + l) % 3 == 0)]
 
