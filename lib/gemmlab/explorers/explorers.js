@@ -208,9 +208,9 @@
 
   // ---------------------------------------------------------------- recorded sweep
   // `live` (optional, from a live notebook: gemmlab/explorers/live.py) re-runs the chosen configuration
-  // in the kernel: live.request(i) asks for row i, live.result(i) is what came back ({value} when timed
-  // on a GPU, {note} only when checked on the CPU emulator), live.status() the last message, and
-  // live.onUpdate(f) calls f whenever any of these changes.
+  // in the kernel: live.request(i) asks for row i, live.result(i) is what came back ({summary}, plus
+  // {value} when it was timed on a GPU; on the CPU emulator it is only checked), live.status() the
+  // kernel's last message, and live.onUpdate(f) calls f whenever a result or the status changes.
   function sweep(rootEl, data, live) {
     ownKeys(rootEl);
     const ui = el("div", { class: "gl-controls" }, rootEl);
