@@ -129,6 +129,18 @@ def test_outside_a_kernel_the_sweep_explorer_is_the_static_one():
     assert isinstance(gl.explorers.sweep_explorer("tiling"), gl.explorers.Explorer)
 
 
+def test_asking_for_the_live_explorer_without_anywidget_says_what_to_install(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "anywidget", None)         # as if it were not installed
+    live._widget_class.cache_clear()
+    try:
+        assert not live.available()
+        with pytest.raises(ImportError, match="pip install anywidget"):
+            gl.explorers.sweep_explorer("tiling", live=True)
+    finally:
+        live._widget_class.cache_clear()
+
+
 def test_the_live_widget_carries_the_static_explorer_for_where_widgets_cannot_draw():
     w = gl.explorers.sweep_explorer("cache blocking", live=True)
     bundle, _ = w._repr_mimebundle_()

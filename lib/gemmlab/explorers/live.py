@@ -94,7 +94,11 @@ export default {
 
 @functools.lru_cache(maxsize=None)
 def _widget_class():
-    import anywidget
+    try:
+        import anywidget
+    except ImportError as e:
+        raise ImportError("the live explorer is an anywidget: pip install anywidget (a dependency of gemmlab), "
+                          "or call sweep_explorer(..., live=False) for the recorded one") from e
     import traitlets
 
     class LiveSweepWidget(anywidget.AnyWidget):
