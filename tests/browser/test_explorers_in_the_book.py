@@ -50,6 +50,7 @@ def test_explorers_respond_offline(browser, page_name):
     explorers = page.locator(".gl-explorer")
     kinds = [explorers.nth(i).get_attribute("data-explorer") for i in range(explorers.count())]
     assert kinds == PAGES[page_name], f"explorers on the page: {kinds}"
+    assert page.get_by_text("an interactive explorer, drawn by its script").count() == 0, "a placeholder stayed"
     for i, kind in enumerate(kinds):
         ex = explorers.nth(i)
         ex.scroll_into_view_if_needed()

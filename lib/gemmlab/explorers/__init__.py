@@ -15,6 +15,7 @@ HTML. The arithmetic they draw lives in ``model.js``, and tests check it against
 """
 from __future__ import annotations
 
+import html
 import itertools
 import json
 from pathlib import Path
@@ -41,7 +42,11 @@ class Explorer:
 
     def _repr_html_(self) -> str:
         payload = json.dumps(self.data).replace("</", "<\\/")
-        return (f'<div id="{self.uid}"></div>\n<style>{css()}</style>\n<script>\n{script()}\n'
+        # the placeholder stays where scripts may not run (Jupyter will not run them in an output it did
+        # not produce itself); everywhere else the explorer replaces it at once
+        return (f'<div id="{self.uid}"><p><em>{html.escape(self.title)}: an interactive explorer, drawn by its '
+                "script: in the book at once, in Jupyter once this cell has run.</em></p></div>\n"
+                f"<style>{css()}</style>\n<script>\n{script()}\n"
                 f"GLExplorers.mount(document.getElementById({json.dumps(self.uid)}), {json.dumps(self.kind)}, "
                 f"{payload}, {json.dumps(self.title)});\n</script>")
 
@@ -137,8 +142,9 @@ def sweep_data(which: str) -> dict:
     best = max(rows, key=lambda r: r[metric])
     lib = next(r for r in t["rows"] if r["name"] == "cuBLAS")[metric]
     env = t["environment"]
+    others = "" if len(params) == 1 else " with the other sliders fixed"
     caption = (f"{t['label']}: recorded on {env['gpu']} on {env['date'][:10]}, median of {t['reps']} repetitions, "
-               f"L2 flushed; bars: every value of {params[0]} with the other sliders fixed; grey: cuBLAS")
+               f"L2 flushed; bars: every value of {params[0]}{others}; grey: cuBLAS")
     return {"key": key, "params": params, "values": values, "rows": rows, "cublas": lib, "start": best["params"],
             "caption": caption, "metric": metric, "gpu": env["gpu"]}
 

@@ -293,6 +293,7 @@
 
   // One entry point for the static page and the live widget: the explorer's frame, then its contents.
   function mount(container, kind, data, title, live) {
+    container.replaceChildren();      // the placeholder for where scripts do not run
     const rootEl = el("div", { class: "gl-explorer", "data-explorer": kind, role: "group", "aria-label": title }, container);
     el("strong", {}, rootEl, title);
     ({ roofline, tilemap, sweep })[kind](rootEl, data, live);
