@@ -182,11 +182,17 @@ def test_bad_arguments_are_named(args, match):
     assert FakeImpl.launched is None
 
 
-def test_fortran_ordered_arrays_are_contiguous_enough():
+def test_fortran_ordered_arrays_are_refused_and_their_explicit_views_accepted():
+    # A kernel sees raw memory: an F-ordered array would be read in the wrong order without a word.
     k = _kernel()
     _, B = _arrays()
-    F = gl.xp.asfortranarray(gl.xp.ones((4, 2), dtype=numpy.float32))
-    k(1, 32, (F, B, 8, 1.0))
+    F = gl.xp.asfortranarray(gl.xp.arange(8, dtype=numpy.float32).reshape(4, 2))
+    with pytest.raises(ValueError, match=r"argument 'A' is Fortran-ordered \(column-major\).*C-contiguous"):
+        k(1, 32, (F, B, 8, 1.0))
+    with pytest.raises(ValueError, match=r"argument 'A' is not contiguous \(a strided view\)"):
+        k(1, 32, (gl.xp.ones((4, 4), dtype=numpy.float32)[:, :2], B, 8, 1.0))
+    k(1, 32, (F.T, B, 8, 1.0))                      # the same memory, as a C-contiguous view
+    k(1, 32, (F.ravel(order="K"), B, 8, 1.0))       # or flat, in memory order
 
 
 def test_vector_pointer_needs_alignment():

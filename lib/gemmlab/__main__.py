@@ -120,7 +120,11 @@ def main(argv=None) -> int:
     if missing:
         parser.error("no such notebook: " + ", ".join(missing))
     from . import refresh
-    refresh.run(args.notebooks, timeout=args.timeout, allow_cpu=args.allow_cpu)
+    try:
+        refresh.run(args.notebooks, timeout=args.timeout, allow_cpu=args.allow_cpu)
+    except refresh.RefreshError as exc:
+        print(f"python -m gemmlab refresh: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

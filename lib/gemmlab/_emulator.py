@@ -6,28 +6,38 @@ How it works (the book's chapter 00 tells the reader the short version):
   or c++) after ``emulator/gemmlab_emu.h``, a CUDA-compatibility header, with a ``#line`` directive so
   that errors name the real file and line. One small shared library per kernel instance, cached on disk
   under ``~/.cache/gemmlab/emulator`` (``GEMMLAB_CACHE_DIR``), keyed by the source, its headers, the
-  runtime header, the compiler and its options.
+  runtime header, the compiler and its options. Each entry records a checksum of its library and of
+  every file the compiler read (``#include "..."`` and ``<...>`` alike); a damaged entry or a changed
+  header is rebuilt, never loaded. An unwritable cache directory falls back to a private temporary one.
 - **Running.** Blocks run one after another; the threads of a block are fibers that switch only at
   ``__syncthreads()``, at warp operations and at exit, always in the same order. So results are
   deterministic, and a missing barrier gives the same wrong answer every time.
 - **Safety.** Each launch runs in a forked child process, on copies of the array arguments placed in
-  shared memory with an inaccessible page on each side. A crash or an access just past an array
-  becomes a Python exception that names the kernel, block and thread; barrier divergence is an error,
-  never a hang; a kernel that runs too long (``GEMMLAB_EMULATOR_TIMEOUT`` seconds, default 600) is
-  stopped. The Python process and its arrays are untouched by a failed launch.
+  shared memory with an inaccessible page on each side. With g++ on x86-64 Linux every load and store
+  of the kernel is checked against the bounds of its arguments and of its shared memory (the memory
+  check, see gemmlab_emu.h), so an access one element past an array, or before it, is an error naming
+  the argument and the element. A crash becomes a Python exception that names the kernel, block and
+  thread; barrier divergence is an error, never a hang; a kernel that runs too long
+  (``GEMMLAB_EMULATOR_TIMEOUT`` seconds, default 600; 0 for no limit) is stopped, and the child dies
+  with its parent. The Python process and its arrays are untouched by a failed launch, and an array
+  that is read-only is never written.
 
 Timing on the emulator means nothing; :func:`gemmlab.bench` refuses to do it.
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import functools
 import hashlib
+import json
+import math
 import os
 import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -36,12 +46,18 @@ import numpy
 
 from .hardware import BackendError
 from .limits import EMULATOR
-from .paths import KERNELS
+from .paths import KERNELS, atomic_write
 
 HERE = Path(__file__).resolve().parent / "emulator"
 RUNTIME = HERE / "gemmlab_emu.h"
-FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fno-strict-aliasing", "-fvisibility=hidden",
-         "-fno-exceptions", "-Wno-unknown-pragmas", "-Wno-attributes")
+FLAGS = ("-std=c++17", "-O2", "-g1", "-fPIC", "-shared", "-fno-strict-aliasing", "-fvisibility=hidden",
+         "-fno-exceptions", "-fno-threadsafe-statics", "-fstack-clash-protection", "-Wno-unknown-pragmas",
+         "-Wno-attributes")
+# The memory check: the compiler tests each load and store against a shadow map that the runtime
+# header keeps (gemmlab_emu.h); g++ on x86-64 Linux (the shadow's place in the address space is fixed).
+MEMCHECK_FLAGS = ("-DGL_EMU_MEMCHECK=1", "-fsanitize=kernel-address", "-fasan-shadow-offset=0x7fff8000",
+                  "--param", "asan-stack=0", "--param", "asan-globals=0",
+                  "--param", "asan-instrumentation-with-call-threshold=1000000")
 
 
 class EmulatorError(RuntimeError):
@@ -78,12 +94,42 @@ def _check_platform():
         raise BackendError(f"the CPU emulator supports x86-64 and AArch64 processors, not {platform.machine()}")
 
 
+_private_cache = None
+
+
 def _cache_dir() -> Path:
+    """The emulator's build cache; a private temporary one (removed at exit) when it cannot be written."""
+    global _private_cache
     base = os.environ.get("GEMMLAB_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gemmlab")
     path = Path(base) / "emulator"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".probe-")
+        os.close(fd)
+        os.unlink(probe)
+        return path
+    except OSError as exc:
+        if _private_cache is None:
+            _private_cache = Path(tempfile.mkdtemp(prefix="gemmlab-cache-"))
+            atexit.register(shutil.rmtree, _private_cache, True)
+            print(f"gemmlab: the kernel cache {path} cannot be written ({exc.strerror or exc}); using a private "
+                  f"temporary cache {_private_cache} until this process ends (set GEMMLAB_CACHE_DIR to keep "
+                  f"builds)", file=sys.stderr)
+        return _private_cache
+
+
+def timeout_setting():
+    """GEMMLAB_EMULATOR_TIMEOUT in seconds (None: no limit), checked before anything is started."""
+    text = os.environ.get("GEMMLAB_EMULATOR_TIMEOUT", "600").strip()
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"GEMMLAB_EMULATOR_TIMEOUT={text!r} must be a number of seconds >= 0 (default 600; "
+                         f"0 means no limit)")
+    return None if value == 0 else value
 
 
 _EXTERN_SHARED = re.compile(
@@ -91,11 +137,30 @@ _EXTERN_SHARED = re.compile(
     r"(?:__align__\s*\(\s*\d+\s*\)\s+)?(?P<name>[A-Za-z_]\w*)\s*\[\s*\]\s*;")
 
 
+# `__shared__ T name[N]...;` (one array, one line): becomes a reference into the runtime's shared arena,
+# so that the memory check knows its bounds. Other forms (scalars, several names) stay plain statics.
+_SHARED_ARRAY = re.compile(
+    r"(?<![\w.])(?:static\s+)?__shared__\s+"
+    r"(?:__align__\s*\(\s*(?P<n1>\d+)\s*\)\s+)?"
+    r"(?P<type>(?:(?:const|volatile|unsigned|signed|short|long)\s+)*[A-Za-z_][\w:]*(?:\s*<[^<>;{}\n]*>)?)[ \t]+"
+    r"(?:__align__\s*\(\s*(?P<n2>\d+)\s*\)\s+)?"
+    r"(?P<name>[A-Za-z_]\w*)[ \t]*(?P<dims>(?:\[[^\[\];{}\n]+\][ \t]*)+);")
+
+
 def translate(source: str) -> str:
     """Rewrite what the compatibility header cannot express; every line keeps its number."""
-    return _EXTERN_SHARED.sub(
+    source = _EXTERN_SHARED.sub(
         lambda m: f"{m.group('type')}* const {m.group('name')} = "
                   f"reinterpret_cast<{m.group('type')}*>(::gl_emu::dynamic_shared);", source)
+
+    def shared(m):
+        if "\n" in m.group(0):
+            return m.group(0)
+        t, name, dims = m.group("type"), m.group("name"), m.group("dims").strip()
+        align = m.group("n1") or m.group("n2") or "0"
+        return (f"static {t} (&{name}){dims} = *::gl_emu::shared_array<{t}{dims}>"
+                f"(\"{name}\", __FILE__, __LINE__, {align});")
+    return _SHARED_ARRAY.sub(shared, source)
 
 
 def _find_unsupported(module):
@@ -126,6 +191,11 @@ def _max_threads(signature, expr: str):
     return int(eval(text.replace("/", "//"), {"__builtins__": {}}))   # integer arithmetic only, checked above
 
 
+class _Region(ctypes.Structure):
+    _fields_ = [("map", ctypes.c_ulonglong), ("map_bytes", ctypes.c_ulonglong), ("data", ctypes.c_ulonglong),
+                ("data_bytes", ctypes.c_ulonglong)]
+
+
 class EmulatedFunction:
     """One kernel instance compiled for the CPU."""
 
@@ -134,20 +204,28 @@ class EmulatedFunction:
     last_switches = 0          # fiber switches of the last launch
     limits = EMULATOR
 
-    def __init__(self, lib, symbol: str, kernel_name: str, max_threads):
+    def __init__(self, lib, symbol: str, kernel_name: str, max_threads, library: Path, memcheck: bool):
         self.lib = lib
         self.name = kernel_name
+        self.library = library
+        self.memcheck = memcheck
+        self.param_names = None    # set by the loader: the kernel's parameter names, for messages
         self.max_threads_per_block = max_threads or EMULATOR.max_threads_per_block
         self.body = ctypes.cast(getattr(lib, symbol), ctypes.c_void_p)
         self.fork_launch = lib.gl_emu_fork_launch
         self.fork_launch.restype = ctypes.c_long
         self.fork_launch.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint),
                                      ctypes.POINTER(ctypes.c_uint), ctypes.c_ulonglong,
-                                     ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p]
+                                     ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.POINTER(_Region),
+                                     ctypes.c_uint]
         lib.gl_emu_shared_alloc.restype = ctypes.c_void_p
         lib.gl_emu_shared_alloc.argtypes = [ctypes.c_ulonglong, ctypes.POINTER(ctypes.c_ulonglong)]
         lib.gl_emu_shared_free.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_ulonglong]
         lib.gl_emu_status_size.restype = ctypes.c_ulonglong
+
+    def _argument(self, i):
+        names = self.param_names
+        return f"argument {i} ({names[i]!r})" if names and i < len(names) else f"argument {i}"
 
     # -- arguments in shared memory ------------------------------------------------------------
     def _regions(self, args):
@@ -168,11 +246,14 @@ class EmulatedFunction:
         return merged
 
     def launch(self, grid, block, args, shared_mem, stream):
+        timeout = timeout_setting()                 # a bad setting fails here, before anything starts
         lib = self.lib
         regions, keep, pointers = [], [], [None] * len(args)
         status_size = lib.gl_emu_status_size()
         mapped = ctypes.c_ulonglong()
         status_addr = lib.gl_emu_shared_alloc(status_size, ctypes.byref(mapped))
+        if not status_addr:
+            raise MemoryError("the emulator could not map its status page")
         status_mapped = mapped.value
         try:
             for start, end, members in self._regions(args):
@@ -189,55 +270,110 @@ class EmulatedFunction:
             for i, a in enumerate(args):
                 if pointers[i] is not None:
                     continue
+                if a is None:                         # a NULL pointer argument
+                    p = ctypes.c_void_p(0)
+                    keep.append(p)
+                    pointers[i] = ctypes.cast(ctypes.pointer(p), ctypes.c_void_p)
+                    continue
                 if not isinstance(a, numpy.generic):
-                    raise EmulatorError(f"kernel {self.name}: argument {i} of type {type(a).__name__} cannot be "
-                                        "passed on the emulator, which takes arrays and numbers")
+                    raise EmulatorError(f"kernel {self.name}: {self._argument(i)} of type {type(a).__name__} cannot "
+                                        "be passed on the emulator, which takes arrays and numbers")
                 c = (ctypes.c_char * a.nbytes).from_buffer_copy(a.tobytes())
                 keep.append(c)
                 pointers[i] = ctypes.cast(ctypes.pointer(c), ctypes.c_void_p)
             argv = (ctypes.c_void_p * max(len(args), 1))(*[p.value for p in pointers])
+            table = (_Region * max(len(regions), 1))()
+            for r, (start, size, buf, m, _) in zip(table, regions):
+                page = os.sysconf("SC_PAGE_SIZE")
+                padded = (size + 15) & ~15
+                body = (padded + page - 1) // page * page
+                r.map, r.map_bytes = buf - (body - padded) - page, m
+                r.data, r.data_bytes = buf, size
             ctypes.memset(status_addr, 0, status_size)
             ctypes.c_int.from_address(status_addr).value = 3
             pid = self.fork_launch(self.body, self.name.encode(), (ctypes.c_uint * 3)(*grid),
-                                   (ctypes.c_uint * 3)(*block), shared_mem, argv, status_addr)
+                                   (ctypes.c_uint * 3)(*block), shared_mem, argv, status_addr, table, len(regions))
             if pid < 0:
                 raise EmulatorError(f"kernel {self.name}: could not start the emulated launch (fork failed)")
-            self._wait(pid, status_addr, regions, args)
-            for start, size, buf, _, _ in regions:
-                ctypes.memmove(start, buf, size)
+            self._wait(pid, status_addr, regions, args, timeout)
+            self._copy_back(regions, args)
         finally:
             for _, size, buf, m, _ in regions:
                 lib.gl_emu_shared_free(buf, size, m)
             lib.gl_emu_shared_free(status_addr, status_size, status_mapped)
 
-    def _wait(self, pid, status_addr, regions, args):
-        timeout = float(os.environ.get("GEMMLAB_EMULATOR_TIMEOUT", "600"))
-        deadline = time.monotonic() + timeout
+    def _copy_back(self, regions, args):
+        """Write the launch's results into the caller's writable arrays; a read-only one must be unchanged."""
+        located = {}
+        for start, size, buf, _, members in regions:
+            for i in members:
+                located[i] = buf + args[i].__array_interface__["data"][0] - start
+        writable = [i for i in located if args[i].flags.writeable]
+        for i in located:
+            a = args[i]
+            if a.flags.writeable or a.nbytes == 0:
+                continue
+            lo = a.__array_interface__["data"][0]
+            if any(_overlap(lo, a.nbytes, args[w].__array_interface__["data"][0], args[w].nbytes) for w in writable):
+                continue                          # written through a writable alias: legal
+            after = (ctypes.c_char * a.nbytes).from_address(located[i])
+            if bytes(after) != a.view(numpy.uint8).reshape(-1).tobytes():
+                raise EmulatorError(
+                    f"kernel {self.name} wrote to {self._argument(i)}, a read-only array (its flags.writeable is "
+                    f"False: a read-only memory map, a buffer over bytes, or setflags(write=False)); nothing was "
+                    f"written back, to it or to any other argument. Pass a writable array for an output")
+        for i in writable:
+            a = args[i]
+            ctypes.memmove(a.__array_interface__["data"][0], located[i], a.nbytes)
+
+    def _wait(self, pid, status_addr, regions, args, timeout):
+        deadline = None if timeout is None else time.monotonic() + timeout
         delay = 0.0005
+        reaped = False
         try:
             while True:
                 done, code = os.waitpid(pid, os.WNOHANG)
                 if done:
+                    reaped = True
                     break
-                if time.monotonic() > deadline:
+                if deadline is not None and time.monotonic() > deadline:
                     os.kill(pid, signal.SIGKILL)
                     os.waitpid(pid, 0)
+                    reaped = True
                     where = self._where(status_addr)
                     raise EmulatorError(f"kernel {self.name} ran longer than {timeout:g} s on the emulator and "
                                         f"was stopped ({where}); an endless loop? (GEMMLAB_EMULATOR_TIMEOUT)")
                 time.sleep(delay)
                 delay = min(delay * 2, 0.05)
-        except KeyboardInterrupt:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            raise
-        if os.WIFEXITED(code) and os.WEXITSTATUS(code) == 0:
-            self.last_switches = _Status.from_address(status_addr).switches
-            return
+        finally:
+            if not reaped:                            # Ctrl-C, or any other exception: no child left behind
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                except (ProcessLookupError, ChildProcessError):
+                    pass
         status = _Status.from_address(status_addr)
+        if os.WIFEXITED(code) and os.WEXITSTATUS(code) == 0 and status.code == 0:
+            self.last_switches = status.switches
+            return
         where = self._where(status_addr)
+        at = self._source_line(status.pc)
         if status.code == 1:
             raise EmulatorError(status.message.decode(errors="replace"))
+        if status.code == 4:
+            what = status.message.decode(errors="replace") if status.in_shared else \
+                self._explain_access(status, regions, args)
+            raise EmulatorError(f"kernel {self.name}: out-of-bounds access in {where}{at}: {what}")
+        if status.code == 5:
+            raise EmulatorError(
+                f"kernel {self.name} overflowed a thread's stack (local memory) in {where}{at}: its local "
+                f"variables need more than the {status.stack_size // 1024} KiB of stack the emulator gives each "
+                f"thread. CUDA allows at most "
+                f"512 KiB of local memory per thread; a large array belongs in global memory")
+        if status.code == 3 and os.WIFEXITED(code):
+            raise EmulatorError(f"kernel {self.name} ended the emulator's process (exit code "
+                                f"{os.WEXITSTATUS(code)}) before the grid finished, in {where}: a kernel must "
+                                f"not call exit() or _exit(); nothing was written back")
         sig = status.signal or (os.WTERMSIG(code) if os.WIFSIGNALED(code) else
                                 max(os.WEXITSTATUS(code) - 128, 0))
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
@@ -246,12 +382,53 @@ class EmulatedFunction:
             detail = self._explain_address(status.fault_address, regions, args)
         kind = {"SIGSEGV": "an invalid memory access", "SIGBUS": "an invalid memory access",
                 "SIGFPE": "an arithmetic fault (integer division by zero?)", "SIGABRT": "an abort"}.get(name, name)
-        raise EmulatorError(f"kernel {self.name} crashed on the emulator with {kind} ({name}) in {where}{detail}")
+        raise EmulatorError(f"kernel {self.name} crashed on the emulator with {kind} ({name}) in {where}{at}{detail}")
 
     def _where(self, status_addr):
         s = _Status.from_address(status_addr)
         return (f"block ({s.block[0]},{s.block[1]},{s.block[2]}), "
                 f"thread ({s.thread[0]},{s.thread[1]},{s.thread[2]})")
+
+    def _source_line(self, pc):
+        """' at file:line' of a code offset in this kernel's library (from its line table), or ''."""
+        tool = shutil.which("addr2line")
+        if not pc or not tool:
+            return ""
+        try:
+            out = subprocess.run([tool, "-e", str(self.library), "-i", hex(pc - 1)], capture_output=True, text=True,
+                                 timeout=10).stdout.split("\n")
+        except (OSError, subprocess.SubprocessError):
+            return ""
+        lines = [x.strip() for x in out if x.strip() and not x.startswith("??") and "gemmlab_emu.h" not in x]
+        if not lines:
+            return ""
+        return " at " + re.sub(r"^.*/\.build-[^/]+/", "", lines[0].split(" (discriminator")[0])
+
+    def _explain_access(self, status, regions, args):
+        """An out-of-bounds access to an argument, in the argument's elements."""
+        verb = "writes" if status.access_write else "reads"
+        address, n = status.fault_address, status.access_size
+        best = None
+        for start, size, buf, _, members in regions:
+            for i in members:
+                a = args[i]
+                lo = buf + a.__array_interface__["data"][0] - start
+                d = 0 if lo <= address < lo + a.nbytes else min(abs(address - lo), abs(address - lo - a.nbytes))
+                if best is None or d < best[0]:
+                    best = (d, i, lo)
+        if best is None:
+            return f"{verb} {n} bytes at address {address:#x}, outside every argument"
+        _, i, lo = best
+        a = args[i]
+        offset = address - lo
+        item = a.itemsize or 1
+        element = offset // item if offset >= 0 else -((-offset + item - 1) // item)
+        if offset < 0:
+            side = f"{-offset} bytes before its start"
+        else:
+            side = f"{offset + n - a.nbytes} bytes past its end" if offset + n > a.nbytes else "inside it"
+        return (f"{verb} {n} bytes at element {element} of {self._argument(i)} ({a.dtype.name}, {a.size} "
+                f"elements): {side}")
 
     @staticmethod
     def _explain_address(address, regions, args):
@@ -269,13 +446,32 @@ class EmulatedFunction:
         return f": address {address:#x}"
 
 
+def _overlap(a, n, b, m) -> bool:
+    return a < b + m and b < a + n
+
+
 class _Status(ctypes.Structure):
     _fields_ = [("code", ctypes.c_int), ("signal", ctypes.c_int), ("block", ctypes.c_uint * 3),
                 ("thread", ctypes.c_uint * 3), ("fault_address", ctypes.c_ulonglong), ("switches", ctypes.c_ulonglong),
+                ("pc", ctypes.c_ulonglong), ("access_size", ctypes.c_ulonglong), ("access_write", ctypes.c_int),
+                ("in_shared", ctypes.c_int), ("stack_size", ctypes.c_ulonglong), ("stack_used", ctypes.c_ulonglong),
                 ("message", ctypes.c_char * 4096)]
 
 
 _loaded = {}
+
+
+def _memcheck_flags(cxx: str) -> tuple:
+    """The memory check's flags where this compiler and machine support it (g++, x86-64 Linux), else ()."""
+    import platform
+    if os.environ.get("GEMMLAB_EMULATOR_MEMCHECK", "1") == "0":
+        return ()
+    if not sys.platform.startswith("linux") or platform.machine().lower() not in ("x86_64", "amd64"):
+        return ()
+    version = _compiler_version(cxx)
+    if "clang" in version.lower() or "Free Software Foundation" not in version:
+        return ()
+    return MEMCHECK_FLAGS
 
 
 def compile(module, expr: str, signature):
@@ -289,36 +485,120 @@ def compile(module, expr: str, signature):
         f'#line 1 "{origin}"',
         translate(module.source),
         "",
-        "#line 100000 \"<gemmlab emulator launcher>\"",
+        f"#line {LAUNCHER_LINE} \"<gemmlab emulator launcher>\"",
         f"GL_EXPORT void {symbol}(void** args) {{ ::gl_emu::invoke(&{expr}, args); }}",
         "GL_EXPORT long gl_emu_fork_launch(void (*body)(void**), const char* kernel, const unsigned* grid,",
         "                                  const unsigned* block, unsigned long long shared, void** args,",
-        "                                  ::gl_emu::Status* status)",
-        "{ return ::gl_emu::fork_launch(body, kernel, grid, block, shared, args, status); }",
+        "                                  ::gl_emu::Status* status, const ::gl_emu::Region* regions,",
+        "                                  unsigned region_count)",
+        "{ return ::gl_emu::fork_launch(body, kernel, grid, block, shared, args, status, regions, region_count); }",
         "",
     ])
     includes = [f"-I{HERE}", f"-I{HERE / 'include'}", f"-I{KERNELS}"]
     if module.path is not None:
         includes.append(f"-I{module.path.parent}")
-    command = [cxx, *FLAGS, *includes, *module.options]
+    memcheck = _memcheck_flags(cxx)
+    link = ("-Wl,-z,defs", "-Wl,--wrap=exit") if sys.platform.startswith("linux") else ()
+    command = [cxx, *FLAGS, *memcheck, *link, *includes, *module.options]
     digest = hashlib.sha256()
-    for part in (RUNTIME.read_text(), unit, " ".join(command), _compiler_version(cxx),
+    for part in (RUNTIME.read_text(), unit, "\0".join(command), _compiler_version(cxx),
                  *(f"{p}\n{t}" for p, t in sorted(module.headers.items()))):
         digest.update(part.encode())
-    target = _cache_dir() / f"{digest.hexdigest()[:24]}.so"
-    if not target.exists():
-        with tempfile.TemporaryDirectory() as tmp:
-            src = Path(tmp) / "unit.cpp"
-            src.write_text(unit)
-            out = Path(tmp) / "unit.so"
-            proc = subprocess.run([*command, str(src), "-o", str(out)], capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise module.compile_error(_gcc_to_nvrtc(proc.stderr, origin), expr)
-            os.replace(out, target)          # atomic: a concurrent compile never sees half a file
-    lib = _loaded.get(target)
-    if lib is None:
-        lib = _loaded[target] = ctypes.CDLL(str(target))
-    return EmulatedFunction(lib, symbol, expr, _max_threads(signature, expr))
+    key = digest.hexdigest()[:24]
+    for attempt in range(3):
+        cache = _cache_dir()
+        library = _valid_entry(cache, key)
+        if library is None:
+            library = _build(cache, key, command, unit, module, expr, origin, signature.line)
+        try:
+            lib = _loaded.get(library)
+            if lib is None:
+                lib = _loaded[library] = ctypes.CDLL(str(library))
+            return EmulatedFunction(lib, symbol, expr, _max_threads(signature, expr), library, bool(memcheck))
+        except OSError:
+            # removed or replaced by another process between the check and the load: check again
+            _loaded.pop(library, None)
+            if attempt == 2:
+                raise
+
+
+LAUNCHER_LINE = 100000
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _valid_entry(cache: Path, key: str):
+    """The library of a cache entry if it is whole and every file it was built from is unchanged, else None."""
+    try:
+        manifest = json.loads((cache / f"{key}.json").read_text())
+        library = cache / manifest["library"]
+        if _sha256(library) != manifest["sha256"]:
+            return None
+        for path, size, mtime_ns, sha in manifest["dependencies"]:
+            st = os.stat(path)
+            if st.st_size != size or (st.st_mtime_ns != mtime_ns and _sha256(Path(path)) != sha):
+                return None
+        return library
+    except (OSError, ValueError, KeyError, TypeError):
+        return None                            # missing, damaged or foreign: rebuilt
+
+
+def _dependencies(depfile: Path, build: Path) -> list:
+    """Every file the compiler read (from its -MD output), with size, time and checksum."""
+    text = depfile.read_text().replace("\\\n", " ")
+    text = text.split(":", 1)[1] if ":" in text else ""
+    names = [t.replace("\0", " ") for t in text.replace("\\ ", "\0").split()]
+    out = []
+    for name in names:
+        path = Path(name)
+        if not path.is_absolute():
+            path = (build / path)
+        path = path.resolve()
+        if build in path.parents:
+            continue                           # the generated unit itself
+        st = path.stat()
+        out.append([str(path), st.st_size, st.st_mtime_ns, _sha256(path)])
+    return out
+
+
+def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_line=1) -> Path:
+    """Compile into a private folder inside the cache (one filesystem: the renames are atomic), then publish
+    the library under a name that carries its checksum, and last the manifest that vouches for it."""
+    build = Path(tempfile.mkdtemp(prefix=".build-", dir=cache)).resolve()
+    try:
+        src = build / "unit.cpp"
+        src.write_text(unit)
+        out, dep = build / "unit.so", build / "unit.d"
+        full = [*command, "-MD", "-MF", str(dep), str(src), "-o", str(out)]
+        try:
+            proc = subprocess.run(full, capture_output=True, text=True, cwd=build)
+        except OSError as exc:
+            raise module.compile_error(f"the C++ compiler {command[0]} could not be run: {exc}", expr) from None
+        if proc.returncode != 0 or not out.is_file():
+            log = _gcc_to_nvrtc(proc.stderr, origin, expr, kernel_line)
+            if not _DIAGNOSTIC.search(proc.stderr):
+                printed = (proc.stdout + proc.stderr).strip() or "(it printed nothing)"
+                log = (f"the C++ compiler {command[0]} failed with exit code {proc.returncode} while compiling "
+                       f"{expr} for the CPU emulator; it printed:\n{printed}")
+            raise module.compile_error(log, expr)
+        sha = _sha256(out)
+        library = cache / f"{key}-{sha[:16]}.so"
+        manifest = {"library": library.name, "sha256": sha, "kernel": expr, "source": origin,
+                    "dependencies": _dependencies(dep, build)}
+        os.replace(out, library)
+        atomic_write(cache / f"{key}.json", json.dumps(manifest, indent=1) + "\n")
+        for old in cache.glob(f"{key}-*.so"):
+            if old != library:
+                old.unlink(missing_ok=True)     # an earlier build of this key (a header changed since)
+        return library
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
 
 
 @functools.lru_cache(maxsize=None)
@@ -329,13 +609,28 @@ def _compiler_version(cxx: str) -> str:
         return cxx
 
 
-def _gcc_to_nvrtc(log: str, origin: str) -> str:
-    """gcc/clang diagnostics (``file:line:col: error: msg``) in the form the loader formats for both backends."""
+_DIAGNOSTIC = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+):(?:\d+:)?\s*(?P<kind>fatal error|error):\s*(?P<msg>.*)$",
+                         re.M)
+
+
+def _gcc_to_nvrtc(log: str, origin: str, expr: str = "", kernel_line: int = 1) -> str:
+    """gcc/clang diagnostics (``file:line:col: error: msg``) in the form the loader formats for both backends.
+
+    An error that the compiler places in the generated launcher or in the emulator's own header (a
+    template instance whose arguments do not fit its kernel, a parameter type the emulator cannot pass)
+    is moved to the user's line that the instantiation notes point at, else to the kernel's declaration."""
     out = []
-    for m in re.finditer(r"^(?P<file>[^\n:]+):(?P<line>\d+):(?:\d+:)?\s*(?P<kind>fatal error|error):\s*(?P<msg>.*)$",
+    user_line = None
+    for m in re.finditer(r"^(?P<file>[^\n:]+):(?P<line>\d+):(?:\d+:)?\s*(?:required from|note|In instantiation)",
                          log, re.M):
-        kind = "error"
-        out.append(f"{m.group('file')}({m.group('line')}): {kind}: {m.group('msg')}")
+        if m.group("file") == origin and user_line is None:
+            user_line = m.group("line")
+    for m in _DIAGNOSTIC.finditer(log):
+        file, line, msg = m.group("file"), m.group("line"), m.group("msg")
+        if file == "<gemmlab emulator launcher>" or Path(file).name == RUNTIME.name:
+            file, line = origin, user_line or str(kernel_line)
+            msg = f"{msg} (while instantiating {expr} for the emulator: do its template arguments fit?)"
+        out.append(f"{file}({line}): error: {msg}")
     return "\n".join(out) if out else log
 
 

@@ -40,13 +40,22 @@ def _fail(routine, position, name, why):
     raise BlasError(f"{routine}: argument {position} ({name}) {why}")
 
 
-def _root(a):
-    """The array that owns a view's memory (contiguous), and the view's offset into it in elements."""
+def _root(routine, position, name, a):
+    """The memory a view lies in, as a flat float32 array, and the view's offset into it in elements.
+
+    Kernels take raw memory: the view's owner (a contiguous array) is passed as a flat, C-contiguous view.
+    A float32 view of memory owned by an array of another type is refused (its owner is not float32).
+    """
     root = a
     while getattr(root, "base", None) is not None and isinstance(root.base, type(a)):
         root = root.base
+        if root.dtype != a.dtype:
+            _fail(routine, position, name, f"is a {a.dtype} view of a {root.dtype} array; gemmlab.blas takes "
+                                           f"float32 arrays: pass a float32 copy (gl.xp.array(..., dtype='float32'))")
+    if not (root.flags.c_contiguous or root.flags.f_contiguous):
+        _fail(routine, position, name, "is a view of an array that is not contiguous; pass a contiguous copy")
     start = data_address(a) - data_address(root)
-    return root, start // a.itemsize
+    return root.ravel(order="K"), start // a.itemsize
 
 
 def _array(routine, position, name, a, ndim):
@@ -68,7 +77,7 @@ def _vector(routine, position, name, v):
         _fail(routine, position, name, "has increment 0 (a broadcast view); BLAS increments must not be zero")
     if v.strides[0] % v.itemsize:
         _fail(routine, position, name, "has a step that is not a whole number of elements")
-    root, off = _root(v)
+    root, off = _root(routine, position, name, v)
     return root, off, (v.strides[0] // v.itemsize) if v.size > 1 else 1
 
 
@@ -85,8 +94,17 @@ def _matrix(routine, position, name, a):
     ld = s1 // a.itemsize if cols > 1 else max(rows, 1)
     if cols > 1 and (s1 % a.itemsize or ld < max(rows, 1)):
         _fail(routine, position, name, f"has leading dimension {s1 / a.itemsize:g} < rows = {rows} (lda >= max(1, m))")
-    root, off = _root(a)
+    root, off = _root(routine, position, name, a)
     return root, off, ld
+
+
+def _output(routine, position, name, a):
+    """An output must be writable: a read-only array is refused before anything runs."""
+    flags = getattr(a, "flags", None)
+    if flags is not None and not getattr(flags, "writeable", True):
+        _fail(routine, position, name, "is read-only (flags.writeable is False: a read-only memory map, a buffer "
+                                       "over bytes, or setflags(write=False)); the result is written into it: "
+                                       "pass a writable array")
 
 
 def _trans(routine, position, name, flag):
@@ -139,6 +157,7 @@ def gemv(trans, alpha, A, x, beta, y):
     xr, xo, xi = _vector("sgemv", 4, "x", x)
     beta = _scalar("sgemv", 5, "beta", beta)
     yr, yo, yi = _vector("sgemv", 6, "y", y)
+    _output("sgemv", 6, "y", y)
     m, n = A.shape
     need_x, need_y = (n, m) if t == "N" else (m, n)
     if x.size != need_x:
@@ -164,6 +183,7 @@ def gemm(transa, transb, alpha, A, B, beta, C):
     br, bo, ldb = _matrix("sgemm", 5, "B", B)
     beta = _scalar("sgemm", 6, "beta", beta)
     cr, co, ldc = _matrix("sgemm", 7, "C", C)
+    _output("sgemm", 7, "C", C)
     m, n = C.shape
     am, ak = A.shape if ta == "N" else A.shape[::-1]
     bk, bn = B.shape if tb == "N" else B.shape[::-1]

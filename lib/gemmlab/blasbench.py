@@ -17,6 +17,7 @@ import numpy
 from . import hardware as hw
 from . import ops, record, registry
 from .ladder import measure_problem, resources
+from .paths import atomic_write
 
 RESULTS = "blas-nvidia-h200"
 
@@ -170,7 +171,7 @@ def run_all(passes: int = 3) -> tuple:
 def save(steps: dict, scaling: list):
     path = record.save(f"blas-{record.gpu_slug()}", steps)
     csv_path = path.with_name(f"blas-scaling-{record.gpu_slug()}.csv")
-    csv_path.write_text(scaling_csv(scaling, record.environment()))
+    atomic_write(csv_path, scaling_csv(scaling, record.environment()))
     return path, csv_path
 
 

@@ -33,7 +33,7 @@ class CompileError(RuntimeError):
 # ---------------------------------------------------------------------------------------------
 
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"(?P<quoted>[^"]+)"|<(?P<angled>[^>]+)>)', re.M)
 _KERNEL = re.compile(
     r"(?:template\s*<(?P<tpl>[^{};]*?)>\s*)?"
     r"(?:(?:static|extern\s+\"C\")\s+)?__global__\s+"
@@ -147,25 +147,42 @@ def parse_name_expression(expr: str) -> tuple:
     return m.group(1), _split_top(m.group(2)) if m.group(2) is not None else []
 
 
-def find_includes(source: str, origin: Path | None, seen: dict | None = None) -> dict:
-    """All files a source includes with ``#include "..."``, transitively: resolved path -> text.
+def find_includes(source: str, origin: Path | None, seen: dict | None = None, search: tuple = ()) -> dict:
+    """All files a source includes from kernels/ or the given folders, transitively: resolved path -> text.
 
-    A name is looked up beside the including file first, then under ``kernels/``.
+    ``#include "name"`` is looked up beside the including file first, then under ``kernels/`` and in
+    ``search`` (the ``-I`` folders of the options); it must be found. ``#include <name>`` is looked up
+    under ``kernels/`` and in ``search``; one found nowhere is a system header and is left to the
+    compiler. Both forms count: editing any file found here changes the module's cache key.
     """
     seen = {} if seen is None else seen
     for m in _INCLUDE.finditer(strip_comments(source)):
-        name = m.group(1)
-        candidates = ([origin.parent / name] if origin is not None else []) + [KERNELS / name]
+        name = m.group("quoted") or m.group("angled")
+        here = [origin.parent / name] if origin is not None and m.group("quoted") else []
+        candidates = here + [KERNELS / name] + [Path(d) / name for d in search]
         path = next((c.resolve() for c in candidates if c.is_file()), None)
         if path is None:
+            if m.group("angled"):
+                continue
             line = source.count("\n", 0, m.start()) + 1
             where = f"{origin}:{line}" if origin else f"line {line} of the given code"
             raise CompileError(f"{where}: #include \"{name}\" not found (looked in "
                                + ", ".join(str(c.parent) for c in candidates) + ")")
         if path not in seen:
             seen[path] = path.read_text()
-            find_includes(seen[path], path, seen)
+            find_includes(seen[path], path, seen, search)
     return seen
+
+
+def include_dirs(options) -> tuple:
+    """The folders named by ``-I`` options (``-Idir`` or ``-I dir``)."""
+    dirs, options = [], list(options)
+    for i, o in enumerate(options):
+        if o.startswith("-I") and len(o) > 2:
+            dirs.append(o[2:])
+        elif o == "-I" and i + 1 < len(options):
+            dirs.append(options[i + 1])
+    return tuple(dirs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,9 +313,12 @@ class Kernel:
             if known is not None and value.dtype != known[0]:
                 raise ValueError(f"{where} is {ctype}* and needs a {numpy.dtype(known[0]).name} array, "
                                  f"got {value.dtype.name}")
-            if not (value.flags.c_contiguous or value.flags.f_contiguous):
-                raise ValueError(f"{where} is not contiguous (a strided view); the kernel would read the "
-                                 f"wrong elements. Pass a contiguous copy (gl.xp.ascontiguousarray)")
+            if not value.flags.c_contiguous:
+                layout = ("Fortran-ordered (column-major)" if value.flags.f_contiguous else
+                          "not contiguous (a strided view)")
+                raise ValueError(f"{where} is {layout}; a kernel sees raw memory in row-major order and would "
+                                 f"read the wrong elements. Pass a C-contiguous array: gl.xp.ascontiguousarray(x), "
+                                 f"or a C-contiguous view of the same memory (x.T of a Fortran-ordered x)")
             if known is not None and known[1] > 1:
                 align = numpy.dtype(known[0]).itemsize * known[1]
                 if data_address(value) % align:
@@ -325,6 +345,10 @@ class Kernel:
             return dtype.type(value)
         if not isinstance(value, (int, float)):
             raise ValueError(f"{where} is {ctype} and needs a number, got {type(value).__name__}")
+        largest = float(numpy.finfo(dtype).max)
+        if (isinstance(value, int) or math.isfinite(value)) and abs(value) > largest:
+            raise ValueError(f"{where} = {value!r} is out of the range of {ctype} (largest {largest:.6g}); "
+                             f"it would become inf")
         return dtype.type(value)
 
     def __call__(self, grid, block, args, shared_mem=0, stream=None):
@@ -359,8 +383,14 @@ class Module:
         self.path = path
         self.display = str(path.relative_to(KERNELS)) if path is not None and path.is_relative_to(KERNELS) \
             else (str(path) if path is not None else "<code>")
-        self.options = tuple(options)
-        self.headers = find_includes(source, path)
+        if isinstance(options, (str, bytes)):
+            options = (options,)              # one option, not one per character
+        options = tuple(options)
+        bad = [o for o in options if not isinstance(o, str) or not o.strip()]
+        if bad:
+            raise ValueError(f"options must be compiler options as strings (such as '-DTILE=16'), got {bad[0]!r}")
+        self.options = options
+        self.headers = find_includes(source, path, search=include_dirs(self.options))
         digest = hashlib.sha256()
         for text in [source, *self.options, *(f"{p}\n{t}" for p, t in sorted(self.headers.items()))]:
             digest.update(text.encode())
@@ -422,6 +452,8 @@ class Module:
         kernel = Kernel(name=expr, signature=sig, impl=impl, limits=impl.limits, origin=self.display,
                         array_type=hw.xp.ndarray if self.backend == "cuda" else numpy.ndarray)
         kernel._arg_types = [substitution.get(p.ctype, p.ctype) for p in sig.params]
+        if hasattr(impl, "param_names"):
+            impl.param_names = [p.name for p in sig.params]
         self._cache[expr] = kernel
         return kernel
 

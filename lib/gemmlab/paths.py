@@ -16,3 +16,39 @@ def _locate(name: str) -> Path:
 KERNELS = _locate("kernels")
 RESULTS = _locate("results")
 REPO = PACKAGE.parents[1] if (PACKAGE.parents[1] / "_toc.yml").is_file() else None
+
+
+def atomic_write(path, data, *, mode: int | None = None) -> Path:
+    """Write a file whole or not at all: into a temporary file beside it, flushed to disk, then renamed.
+
+    Every file the library writes goes through here (notebooks written back by ``refresh``, everything
+    under ``results/``, the emulator's cache manifests), so a full disk, an interrupt or a crash leaves
+    the old file as it was. ``data`` is text (UTF-8) or bytes. The file keeps the old one's permissions.
+    """
+    import os
+    import tempfile
+
+    path = Path(path)
+    payload = data.encode() if isinstance(data, str) else bytes(data)
+    if mode is None:
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except OSError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path

@@ -12,7 +12,7 @@ from importlib import metadata
 from pathlib import Path
 
 from . import hardware as hw
-from .paths import RESULTS
+from .paths import RESULTS, atomic_write
 
 
 def _version(pkg: str):
@@ -78,7 +78,7 @@ def save(name: str, data: dict, directory: Path | None = None) -> Path:
     """Write ``results/<name>.json`` with the environment first."""
     path = (directory or RESULTS) / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"environment": environment(), **data}, indent=2) + "\n")
+    atomic_write(path, json.dumps({"environment": environment(), **data}, indent=2) + "\n")
     return path
 
 

@@ -30,33 +30,80 @@ def drop_widget_views(nb) -> list:
     return bare
 
 
+class RefreshError(RuntimeError):
+    """A notebook could not be refreshed; the message is one line naming the notebook (and the cell)."""
+
+
+def _read(path: Path):
+    import nbformat
+    try:
+        return nbformat.read(path, as_version=4)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RefreshError(f"{path}: cannot be read ({exc.__class__.__name__}: {exc})") from None
+    except Exception as exc:                      # not JSON, or JSON that is not a notebook
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        raise RefreshError(f"{path}: not a Jupyter notebook ({first[:200]})") from None
+
+
+def _failed_cell(nb, exc) -> str:
+    """'cell N (id ...)' of the first cell whose output is an error, with the error's name and value."""
+    for number, cell in enumerate(nb.cells, start=1):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                return (f"cell {number} (id {cell.get('id', '?')}) failed: {out.get('ename', 'Error')}: "
+                        f"{str(out.get('evalue', '')).splitlines()[0] if out.get('evalue') else ''}").rstrip(": ")
+    name = getattr(exc, "ename", None) or exc.__class__.__name__
+    value = getattr(exc, "evalue", None) or (str(exc).strip().splitlines() or [""])[-1]
+    return f"a cell failed: {name}: {value}"
+
+
 def run(paths, *, timeout: int = 900, allow_cpu: bool = False, kernel_name: str = "python3") -> list:
+    """Execute each notebook and write it back (whole or not at all). A notebook that cannot be read or
+    whose cell fails is left as it was; the others go on, and :class:`RefreshError` lists the failures."""
     import nbformat
     from nbclient import NotebookClient
 
     from . import hardware as hw
     from . import record
+    from .paths import atomic_write
     if not hw.on_gpu and not allow_cpu:
         raise SystemExit(f"refusing to refresh notebooks without a GPU ({hw.backend_reason}); "
                          "committed outputs must come from a GPU run. --allow-cpu runs them anyway.")
     # The kernel inherits this environment: a non-interactive MPLBACKEND (Agg, set for command-line
     # runs) would keep every figure out of the notebook. The kernel must use its own inline backend.
     os.environ.pop("MPLBACKEND", None)
-    done = []
+    done, failures = [], []
     for path in map(Path, paths):
-        nb = nbformat.read(path, as_version=4)
-        start = time.perf_counter()
-        client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, store_widget_state=False,
-                                resources={"metadata": {"path": str(path.parent.resolve())}})
-        client.execute()
-        for cell_id in drop_widget_views(nb):
-            print(f"{path}: cell {cell_id} displayed a widget with no HTML form; the book shows its text only")
-        env = record.environment()
-        nb.metadata["gemmlab"] = {k: env.get(k) for k in ("gpu", "date", "cupy", "cuda_runtime", "cuda_driver",
-                                                          "git_commit")}
-        nb.metadata["gemmlab"]["executed_on"] = env.get("gpu") or f"no GPU ({hw.backend})"
-        nbformat.write(nb, path)
+        try:
+            nb = _read(path)
+            start = time.perf_counter()
+            client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, store_widget_state=False,
+                                    resources={"metadata": {"path": str(path.parent.resolve())}})
+            try:
+                client.execute()
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:
+                raise RefreshError(f"{path}: {_failed_cell(nb, exc)}; the notebook was not written") from None
+            for cell_id in drop_widget_views(nb):
+                print(f"{path}: cell {cell_id} displayed a widget with no HTML form; the book shows its text only")
+            env = record.environment()
+            nb.metadata["gemmlab"] = {k: env.get(k) for k in ("gpu", "date", "cupy", "cuda_runtime", "cuda_driver",
+                                                              "git_commit")}
+            nb.metadata["gemmlab"]["executed_on"] = env.get("gpu") or f"no GPU ({hw.backend})"
+            try:
+                text = nbformat.writes(nb)
+                atomic_write(path, text if text.endswith("\n") else text + "\n")
+            except OSError as exc:
+                raise RefreshError(f"{path}: could not be written ({exc.strerror or exc}); the old notebook is "
+                                   f"unchanged") from None
+        except RefreshError as exc:
+            print(exc, flush=True)
+            failures.append(str(exc))
+            continue
         took = time.perf_counter() - start
         print(f"{path}: executed in {took:.0f} s", flush=True)
         done.append((str(path), took))
+    if failures:
+        raise RefreshError(f"{len(failures)} of {len(done) + len(failures)} notebooks were not refreshed")
     return done

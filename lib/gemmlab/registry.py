@@ -206,14 +206,22 @@ def _zero_result(p, inputs, out):
     out.fill(0)          # the kernels accumulate into the result with atomicAdd
 
 
+def _memory(a):
+    """A column-major matrix as the kernel sees it: its memory, as a flat view (a kernel takes raw memory,
+    so the loader accepts only C-contiguous arrays; this view says which order is meant)."""
+    flat = a.ravel(order="K")
+    assert flat.base is not None or flat is a, "a view, not a copy: the kernel writes outputs through it"
+    return flat
+
+
 def _gemv_args(p, inputs, out):
     A, x = inputs
-    return (A, 0, p.m, x, 0, 1, out, 0, 1, p.out_len, p.in_len, 1.0, 0.0)
+    return (_memory(A), 0, p.m, x, 0, 1, out, 0, 1, p.out_len, p.in_len, 1.0, 0.0)
 
 
 def _gemm_col_args(p, inputs, out):
     A, B = inputs
-    return (A, 0, A.shape[0], B, 0, B.shape[0], out, 0, p.m, p.m, p.n, p.k, 1.0, 0.0)
+    return (_memory(A), 0, A.shape[0], _memory(B), 0, B.shape[0], _memory(out), 0, p.m, p.m, p.n, p.k, 1.0, 0.0)
 
 
 _TRANS = lambda p: {"TRANS": int(p.trans == "T")}                                # noqa: E731

@@ -11,7 +11,9 @@
 // crash or an out-of-bounds access becomes an error in Python, never a dead notebook.
 #pragma once
 
+#include <cassert>
 #include <cmath>
+#include <cerrno>
 #include <math.h>
 #include <csignal>
 #include <cstdint>
@@ -19,12 +21,23 @@
 #include <cstdlib>
 #include <cstring>
 #include <sys/mman.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+#include <ucontext.h>
+#include <dlfcn.h>
 #include <sys/types.h>
 #include <type_traits>
 #include <unistd.h>
 #include <utility>
 
 #define GL_EXPORT extern "C" __attribute__((visibility("default")))
+// The emulator's own bookkeeping is never instrumented by the memory check (see memcheck below).
+#if defined(GL_EMU_MEMCHECK)
+#define GL_NOSAN __attribute__((no_sanitize_address))
+#else
+#define GL_NOSAN
+#endif
 
 // ---- qualifiers ------------------------------------------------------------------------------
 #define __global__
@@ -89,13 +102,26 @@ struct Fiber {
 
 // Shared with the parent process (allocated there): how the launch ended.
 struct Status {
-    int code;               // 0 ok, 1 kernel error (message), 2 crashed (signal), 3 still running
+    int code;               // 0 ok, 1 kernel error (message), 2 crashed (signal), 3 still running,
+                            // 4 out-of-bounds access (memcheck), 5 stack overflow
     int signal;
     unsigned block[3];
     unsigned thread[3];
     unsigned long long fault_address;
     unsigned long long switches;    // fiber switches made by the launch (for the benchmark)
+    unsigned long long pc;          // where it happened: an offset into the kernel's shared library
+    unsigned long long access_size; // bytes of the faulting access (memcheck)
+    int access_write;               // 1 for a store (memcheck)
+    int in_shared;                  // 1 when the address is shared memory (the message names the array)
+    unsigned long long stack_size;  // bytes of stack a thread has (stack overflow)
+    unsigned long long stack_used;  // bytes in use at the fault (stack overflow)
     char message[4096];
+};
+
+// An array argument's copy in shared memory, as the parent mapped it: [map, map + map_bytes) with
+// the data at [data, data + data_bytes). Everything else in the mapping is out of bounds.
+struct Region {
+    unsigned long long map, map_bytes, data, data_bytes;
 };
 
 struct Grid {
@@ -118,7 +144,21 @@ struct Grid {
 
 inline Grid g;
 
-alignas(128) inline unsigned char dynamic_shared[256 * 1024];
+constexpr size_t DYNAMIC_SHARED_BYTES = 256 * 1024;
+alignas(128) inline unsigned char dynamic_shared[DYNAMIC_SHARED_BYTES];
+inline unsigned long long dynamic_shared_given = 0;   // the launch's shared_mem
+
+// Static __shared__ arrays live in one arena with a poisoned gap after each (see shared_array).
+constexpr size_t SHARED_ARENA_BYTES = 512 * 1024;
+constexpr size_t SHARED_GAP = 64;
+constexpr size_t STATIC_SHARED_LIMIT = 48 * 1024;     // CUDA's limit for static __shared__ per block
+alignas(128) inline unsigned char shared_arena[SHARED_ARENA_BYTES];
+struct SharedVar { unsigned char* data; size_t bytes; const char* name; const char* file; int line; };
+inline SharedVar shared_vars[256];
+inline unsigned shared_count = 0;
+inline size_t shared_used = 0;
+inline bool in_child = false;
+inline char shared_overflow[512] = "";
 
 }  // namespace gl_emu
 
@@ -160,7 +200,7 @@ extern "C" __attribute__((naked, noinline, visibility("hidden"))) inline void gl
 [[noreturn]] void fiber_main();
 [[noreturn]] void exited_lane(const struct Fiber& waiting, unsigned lane);
 
-inline void* initial_sp(Fiber& f)
+GL_NOSAN inline void* initial_sp(Fiber& f)
 {
     uintptr_t top = (reinterpret_cast<uintptr_t>(f.stack) + g.stack_size) & ~uintptr_t(15);
     void** sp = reinterpret_cast<void**>(top);
@@ -176,7 +216,7 @@ inline void* initial_sp(Fiber& f)
     return sp;
 }
 
-inline void switch_to(unsigned next)
+GL_NOSAN inline void switch_to(unsigned next)
 {
     __asm__ volatile("" ::: "memory");
     unsigned from = g.cur;
@@ -191,14 +231,14 @@ inline void switch_to(unsigned next)
     __asm__ volatile("" ::: "memory");
 }
 
-inline void return_to_main()
+GL_NOSAN inline void return_to_main()
 {
     __asm__ volatile("" ::: "memory");
     gl_emu_switch(&g.fibers[g.cur].sp, g.main_sp);
 }
 
 // ---- errors ----------------------------------------------------------------------------------
-inline int describe_threads(char* out, size_t room, State state, const char* file, int line, bool match_site)
+GL_NOSAN inline int describe_threads(char* out, size_t room, State state, const char* file, int line, bool match_site)
 {
     unsigned count = 0, shown = 0;
     int used = 0;
@@ -215,7 +255,7 @@ inline int describe_threads(char* out, size_t room, State state, const char* fil
     return used;
 }
 
-[[noreturn]] inline void fail_with(const char* fmt_head)
+[[noreturn]] GL_NOSAN inline void fail_with(const char* fmt_head)
 {
     g.failed = true;
     if (g.status) {
@@ -226,7 +266,7 @@ inline int describe_threads(char* out, size_t room, State state, const char* fil
     __builtin_unreachable();
 }
 
-[[noreturn]] inline void divergence(const char* what)
+[[noreturn]] GL_NOSAN inline void divergence(const char* what)
 {
     char msg[4096];
     int used = std::snprintf(msg, sizeof msg, "%s in kernel %s, block (%u,%u,%u):", what, g.kernel,
@@ -253,7 +293,7 @@ inline int describe_threads(char* out, size_t room, State state, const char* fil
 }
 
 // ---- scheduling ------------------------------------------------------------------------------
-inline void run_next()
+GL_NOSAN inline void run_next()
 {
     for (unsigned k = 1; k <= g.n; ++k) {
         unsigned i = (g.cur + k) % g.n;
@@ -269,7 +309,7 @@ inline void run_next()
     divergence("deadlock: no thread can go on");
 }
 
-[[noreturn]] inline void fiber_main()
+[[noreturn]] GL_NOSAN inline void fiber_main()
 {
     g.body(g.args);
     Fiber& me = g.fibers[g.cur];
@@ -285,7 +325,7 @@ inline void run_next()
     __builtin_unreachable();
 }
 
-__attribute__((noinline)) inline void syncthreads(const char* file, int line)
+GL_NOSAN __attribute__((noinline)) inline void syncthreads(const char* file, int line)
 {
     Fiber& me = g.fibers[g.cur];
     me.state = AT_BARRIER;
@@ -306,7 +346,7 @@ __attribute__((noinline)) inline void syncthreads(const char* file, int line)
     run_next();
 }
 
-inline unsigned long long resolve_lane(const Fiber& f, unsigned lane_base, unsigned lane, const Fiber* warp, unsigned lanes)
+GL_NOSAN inline unsigned long long resolve_lane(const Fiber& f, unsigned lane_base, unsigned lane, const Fiber* warp, unsigned lanes)
 {
     int w = f.width;
     unsigned seg = lane & ~unsigned(w - 1);
@@ -323,7 +363,7 @@ inline unsigned long long resolve_lane(const Fiber& f, unsigned lane_base, unsig
     return warp[src].value;
 }
 
-[[noreturn]] inline void exited_lane(const Fiber& waiting, unsigned lane)
+[[noreturn]] GL_NOSAN inline void exited_lane(const Fiber& waiting, unsigned lane)
 {
     const Fiber& gone = g.fibers[(waiting.linear & ~31u) + lane];
     char msg[512];
@@ -334,7 +374,7 @@ inline unsigned long long resolve_lane(const Fiber& f, unsigned lane_base, unsig
     fail_with(msg);
 }
 
-__attribute__((noinline)) inline unsigned long long warp_op(int op, unsigned mask, unsigned long long value, int arg,
+GL_NOSAN __attribute__((noinline)) inline unsigned long long warp_op(int op, unsigned mask, unsigned long long value, int arg,
                                                             int width, const char* file, int line)
 {
     Fiber& me = g.fibers[g.cur];
@@ -396,8 +436,212 @@ inline T from_bits(unsigned long long b)
     return v;
 }
 
+
+// ---- the memory check ------------------------------------------------------------------------
+// With GL_EMU_MEMCHECK the compiler checks every load and store of the kernel against a shadow
+// map (one byte per 8 bytes of memory, as AddressSanitizer keeps it): 0 means all 8 bytes may be
+// touched, 1..7 that the first k may, a negative value that none may. The parent's copies of the
+// array arguments, dynamic shared memory beyond the launch's shared_mem and the gaps between static
+// __shared__ arrays are marked out of bounds, so an access one element past an argument (or before
+// it) is caught before it happens, and named. Shadow pages are mapped on first touch by the fault
+// handler, in the child only; memory that nobody marked reads as addressable.
+constexpr uintptr_t SHADOW_OFFSET = 0x7fff8000;
+constexpr uintptr_t SHADOW_LO = SHADOW_OFFSET;
+constexpr uintptr_t SHADOW_HI = SHADOW_OFFSET + (uintptr_t(1) << 44);
+constexpr signed char POISON = -6;
+
+GL_NOSAN inline signed char* shadow_of(uintptr_t a) { return reinterpret_cast<signed char*>((a >> 3) + SHADOW_OFFSET); }
+
+// Out of bounds: every granule that overlaps [lo, hi).
+GL_NOSAN inline void poison(uintptr_t lo, uintptr_t hi)
+{
+#if defined(GL_EMU_MEMCHECK)
+    if (hi <= lo) return;
+    std::memset(shadow_of(lo & ~uintptr_t(7)), POISON, ((hi + 7) >> 3) - (lo >> 3));
+#else
+    (void)lo; (void)hi;
+#endif
+}
+
+// Addressable: [lo, lo + n), lo a multiple of 8.
+GL_NOSAN inline void unpoison(uintptr_t lo, size_t n)
+{
+#if defined(GL_EMU_MEMCHECK)
+    std::memset(shadow_of(lo), 0, n >> 3);
+    if (n & 7) *shadow_of(lo + (n & ~size_t(7))) = (signed char)(n & 7);
+#else
+    (void)lo; (void)n;
+#endif
+}
+
+// The fault handler's helper: a first touch of a shadow page maps it (zeros: addressable).
+GL_NOSAN inline bool map_shadow(uintptr_t a)
+{
+#if defined(GL_EMU_MEMCHECK) && defined(MAP_FIXED_NOREPLACE)
+    if (a < SHADOW_LO || a >= SHADOW_HI) return false;
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    for (uintptr_t chunk : {page * 16, page}) {
+        uintptr_t at = a & ~(chunk - 1);
+        void* got = mmap(reinterpret_cast<void*>(at), chunk, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+        if (got == reinterpret_cast<void*>(at)) return true;
+        if (got != MAP_FAILED) munmap(got, chunk);
+    }
+    return false;
+#else
+    (void)a;
+    return false;
+#endif
+}
+
+// Map the shadow of [lo, hi) in one call (cheaper than a fault a page); what is mapped already stays.
+GL_NOSAN inline void ensure_shadow(uintptr_t lo, uintptr_t hi)
+{
+#if defined(GL_EMU_MEMCHECK) && defined(MAP_FIXED_NOREPLACE)
+    if (hi <= lo) return;
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = reinterpret_cast<uintptr_t>(shadow_of(lo)) & ~(page - 1);
+    uintptr_t b = (reinterpret_cast<uintptr_t>(shadow_of(hi - 1)) + page) & ~(page - 1);
+    void* got = mmap(reinterpret_cast<void*>(a), b - a, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (got != MAP_FAILED && got != reinterpret_cast<void*>(a)) munmap(got, b - a);
+#else
+    (void)lo; (void)hi;
+#endif
+}
+
+GL_NOSAN inline unsigned long long code_offset(const void* pc)
+{
+    Dl_info info;
+    if (pc && dladdr(pc, &info) && info.dli_fbase)
+        return reinterpret_cast<uintptr_t>(pc) - reinterpret_cast<uintptr_t>(info.dli_fbase);
+    return 0;
+}
+
+[[noreturn]] GL_NOSAN inline void out_of_bounds(uintptr_t a, size_t n, bool write, const void* pc)
+{
+    g.failed = true;
+    Status* st = g.status;
+    if (st) {
+        st->code = 4;
+        st->fault_address = a;
+        st->access_size = n;
+        st->access_write = write;
+        st->pc = code_offset(pc);
+        const char* what = write ? "writes" : "reads";
+        const uintptr_t dyn = reinterpret_cast<uintptr_t>(dynamic_shared);
+        const uintptr_t arena = reinterpret_cast<uintptr_t>(shared_arena);
+        if (a >= dyn && a < dyn + DYNAMIC_SHARED_BYTES) {
+            st->in_shared = 1;
+            std::snprintf(st->message, sizeof st->message, "%s %zu bytes of dynamic shared memory at byte offset "
+                          "%llu, but the launch gave shared_mem = %llu bytes (extern __shared__ arrays hold "
+                          "exactly what the launch asks for)", what, n, (unsigned long long)(a - dyn),
+                          dynamic_shared_given);
+        } else if (a >= arena && a < arena + SHARED_ARENA_BYTES) {
+            st->in_shared = 1;
+            const SharedVar* best = nullptr;
+            unsigned long long best_distance = ~0ull;
+            for (unsigned i = 0; i < shared_count; ++i) {
+                const SharedVar& v = shared_vars[i];
+                const uintptr_t lo = reinterpret_cast<uintptr_t>(v.data), hi = lo + v.bytes;
+                unsigned long long d = a < lo ? lo - a : (a >= hi ? a - hi : 0);
+                if (d < best_distance) { best = &v; best_distance = d; }
+            }
+            if (best) {
+                long long off = (long long)a - (long long)reinterpret_cast<uintptr_t>(best->data);
+                long long past = off + (long long)n - (long long)best->bytes;
+                char side[64];
+                if (off < 0) std::snprintf(side, sizeof side, "%lld bytes before its start", -off);
+                else std::snprintf(side, sizeof side, "%lld bytes past its end", past);
+                std::snprintf(st->message, sizeof st->message, "%s %zu bytes at byte offset %lld of the __shared__ "
+                              "array '%s' (%zu bytes, declared at %s:%d): %s", what, n, off, best->name, best->bytes,
+                              best->file, best->line, side);
+            } else {
+                std::snprintf(st->message, sizeof st->message, "%s %zu bytes of static shared memory outside "
+                              "every __shared__ array", what, n);
+            }
+        }
+    }
+    gl_emu_switch(&g.fibers[g.cur].sp, g.main_sp);
+    __builtin_unreachable();
+}
+
+// Static __shared__ arrays: the loader rewrites `__shared__ T name[N]...;` into a reference to one
+// of these, so that the memory check knows each array's bounds (one per array and kernel instance,
+// as on a GPU; the same storage serves every block of a launch, uninitialized as on a GPU).
+template <class A>
+GL_NOSAN inline A* shared_array(const char* name, const char* file, int line, size_t align)
+{
+    static_assert(std::is_array<A>::value, "shared_array holds arrays");
+    size_t bytes = sizeof(A);
+    const size_t natural = alignof(typename std::remove_all_extents<A>::type);
+    align = align < natural ? natural : align;
+    align = align < 16 ? 16 : align;
+    size_t at = (shared_used + SHARED_GAP + align - 1) / align * align;
+    if (shared_count == sizeof shared_vars / sizeof shared_vars[0] || at + bytes + SHARED_GAP > SHARED_ARENA_BYTES) {
+        char msg[512];
+        std::snprintf(msg, sizeof msg, "kernel %s: the __shared__ array '%s' (%s:%d, %zu bytes) does not fit in "
+                      "the emulator's %zu KiB of static shared memory", g.kernel, name, file, line, bytes,
+                      SHARED_ARENA_BYTES / 1024);
+        if (in_child) fail_with(msg);
+        std::snprintf(shared_overflow, sizeof shared_overflow, "%s", msg);   // reported by the next launch
+        return reinterpret_cast<A*>(shared_arena);
+    }
+    unsigned char* data = shared_arena + at;
+    shared_vars[shared_count++] = SharedVar{data, bytes, name, file, line};
+    size_t total = 0;
+    for (unsigned i = 0; i < shared_count; ++i) total += shared_vars[i].bytes;
+    shared_used = at + bytes;
+    if (in_child) {
+        unpoison(reinterpret_cast<uintptr_t>(data), bytes);
+        if (total > STATIC_SHARED_LIMIT) {
+            char msg[2048];
+            int used = std::snprintf(msg, sizeof msg, "kernel %s uses %zu bytes of static shared memory, over "
+                                     "CUDA's limit of %zu bytes (48 KiB) for __shared__ arrays (ptxas refuses it "
+                                     "on a GPU; above 48 KiB use extern __shared__ and the opt-in):", g.kernel,
+                                     total, STATIC_SHARED_LIMIT);
+            for (unsigned i = 0; i < shared_count && used < (int)sizeof msg - 200; ++i)
+                used += std::snprintf(msg + used, sizeof msg - used, "%s%s (%zu bytes, %s:%d)", i ? ", " : " ",
+                                      shared_vars[i].name, shared_vars[i].bytes, shared_vars[i].file, shared_vars[i].line);
+            fail_with(msg);
+        }
+    }
+    return reinterpret_cast<A*>(data);
+}
+
+// The bounds every launch starts from, in the child: arguments, dynamic and static shared memory.
+GL_NOSAN inline void mark_bounds(const Region* regions, unsigned count, unsigned long long shared_bytes)
+{
+    for (unsigned i = 0; i < count; ++i) {
+        const Region& r = regions[i];
+        ensure_shadow(r.map, r.map + r.map_bytes);
+        poison(r.map, r.map + r.map_bytes);
+        unpoison(r.data, r.data_bytes);
+    }
+    const uintptr_t dyn = reinterpret_cast<uintptr_t>(dynamic_shared);
+    ensure_shadow(dyn, dyn + DYNAMIC_SHARED_BYTES);
+    poison(dyn, dyn + DYNAMIC_SHARED_BYTES);
+    unpoison(dyn, shared_bytes);
+    const uintptr_t arena = reinterpret_cast<uintptr_t>(shared_arena);
+    ensure_shadow(arena, arena + SHARED_ARENA_BYTES);
+    poison(arena, arena + SHARED_ARENA_BYTES);
+    for (unsigned i = 0; i < shared_count; ++i)
+        unpoison(reinterpret_cast<uintptr_t>(shared_vars[i].data), shared_vars[i].bytes);
+}
+
+// A kernel that calls exit() or fails an assert(): an error naming it, as the GPU would stop.
+[[noreturn]] GL_NOSAN inline void kernel_stopped(const char* what)
+{
+    if (!in_child || !g.fibers) { std::fflush(nullptr); _exit(125); }
+    char msg[2048];
+    std::snprintf(msg, sizeof msg, "kernel %s, block (%u,%u,%u), thread (%u,%u,%u): %s", g.kernel, g.block_idx.x,
+                  g.block_idx.y, g.block_idx.z, g.fibers[g.cur].tid.x, g.fibers[g.cur].tid.y,
+                  g.fibers[g.cur].tid.z, what);
+    fail_with(msg);
+}
+
 // ---- running a grid (in the child process) ---------------------------------------------------
-inline void run_grid()
+GL_NOSAN inline void run_grid()
 {
     for (unsigned bz = 0; bz < g.grid_dim.z; ++bz)
         for (unsigned by = 0; by < g.grid_dim.y; ++by)
@@ -420,17 +664,84 @@ inline void run_grid()
             }
 }
 
-inline void on_fault(int sig, siginfo_t* info, void*)
+GL_NOSAN inline void on_fault(int sig, siginfo_t* info, void* context)
 {
+    if (sig == SIGSEGV && map_shadow(reinterpret_cast<uintptr_t>(info->si_addr))) return;   // memcheck
+    uintptr_t sp = 0, pc = 0;
+#if defined(__x86_64__) && defined(__linux__)
+    sp = (uintptr_t)static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RSP];
+    pc = (uintptr_t)static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__) && defined(__linux__)
+    sp = (uintptr_t)static_cast<ucontext_t*>(context)->uc_mcontext.sp;
+    pc = (uintptr_t)static_cast<ucontext_t*>(context)->uc_mcontext.pc;
+#else
+    (void)context;
+#endif
     if (g.status) {
         g.status->code = 2;
         g.status->signal = sig;
         g.status->fault_address = reinterpret_cast<unsigned long long>(info->si_addr);
+        g.status->pc = code_offset(reinterpret_cast<void*>(pc));
+        if (g.fibers && g.cur < g.n) {
+            // a thread's stack ran into its guard page: its local variables did not fit
+            const uintptr_t base = reinterpret_cast<uintptr_t>(g.fibers[g.cur].stack);
+            const uintptr_t top = base + g.stack_size;
+            const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+            const uintptr_t addr = reinterpret_cast<uintptr_t>(info->si_addr);
+            const bool below = (sp && sp < base && sp + (64u << 20) > base) || (addr < base && addr + page >= base);
+            if (sig == SIGSEGV && below) {
+                g.status->code = 5;
+                g.status->stack_size = g.stack_size;
+                g.status->stack_used = top - (sp && sp < addr ? sp : addr);
+            }
+        }
     }
     _exit(128 + sig);
 }
 
 }  // namespace gl_emu
+
+// What the compiler's memory-check instrumentation calls when a check fails (GL_EMU_MEMCHECK).
+#define GL_REPORT(KIND, N, WRITE) \
+    extern "C" GL_NOSAN __attribute__((noinline)) void __asan_report_##KIND##N##_noabort(uintptr_t a) \
+    { ::gl_emu::out_of_bounds(a, N, WRITE, __builtin_return_address(0)); }
+GL_REPORT(load, 1, false) GL_REPORT(load, 2, false) GL_REPORT(load, 4, false) GL_REPORT(load, 8, false)
+GL_REPORT(load, 16, false)
+GL_REPORT(store, 1, true) GL_REPORT(store, 2, true) GL_REPORT(store, 4, true) GL_REPORT(store, 8, true)
+GL_REPORT(store, 16, true)
+#undef GL_REPORT
+extern "C" GL_NOSAN __attribute__((noinline)) void __asan_report_load_n_noabort(uintptr_t a, size_t n)
+{ ::gl_emu::out_of_bounds(a, n, false, __builtin_return_address(0)); }
+extern "C" GL_NOSAN __attribute__((noinline)) void __asan_report_store_n_noabort(uintptr_t a, size_t n)
+{ ::gl_emu::out_of_bounds(a, n, true, __builtin_return_address(0)); }
+extern "C" GL_NOSAN void __asan_handle_no_return() {}
+
+// exit() is a host function (nvcc refuses it in a kernel) and assert() stops the kernel with its text;
+// in the emulator both end the launch with an error that says so, never a half-finished result.
+// (on Linux the loader links with --wrap=exit, so the kernel's calls of exit() come here)
+extern "C" GL_NOSAN __attribute__((noreturn)) void __wrap_exit(int code) noexcept
+{
+    char what[128];
+    std::snprintf(what, sizeof what, "called exit(%d), a host function that a kernel cannot call", code);
+    ::gl_emu::kernel_stopped(what);
+}
+#if defined(__GLIBC__)
+extern "C" GL_NOSAN __attribute__((noreturn, visibility("hidden"))) void __assert_fail(const char* expr, const char* file, unsigned line,
+                                                                  const char* function) noexcept
+{
+    char what[1024];
+    std::snprintf(what, sizeof what, "assertion `%s' failed at %s:%u (in %s)", expr, file, line, function);
+    ::gl_emu::kernel_stopped(what);
+}
+#elif defined(__APPLE__)
+extern "C" GL_NOSAN __attribute__((noreturn)) void __assert_rtn(const char* function, const char* file, int line,
+                                                                 const char* expr)
+{
+    char what[1024];
+    std::snprintf(what, sizeof what, "assertion `%s' failed at %s:%d (in %s)", expr, file, line, function);
+    ::gl_emu::kernel_stopped(what);
+}
+#endif
 
 // ---- the CUDA device API the book's kernels use ----------------------------------------------
 #define __syncthreads() ::gl_emu::syncthreads(__FILE__, __LINE__)
@@ -523,20 +834,27 @@ inline void invoke(void (*kernel)(P...), void** args)
 
 // Map fiber stacks for `threads` threads, in the child process (so the parent, which may run many
 // kernels, never accumulates mappings; and with mmap, not malloc, which is unsafe after fork).
-inline int prepare(unsigned threads)
+GL_NOSAN inline int prepare(unsigned threads)
 {
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    const size_t stack = 256 * 1024;
+    const size_t stack = 1024 * 1024;           // CUDA allows up to 512 KiB of local memory a thread
     void* table = mmap(nullptr, threads * sizeof(Fiber), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (table == MAP_FAILED) return -1;
     Fiber* fibers = static_cast<Fiber*>(table);
+    // one mapping for all stacks, each with an inaccessible guard page below it: an overflow faults
+    const size_t each = stack + page;
+    char* all = static_cast<char*>(mmap(nullptr, each * threads, PROT_READ | PROT_WRITE,
+                                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+    if (all == MAP_FAILED) return -1;
+#if defined(MADV_NOHUGEPAGE)
+    madvise(all, each * threads, MADV_NOHUGEPAGE);   // a first touch must not zero a 2 MiB page
+#endif
     for (unsigned i = 0; i < threads; ++i) {
-        char* region = static_cast<char*>(mmap(nullptr, stack + page, PROT_READ | PROT_WRITE,
-                                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
-        if (region == MAP_FAILED) return -1;
-        mprotect(region, page, PROT_NONE);         // a guard page below each stack: an overflow faults
+        char* region = all + i * each;
+        mprotect(region, page, PROT_NONE);
         fibers[i].stack = region + page;
     }
+    ensure_shadow(reinterpret_cast<uintptr_t>(all), reinterpret_cast<uintptr_t>(all) + each * threads);
     g.fibers = fibers;
     g.capacity = threads;
     g.stack_size = stack;
@@ -544,14 +862,26 @@ inline int prepare(unsigned threads)
 }
 
 // Fork; the child runs the grid and exits. Returns the child's pid (or -1) to the parent.
-inline long fork_launch(void (*body)(void**), const char* kernel, const unsigned* grid, const unsigned* block,
-                        unsigned long long shared_bytes, void** args, Status* status)
+GL_NOSAN inline long fork_launch(void (*body)(void**), const char* kernel, const unsigned* grid, const unsigned* block,
+                        unsigned long long shared_bytes, void** args, Status* status, const Region* regions,
+                        unsigned region_count)
 {
     unsigned threads = block[0] * block[1] * block[2];
     std::fflush(nullptr);
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid != 0) return pid;
-    // the child
+    // the child: it dies with its parent (a killed notebook kernel leaves no emulated launch behind)
+#if defined(__linux__)
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+    if (getppid() != parent) _exit(1);
+    in_child = true;
+    if (shared_overflow[0]) {
+        status->code = 1;
+        std::snprintf(status->message, sizeof status->message, "%s", shared_overflow);
+        _exit(1);
+    }
     if (prepare(threads) != 0) {
         status->code = 1;
         std::snprintf(status->message, sizeof status->message, "kernel %s: the emulator could not map stacks "
@@ -580,7 +910,16 @@ inline long fork_launch(void (*body)(void**), const char* kernel, const unsigned
         f.linear = i;
         f.tid = dim3(i % block[0], (i / block[0]) % block[1], i / (block[0] * block[1]));
     }
+    if (shared_bytes > DYNAMIC_SHARED_BYTES) {
+        status->code = 1;
+        std::snprintf(status->message, sizeof status->message, "kernel %s: shared_mem = %llu bytes is more than "
+                      "the emulator's %zu KiB of dynamic shared memory", kernel, shared_bytes,
+                      DYNAMIC_SHARED_BYTES / 1024);
+        _exit(1);
+    }
+    dynamic_shared_given = shared_bytes;
     if (shared_bytes) std::memset(dynamic_shared, 0xff, shared_bytes);   // NaN-poisoned, like a fresh block
+    mark_bounds(regions, region_count, shared_bytes);
     g.switches = 0;
     run_grid();
     std::fflush(nullptr);
@@ -591,7 +930,7 @@ inline long fork_launch(void (*body)(void**), const char* kernel, const unsigned
 
 }  // namespace gl_emu
 
-GL_EXPORT void* gl_emu_shared_alloc(unsigned long long bytes, unsigned long long* mapped)
+GL_EXPORT GL_NOSAN void* gl_emu_shared_alloc(unsigned long long bytes, unsigned long long* mapped)
 {
     // [guard page][... data ending exactly at the next guard page, 16-byte aligned start ...][guard page]
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -606,7 +945,7 @@ GL_EXPORT void* gl_emu_shared_alloc(unsigned long long bytes, unsigned long long
     return region + page + (body - padded);
 }
 
-GL_EXPORT void gl_emu_shared_free(void* data, unsigned long long bytes, unsigned long long mapped)
+GL_EXPORT GL_NOSAN void gl_emu_shared_free(void* data, unsigned long long bytes, unsigned long long mapped)
 {
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t padded = (bytes + 15) & ~size_t(15);
@@ -614,4 +953,4 @@ GL_EXPORT void gl_emu_shared_free(void* data, unsigned long long bytes, unsigned
     munmap(static_cast<char*>(data) - (body - padded) - page, mapped);
 }
 
-GL_EXPORT unsigned long long gl_emu_status_size() { return sizeof(gl_emu::Status); }
+GL_EXPORT GL_NOSAN unsigned long long gl_emu_status_size() { return sizeof(gl_emu::Status); }

@@ -1,0 +1,724 @@
+"""Bad input and faults: nothing crashes, nothing is corrupted, nothing is left behind.
+
+Each test is one way a reader or a maintainer can hurt themselves (a read-only array, a full disk, a
+killed notebook, a damaged cache, an access one element past an array, a kernel that calls exit()),
+and the behaviour it must end in. Most run on the CPU emulator, which is where CI runs them.
+"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy
+import pytest
+
+import gemmlab as gl
+from gemmlab import _emulator, paths, record
+
+emulator_only = pytest.mark.skipif(gl.backend != "emulator", reason="emulator behaviour (arrays in host memory)")
+REPO = Path(__file__).resolve().parents[1]
+
+KERNELS = r'''
+__global__ void twice(const float* x, float* y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 2.0f * x[i];
+}
+__global__ void twice_nonconst(float* x, float* y, int n)     // an input without const, as much code has
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = 2.0f * x[i];
+}
+__global__ void read_at(const float* x, float* y, int at)      // y[0] = x[at]
+{
+    if (threadIdx.x == 0) y[0] = x[at];
+}
+__global__ void write_at(float* y, int at)                     // y[at] = 7
+{
+    if (threadIdx.x == 0) y[at] = 7.0f;
+}
+__global__ void read_byte(const unsigned char* x, unsigned char* y, int at)
+{
+    if (threadIdx.x == 0) y[0] = x[at];
+}
+__global__ void read_float4(const float4* x, float4* y, int at)
+{
+    if (threadIdx.x == 0) y[0] = x[at];
+}
+__global__ void scale(float* y, float s)
+{
+    y[threadIdx.x] *= s;
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return gl.load(code=KERNELS)
+
+
+def _f32(n, start=1.0):
+    return numpy.arange(start, start + n, dtype=numpy.float32)
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. Read-only arrays: inputs work, an output is refused and its memory untouched
+# ---------------------------------------------------------------------------------------------
+
+@emulator_only
+@pytest.mark.parametrize("entry", ["twice", "twice_nonconst"])
+def test_a_read_only_memory_mapped_input_works(mod, tmp_path, entry):
+    path = tmp_path / "x.bin"
+    _f32(100).tofile(path)
+    x = numpy.memmap(path, dtype=numpy.float32, mode="r")      # pages mapped without write permission
+    y = numpy.full(100, numpy.nan, dtype=numpy.float32)
+    mod.get(entry)(4, 32, (x, y, 100))
+    assert numpy.array_equal(y, 2 * _f32(100))
+    assert numpy.array_equal(numpy.fromfile(path, dtype=numpy.float32), _f32(100))
+
+
+@emulator_only
+@pytest.mark.parametrize("make", ["setflags", "bytes", "memmap"])
+def test_a_read_only_output_is_refused_by_name_and_left_untouched(mod, tmp_path, make):
+    if make == "setflags":
+        y = numpy.zeros(64, dtype=numpy.float32)
+        y.setflags(write=False)
+    elif make == "bytes":
+        raw = bytes(256)
+        y = numpy.frombuffer(raw, dtype=numpy.float32)
+    else:
+        path = tmp_path / "y.bin"
+        numpy.zeros(64, dtype=numpy.float32).tofile(path)
+        y = numpy.memmap(path, dtype=numpy.float32, mode="r")
+    before = bytes(y.view(numpy.uint8))
+    with pytest.raises(gl.EmulatorError, match=r"kernel twice wrote to argument 1 \('y'\), a read-only array"):
+        mod.get("twice")(2, 32, (_f32(64), y, 64))
+    assert bytes(y.view(numpy.uint8)) == before
+    if make == "bytes":
+        assert raw == bytes(256)
+    if make == "memmap":
+        assert not numpy.fromfile(tmp_path / "y.bin", dtype=numpy.float32).any()
+
+
+@emulator_only
+def test_a_refused_launch_writes_no_other_output_either(mod):
+    y = numpy.zeros(32, dtype=numpy.float32)
+    y.setflags(write=False)
+    with pytest.raises(gl.EmulatorError, match="read-only"):
+        mod.get("twice")(1, 32, (_f32(32), y, 32))
+    z = numpy.zeros(32, dtype=numpy.float32)
+    mod.get("twice")(1, 32, (_f32(32), z, 32))            # and a writable output works as ever
+    assert numpy.array_equal(z, 2 * _f32(32))
+
+
+@emulator_only
+def test_blas_takes_read_only_inputs_and_refuses_read_only_outputs(tmp_path):
+    path = tmp_path / "v.bin"
+    _f32(1000).tofile(path)
+    x = numpy.memmap(path, dtype=numpy.float32, mode="r")
+    assert gl.blas.dot(x, x) == pytest.approx(float(numpy.dot(_f32(1000).astype(float), _f32(1000))), rel=1e-5)
+    A = numpy.asfortranarray(numpy.ones((7, 5), dtype=numpy.float32))
+    y = numpy.zeros(7, dtype=numpy.float32)
+    y.setflags(write=False)
+    with pytest.raises(gl.blas.BlasError, match=r"sgemv: argument 6 \(y\) is read-only"):
+        gl.blas.gemv("N", 1.0, A, numpy.ones(5, dtype=numpy.float32), 0.0, y)
+    C = numpy.asfortranarray(numpy.zeros((7, 7), dtype=numpy.float32))
+    C.setflags(write=False)
+    with pytest.raises(gl.blas.BlasError, match=r"sgemm: argument 7 \(C\) is read-only"):
+        gl.blas.gemm("N", "T", 1.0, A, A, 0.0, C)
+    assert not C.any()
+    Ar = numpy.asfortranarray(numpy.ones((7, 5), dtype=numpy.float32))
+    Ar.setflags(write=False)                               # a read-only matrix input is fine
+    out = numpy.zeros(7, dtype=numpy.float32)
+    gl.blas.gemv("N", 1.0, Ar, numpy.ones(5, dtype=numpy.float32), 0.0, out)
+    assert numpy.array_equal(out, numpy.full(7, 5, dtype=numpy.float32))
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Files are written whole or not at all
+# ---------------------------------------------------------------------------------------------
+
+def _disk_full(*args, **kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_failed_write_leaves_the_old_file_whole_and_no_temporary_behind(tmp_path, monkeypatch):
+    target = tmp_path / "results.json"
+    target.write_text('{"old": true}\n')
+    monkeypatch.setattr(os, "fsync", _disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        paths.atomic_write(target, '{"new": true}\n' * 1000)
+    assert target.read_text() == '{"old": true}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["results.json"]
+
+
+def test_an_interrupted_write_leaves_the_old_file_whole(tmp_path, monkeypatch):
+    target = tmp_path / "a.txt"
+    target.write_text("old")
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        paths.atomic_write(target, "new")
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["a.txt"]
+
+
+def test_atomic_write_keeps_permissions_and_writes_bytes(tmp_path):
+    target = tmp_path / "x.bin"
+    target.write_bytes(b"a")
+    os.chmod(target, 0o640)
+    paths.atomic_write(target, b"\x00\x01")
+    assert target.read_bytes() == b"\x00\x01" and (target.stat().st_mode & 0o777) == 0o640
+
+
+def test_recorded_results_are_written_whole(tmp_path, monkeypatch):
+    record.save("thing", {"value": 1}, directory=tmp_path)
+    monkeypatch.setattr(os, "fsync", _disk_full)
+    with pytest.raises(OSError):
+        record.save("thing", {"value": 2}, directory=tmp_path)
+    assert json.loads((tmp_path / "thing.json").read_text())["value"] == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["thing.json"]
+
+
+def test_the_scaling_csv_is_written_whole(tmp_path, monkeypatch):
+    from gemmlab import blasbench
+    monkeypatch.setattr(record, "RESULTS", tmp_path)
+    monkeypatch.setattr(blasbench.record, "save", lambda name, data: tmp_path / f"{name}.json")
+    old = tmp_path / f"blas-scaling-{record.gpu_slug()}.csv"
+    old.write_text("old\n")
+    monkeypatch.setattr(os, "fsync", _disk_full)
+    with pytest.raises(OSError):
+        blasbench.save({}, [{"n": 1, "gbs": 2.0}])
+    assert old.read_text() == "old\n"
+
+
+NOTEBOOK = {
+    "cells": [
+        {"cell_type": "code", "execution_count": None, "id": "first", "metadata": {}, "outputs": [],
+         "source": "x = 1 + 1\nprint(x)"},
+        {"cell_type": "code", "execution_count": None, "id": "second", "metadata": {}, "outputs": [],
+         "source": "1 / 0"},
+    ],
+    "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    "nbformat": 4, "nbformat_minor": 5,
+}
+
+
+def _notebook(tmp_path, cells=None):
+    nb = json.loads(json.dumps(NOTEBOOK))
+    if cells is not None:
+        nb["cells"] = nb["cells"][:cells]
+    path = tmp_path / "chapter.ipynb"
+    path.write_text(json.dumps(nb, indent=1) + "\n")
+    return path
+
+
+def test_refresh_names_the_notebook_and_the_failing_cell_and_keeps_the_notebook(tmp_path):
+    from gemmlab import refresh
+    path = _notebook(tmp_path)
+    before = path.read_text()
+    with pytest.raises(refresh.RefreshError, match="1 of 1 notebooks were not refreshed"):
+        refresh.run([path], allow_cpu=True, timeout=60)
+    assert path.read_text() == before
+    proc = subprocess.run([sys.executable, "-m", "gemmlab", "refresh", "--allow-cpu", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert f"{path}: cell 2 (id second) failed: ZeroDivisionError: division by zero; the notebook was not written" \
+        in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert path.read_text() == before
+
+
+@pytest.mark.parametrize("content", ["not json at all", '{"cells": 3}', ""])
+def test_refresh_of_a_file_that_is_not_a_notebook_says_so_in_one_line(tmp_path, content):
+    path = tmp_path / "notes.ipynb"
+    path.write_text(content)
+    proc = subprocess.run([sys.executable, "-m", "gemmlab", "refresh", "--allow-cpu", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert f"{path}: not a Jupyter notebook" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert path.read_text() == content
+
+
+def test_refresh_on_a_full_disk_keeps_the_old_notebook(tmp_path, monkeypatch):
+    from gemmlab import refresh
+    path = _notebook(tmp_path, cells=1)
+    before = path.read_text()
+    monkeypatch.setattr(os, "fsync", _disk_full)
+    with pytest.raises(refresh.RefreshError):
+        refresh.run([path], allow_cpu=True, timeout=60)
+    assert path.read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chapter.ipynb"]
+    monkeypatch.undo()
+    refresh.run([path], allow_cpu=True, timeout=60)
+    assert "".join(json.loads(path.read_text())["cells"][0]["outputs"][0]["text"]) == "2\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Emulated launches: settings checked first, no child outlives its parent
+# ---------------------------------------------------------------------------------------------
+
+def _no_children():
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+@emulator_only
+@pytest.mark.parametrize("value", ["abc", "-1", "nan", "inf", ""])
+def test_a_bad_timeout_setting_is_refused_before_anything_starts(mod, monkeypatch, value):
+    monkeypatch.setenv("GEMMLAB_EMULATOR_TIMEOUT", value)
+    y = numpy.zeros(32, dtype=numpy.float32)
+    with pytest.raises(ValueError, match="GEMMLAB_EMULATOR_TIMEOUT=.* must be a number of seconds >= 0"):
+        mod.get("twice")(1, 32, (_f32(32), y, 32))
+    assert _no_children()
+    assert not y.any()
+
+
+@emulator_only
+def test_timeout_zero_means_no_limit(mod, monkeypatch):
+    monkeypatch.setenv("GEMMLAB_EMULATOR_TIMEOUT", "0")
+    y = numpy.zeros(32, dtype=numpy.float32)
+    mod.get("twice")(1, 32, (_f32(32), y, 32))
+    assert numpy.array_equal(y, 2 * _f32(32))
+
+
+ENDLESS = textwrap.dedent('''
+    import numpy, sys, gemmlab as gl
+    k = gl.load(code="__global__ void spin(volatile int* f) { while (f[0] == 0) { } }").get("spin")
+    k(1, 1, (numpy.zeros(1, dtype=numpy.int32),))       # compile, and then spin
+''')
+
+
+def _children(pid):
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(c) for c in text.split()]
+
+
+def _gone(pid, within=5.0):
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@emulator_only
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc (Linux)")
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT])
+def test_an_emulated_launch_dies_with_its_parent(tmp_path, how):
+    env = {**os.environ, "GEMMLAB_BACKEND": "emulator", "GEMMLAB_EMULATOR_TIMEOUT": "300",
+           "GEMMLAB_CACHE_DIR": str(tmp_path)}
+    parent = subprocess.Popen([sys.executable, "-c", ENDLESS], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        kids = []
+        while time.monotonic() < deadline and not kids:
+            kids = [k for k in _children(parent.pid)
+                    if "python" in Path(f"/proc/{k}/cmdline").read_bytes().decode(errors="replace")]
+            time.sleep(0.1)
+        assert kids, "the emulated launch did not start"
+        time.sleep(0.3)
+        parent.send_signal(how)
+        parent.wait(timeout=30)
+        for kid in kids:
+            assert _gone(kid), f"the emulated launch {kid} outlived its parent"
+    finally:
+        parent.kill()
+        parent.wait()
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. The kernel build cache: verified before use, rebuilt when damaged, every header in the key
+# ---------------------------------------------------------------------------------------------
+
+RUN_ONE = textwrap.dedent('''
+    import numpy, sys, gemmlab as gl
+    y = numpy.zeros(4, dtype=numpy.float32)
+    gl.load(code="__global__ void fill(float* y) { y[threadIdx.x] = 42.0f; }").get("fill")(1, 4, (y,))
+    print("OK" if (y == 42).all() else "WRONG", y)
+''')
+
+
+def _run_in_fresh_process(cache, env_extra=None):
+    env = {**os.environ, "GEMMLAB_BACKEND": "emulator", "GEMMLAB_CACHE_DIR": str(cache), **(env_extra or {})}
+    return subprocess.run([sys.executable, "-c", RUN_ONE], env=env, capture_output=True, text=True, timeout=300)
+
+
+def _damage(kind, library: Path, manifest: Path):
+    data = library.read_bytes()
+    if kind == "truncated":
+        library.write_bytes(data[: len(data) // 3])
+    elif kind == "zeroed":
+        library.write_bytes(data[:4096] + bytes(len(data) - 8192) + data[-4096:])
+    elif kind == "empty":
+        library.write_bytes(b"")
+    elif kind == "foreign":
+        library.write_text("this is not a shared library\n")
+    elif kind == "missing":
+        library.unlink()
+    elif kind == "bad-manifest":
+        manifest.write_text("{ not json")
+    elif kind == "manifest-zeroed":
+        manifest.write_bytes(bytes(manifest.stat().st_size))
+
+
+@emulator_only
+@pytest.mark.parametrize("kind", ["truncated", "zeroed", "empty", "foreign", "missing", "bad-manifest",
+                                  "manifest-zeroed"])
+def test_a_damaged_cache_entry_is_rebuilt_not_loaded(tmp_path, kind):
+    first = _run_in_fresh_process(tmp_path)
+    assert first.returncode == 0 and first.stdout.startswith("OK"), first.stderr
+    cache = tmp_path / "emulator"
+    (manifest,) = cache.glob("*.json")
+    (library,) = cache.glob("*.so")
+    _damage(kind, library, manifest)
+    second = _run_in_fresh_process(tmp_path)
+    assert second.returncode == 0, f"exit {second.returncode}: {second.stderr[-2000:]}"
+    assert second.stdout.startswith("OK") and "Error" not in second.stderr
+    assert len(list(cache.glob("*.so"))) == 1 and len(list(cache.glob("*.json"))) == 1
+
+
+@emulator_only
+def test_a_cache_on_another_filesystem_than_tmpdir_works(tmp_path, monkeypatch):
+    # A rename across filesystems fails (EXDEV); a build must rename only within the cache folder.
+    cache = (tmp_path / "cache").resolve()
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmpdir))
+    monkeypatch.setattr(_emulator.tempfile, "tempdir", None)
+    monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(cache))
+    real_replace = os.replace
+
+    def replace(src, dst, **kw):
+        if (cache in Path(src).resolve().parents) != (cache in Path(dst).resolve().parents):
+            raise OSError(errno.EXDEV, "Invalid cross-device link", str(src))
+        return real_replace(src, dst, **kw)
+    monkeypatch.setattr(os, "replace", replace)
+    k = gl.load(code="__global__ void tmpdir_probe(int* x) { x[0] = 5; }").get("tmpdir_probe")
+    out = numpy.zeros(1, dtype=numpy.int32)
+    k(1, 1, (out,))
+    assert out[0] == 5
+    assert list(tmpdir.iterdir()) == []
+    assert not [p for p in (cache / "emulator").iterdir() if p.name.startswith(".")], "no build folder left"
+
+
+@emulator_only
+@pytest.mark.parametrize("form", ["-I", "-isystem"])
+def test_editing_a_header_included_with_angle_brackets_rebuilds(tmp_path, monkeypatch, form):
+    monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path / "cache"))
+    include = tmp_path / "inc"
+    include.mkdir()
+    header = include / "gl_test_value.h"
+    source = "#include <gl_test_value.h>\n__global__ void value(int* x) { x[0] = VALUE; }\n"
+    options = (f"-I{include}",) if form == "-I" else ("-isystem", str(include))
+    out = numpy.zeros(1, dtype=numpy.int32)
+    for value in (1, 2, 3):
+        header.write_text(f"#define VALUE {value}\n")
+        gl.load(code=source, options=options).get("value")(1, 1, (out,))
+        assert out[0] == value
+
+
+@emulator_only
+def test_an_unwritable_cache_falls_back_to_a_private_one_with_a_notice(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    result = _run_in_fresh_process(blocker / "cache")
+    assert result.returncode == 0 and result.stdout.startswith("OK"), result.stderr
+    notice = [line for line in result.stderr.splitlines() if line.startswith("gemmlab:")]
+    assert len(notice) == 1 and "cannot be written" in notice[0] and "private temporary cache" in notice[0]
+    private = notice[0].split("private temporary cache ", 1)[1].split(" ", 1)[0]
+    assert not Path(private).exists(), "the private cache is removed when the process ends"
+
+
+@emulator_only
+def test_an_unwritable_home_falls_back_too(tmp_path):
+    home = tmp_path / "home-file"
+    home.write_text("")
+    env = {k: v for k, v in os.environ.items() if k not in ("GEMMLAB_CACHE_DIR", "XDG_CACHE_HOME")}
+    env.update(HOME=str(home), GEMMLAB_BACKEND="emulator")
+    result = subprocess.run([sys.executable, "-c", RUN_ONE], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and result.stdout.startswith("OK"), result.stderr
+    assert "private temporary cache" in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. No silent wrong results
+# ---------------------------------------------------------------------------------------------
+
+@emulator_only
+@pytest.mark.parametrize("at, side", [(10, "4 bytes past its end"), (11, "8 bytes past its end"),
+                                      (13, "16 bytes past its end"), (-1, "4 bytes before its start"),
+                                      (-3, "12 bytes before its start")])
+def test_every_out_of_bounds_read_is_an_error_naming_argument_and_element(mod, at, side):
+    x, y = _f32(10), numpy.zeros(1, dtype=numpy.float32)
+    with pytest.raises(gl.EmulatorError, match=rf"kernel read_at: out-of-bounds access .* reads 4 bytes at element "
+                                               rf"{at} of argument 0 \('x'\) \(float32, 10 elements\): {side}"):
+        mod.get("read_at")(1, 1, (x, y, at))
+    assert y[0] == 0
+
+
+@emulator_only
+@pytest.mark.parametrize("at", [7, 8, 9, 15, -1, -2])
+def test_every_out_of_bounds_write_is_an_error_and_nothing_is_written(mod, at):
+    base = numpy.zeros(16, dtype=numpy.float32)
+    y = base[4:11]                                # a view: the memory around it is not the kernel's
+    with pytest.raises(gl.EmulatorError, match=rf"writes 4 bytes at element {at} of argument 0 \('y'\) "
+                                               r"\(float32, 7 elements\)"):
+        mod.get("write_at")(1, 1, (y, at))
+    assert not base.any()
+
+
+@emulator_only
+def test_out_of_bounds_is_exact_to_the_byte_and_for_wide_loads(mod):
+    x, y = numpy.arange(13, dtype=numpy.uint8), numpy.zeros(1, dtype=numpy.uint8)
+    mod.get("read_byte")(1, 1, (x, y, 12))
+    assert y[0] == 12
+    with pytest.raises(gl.EmulatorError, match=r"reads 1 bytes at element 13 of argument 0 \('x'\)"):
+        mod.get("read_byte")(1, 1, (x, y, 13))
+    v = numpy.arange(12, dtype=numpy.float32)     # three float4
+    out = numpy.zeros(4, dtype=numpy.float32)
+    mod.get("read_float4")(1, 1, (v, out, 2))
+    assert numpy.array_equal(out, v[8:])
+    with pytest.raises(gl.EmulatorError, match=r"reads 16 bytes at element 12 of argument 0 \('x'\)"):
+        mod.get("read_float4")(1, 1, (v, out, 3))
+
+
+SHARED = r'''
+template <int N>
+__global__ void shared_overrun(float* y)
+{
+    __shared__ float s[N];
+    s[threadIdx.x] = threadIdx.x;                       // one thread too many writes past s
+    __syncthreads();
+    y[threadIdx.x % N] = s[threadIdx.x % N];
+}
+__global__ void shared_underrun(float* y)
+{
+    __shared__ __align__(16) float s[32];
+    s[threadIdx.x] = 1.0f;
+    __syncthreads();
+    y[threadIdx.x] = s[(int)threadIdx.x - 1];           // thread 0 reads s[-1]
+}
+__global__ void dynamic_overrun(float* y, int n)
+{
+    extern __shared__ float d[];
+    d[threadIdx.x] = 1.0f;                              // the launch gave n floats
+    __syncthreads();
+    y[threadIdx.x] = d[threadIdx.x];
+}
+__global__ void too_much_static(float* y)
+{
+    __shared__ float a[8192];
+    __shared__ float b[6144];
+    a[threadIdx.x] = 1.0f;
+    b[threadIdx.x] = 2.0f;
+    __syncthreads();
+    y[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x];
+}
+__global__ void just_enough_static(float* y)
+{
+    __shared__ float a[8192];
+    __shared__ float b[4096];
+    a[threadIdx.x] = 1.0f;
+    b[threadIdx.x] = 2.0f;
+    __syncthreads();
+    y[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x];
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def shared():
+    return gl.load(code=SHARED)
+
+
+@emulator_only
+def test_a_shared_array_overrun_is_an_error_naming_the_array(shared):
+    y = numpy.zeros(33, dtype=numpy.float32)
+    with pytest.raises(gl.EmulatorError, match=r"thread \(32,0,0\) at <code>:6: writes 4 bytes at byte offset 128 "
+                                               r"of the __shared__ array 's' \(128 bytes, declared at <code>:5\)"):
+        shared.get("shared_overrun<32>")(1, 33, (y,))
+    shared.get("shared_overrun<33>")(1, 33, (y,))
+    assert numpy.array_equal(y, numpy.arange(33, dtype=numpy.float32))
+    with pytest.raises(gl.EmulatorError, match=r"reads 4 bytes at byte offset -4 of the __shared__ array 's'"):
+        shared.get("shared_underrun")(1, 32, (numpy.zeros(32, dtype=numpy.float32),))
+
+
+@emulator_only
+@pytest.mark.parametrize("given", [0, 4 * 31])
+def test_dynamic_shared_memory_beyond_the_launch_is_an_error(shared, given):
+    y = numpy.zeros(32, dtype=numpy.float32)
+    with pytest.raises(gl.EmulatorError, match=rf"dynamic shared memory at byte offset {given}, but the launch gave "
+                                               rf"shared_mem = {given} bytes"):
+        shared.get("dynamic_overrun")(1, 32, (y, given // 4), shared_mem=given)
+    shared.get("dynamic_overrun")(1, 32, (y, 32), shared_mem=128)
+    assert (y == 1).all()
+
+
+@emulator_only
+def test_static_shared_memory_over_the_device_limit_is_an_error(shared):
+    y = numpy.zeros(32, dtype=numpy.float32)
+    with pytest.raises(gl.EmulatorError, match=r"kernel too_much_static uses 57344 bytes of static shared memory, "
+                                               r"over CUDA's limit of 49152 bytes"):
+        shared.get("too_much_static")(1, 32, (y,))
+    shared.get("just_enough_static")(1, 32, (y,))
+    assert (y == 3).all()
+
+
+@pytest.mark.parametrize("value", [1e300, -1e39, 10**40])
+def test_a_float_argument_out_of_range_is_refused(mod, value):
+    y = gl.xp.ones(4, dtype=numpy.float32)
+    with pytest.raises(ValueError, match=r"argument 's' = .* is out of the range of float .* it would become inf"):
+        mod.get("scale")(1, 4, (y, value))
+
+
+def test_float_arguments_in_range_and_explicit_infinities_pass(mod):
+    y = gl.xp.ones(4, dtype=numpy.float32)
+    mod.get("scale")(1, 4, (y, 3e38))
+    mod.get("scale")(1, 4, (y, float("inf")))
+    assert (gl.to_host(y) == numpy.inf).all()
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. Messages that say what happened
+# ---------------------------------------------------------------------------------------------
+
+STOPS = r'''
+#include <cassert>
+__global__ void big_local(float* y)
+{
+    float local[400000];                                 // 1.6 MB: more than any GPU thread may have
+    for (int i = 0; i < 400000; ++i) local[i] = i * y[0];
+    y[threadIdx.x] = local[threadIdx.x * 1000];
+}
+__global__ void asserting(const float* x, float* y)
+{
+    assert(x[threadIdx.x] >= 0.0f && "inputs must not be negative");
+    y[threadIdx.x] = x[threadIdx.x];
+}
+__global__ void exiting(float* y)
+{
+    y[threadIdx.x] = 1.0f;
+    if (threadIdx.x == 3) exit(2);
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def stops():
+    return gl.load(code=STOPS)
+
+
+@emulator_only
+def test_a_huge_local_array_is_named_as_stack_overflow(stops):
+    with pytest.raises(gl.EmulatorError, match=r"kernel big_local overflowed a thread's stack \(local memory\) "
+                                               r"in block \(0,0,0\), thread \(0,0,0\) at <code>:\d+: its local "
+                                               r"variables need more than the 1024 KiB of stack"):
+        stops.get("big_local")(1, 2, (numpy.ones(2, dtype=numpy.float32),))
+
+
+@emulator_only
+def test_a_failed_assert_shows_its_text_and_line(stops):
+    x = numpy.array([1, 2, -3, 4], dtype=numpy.float32)
+    y = numpy.zeros(4, dtype=numpy.float32)
+    with pytest.raises(gl.EmulatorError, match=r"kernel asserting, block \(0,0,0\), thread \(2,0,0\): assertion "
+                                               r"`x\[threadIdx.x\] >= 0.0f && \"inputs must not be negative\"' "
+                                               r"failed at <code>:11"):
+        stops.get("asserting")(1, 4, (x, y))
+    assert not y.any()
+    stops.get("asserting")(1, 4, (numpy.abs(x), y))
+    assert numpy.array_equal(y, numpy.abs(x))
+
+
+@emulator_only
+def test_exit_in_a_kernel_is_an_error_not_a_half_finished_result(stops):
+    y = numpy.zeros(8, dtype=numpy.float32)
+    with pytest.raises(gl.EmulatorError, match=r"kernel exiting.*thread \(3,0,0\).*exit\(2\)"):
+        stops.get("exiting")(1, 8, (y,))
+    assert not y.any()
+
+
+@emulator_only
+def test_process_ending_calls_are_errors_too():
+    k = gl.load(code="#include <unistd.h>\n__global__ void quits(float* y) { y[threadIdx.x] = 1; _exit(0); }")
+    y = numpy.zeros(4, dtype=numpy.float32)
+    with pytest.raises(gl.EmulatorError, match=r"ended the emulator's process .* before the grid finished"):
+        k.get("quits")(1, 4, (y,))
+    assert not y.any()
+
+
+def test_template_compile_errors_point_at_the_users_line(tmp_path):
+    src = tmp_path / "tpl.cu"
+    src.write_text("#include <cstdio>\n\ntemplate <int N>\n__global__ void tpl(float* x)\n{\n"
+                   "    static_assert(N % 2 == 0, \"N must be even\");\n    x[0] = N;\n}\n")
+    with pytest.raises(gl.CompileError) as info:
+        gl.load(src).get("tpl<3>")
+    assert f"{src}:6: error" in str(info.value) and "N must be even" in str(info.value)
+    assert "100000" not in str(info.value)
+    with pytest.raises(gl.CompileError) as info:
+        gl.load(src).get("tpl<float>")
+    text = str(info.value)
+    assert "100000" not in text and "launcher" not in text and f"{src}:" in text
+
+
+def test_a_string_of_options_is_one_option():
+    k = gl.load(code="__global__ void opt(int* x) { x[0] = FOO; }", options="-DFOO=2").get("opt")
+    out = gl.xp.zeros(1, dtype=numpy.int32)
+    k(1, 1, (out,))
+    assert int(gl.to_host(out)[0]) == 2
+    with pytest.raises(ValueError, match="options must be compiler options as strings"):
+        gl.load(code="__global__ void opt(int* x) { }", options=("-DX=1", 3))
+
+
+@emulator_only
+@pytest.mark.parametrize("script, says", [
+    ("exit 3", "it printed nothing"),
+    ("echo 'cc1plus: out of memory allocating 42 bytes' >&2; exit 1", "cc1plus: out of memory"),
+])
+def test_a_failing_compiler_says_which_and_what_it_printed(tmp_path, monkeypatch, script, says):
+    cxx = tmp_path / "broken-c++"
+    cxx.write_text(f"#!/bin/sh\ncase \"$1\" in --version) echo 'broken 1.0'; exit 0;; esac\n{script}\n")
+    cxx.chmod(0o755)
+    monkeypatch.setenv("CXX", str(cxx))
+    monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(gl.CompileError) as info:
+        gl.load(code="__global__ void failing_cxx(int* x) { }").get("failing_cxx")
+    text = str(info.value)
+    assert f"the C++ compiler {cxx} failed with exit code" in text and says in text
+
+
+@pytest.mark.parametrize("routine", ["dot", "gemv", "gemm"])
+def test_blas_on_a_float32_view_of_another_dtype_names_the_argument(routine):
+    wide = gl.xp.zeros(32, dtype=numpy.float64)
+    v = wide.view(numpy.float32)                         # 64 float32s over float64 memory
+    A = v.reshape(8, 8, order="F")                       # and a column-major matrix over it
+    assert A.flags.f_contiguous and A.dtype == numpy.float32
+    with pytest.raises(gl.blas.BlasError, match=r"argument \d \((x|A)\) is a float32 view of a float64 array"):
+        if routine == "dot":
+            gl.blas.dot(v, gl.xp.ones(64, dtype=numpy.float32))
+        elif routine == "gemv":
+            gl.blas.gemv("N", 1.0, A, gl.xp.ones(8, dtype=numpy.float32), 0.0, gl.xp.zeros(8, dtype=numpy.float32))
+        else:
+            gl.blas.gemm("N", "N", 1.0, A, gl.xp.ones((8, 8), dtype=numpy.float32, order="F"), 0.0,
+                         gl.xp.zeros((8, 8), dtype=numpy.float32, order="F"))
