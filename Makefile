@@ -33,11 +33,18 @@ build-strict: $(STAMP)
 	$(BIN)/jupyter-book build -W -n --keep-going --quiet .
 
 # The explorers in the built book, in headless Chromium with the network off (screenshots in
-# _build/browser/). Installs Debian's chromium when there is none (CI runs as root).
+# _build/browser/). Finds a Chromium (tests/browser/chromium.py); with none, installs Debian's as root,
+# else Playwright's own; when neither works it stops with one line that says how to get one.
 browser: $(STAMP)
-	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
-	  { echo "installing Debian's chromium for the browser tests"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@$(BIN)/python tests/browser/chromium.py --quiet || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's chromium for the browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "installing Playwright's own Chromium for the browser tests (python -m playwright install chromium)"; \
+	    $(BIN)/python -m playwright install chromium >/dev/null 2>&1 || true; \
+	  fi; \
+	  $(BIN)/python tests/browser/chromium.py >/dev/null || { $(BIN)/python tests/browser/chromium.py; exit 1; }; }
 	$(BIN)/python -m pytest -p no:cacheprovider tests/browser
 
 # On a GPU machine: re-execute the chapters and write their outputs back; record the GPU's ceilings.

@@ -222,6 +222,7 @@ def _notebook(tmp_path, cells=None):
 
 
 def test_refresh_names_the_notebook_and_the_failing_cell_and_keeps_the_notebook(tmp_path):
+    pytest.importorskip("nbclient")
     from gemmlab import refresh
     path = _notebook(tmp_path)
     before = path.read_text()
@@ -239,6 +240,7 @@ def test_refresh_names_the_notebook_and_the_failing_cell_and_keeps_the_notebook(
 
 @pytest.mark.parametrize("content", ["not json at all", '{"cells": 3}', ""])
 def test_refresh_of_a_file_that_is_not_a_notebook_says_so_in_one_line(tmp_path, content):
+    pytest.importorskip("nbformat")
     path = tmp_path / "notes.ipynb"
     path.write_text(content)
     proc = subprocess.run([sys.executable, "-m", "gemmlab", "refresh", "--allow-cpu", str(path)],
@@ -250,6 +252,7 @@ def test_refresh_of_a_file_that_is_not_a_notebook_says_so_in_one_line(tmp_path, 
 
 
 def test_refresh_on_a_full_disk_keeps_the_old_notebook(tmp_path, monkeypatch):
+    pytest.importorskip("nbclient")
     from gemmlab import refresh
     path = _notebook(tmp_path, cells=1)
     before = path.read_text()

@@ -60,8 +60,12 @@ def _failed_cell(nb, exc) -> str:
 def run(paths, *, timeout: int = 900, allow_cpu: bool = False, kernel_name: str = "python3") -> list:
     """Execute each notebook and write it back (whole or not at all). A notebook that cannot be read or
     whose cell fails is left as it was; the others go on, and :class:`RefreshError` lists the failures."""
-    import nbformat
-    from nbclient import NotebookClient
+    try:
+        import nbformat
+        from nbclient import NotebookClient
+    except ImportError as exc:
+        raise RefreshError(f"refresh needs nbclient, nbformat and ipykernel (the dev extra: pip install "
+                           f"'gemmlab[dev]'); {exc}") from None
 
     from . import hardware as hw
     from . import record

@@ -1,17 +1,22 @@
-"""Headless Chromium for the browser tests: Debian's chromium driven by Playwright (no browser download)."""
-import shutil
+"""Headless Chromium for the browser tests, driven by Playwright: a system Chromium, or Playwright's own
+(see chromium.py beside this file; `make browser` finds or installs one)."""
+import importlib.util
+from pathlib import Path
 
 import pytest
 
 playwright = pytest.importorskip("playwright.sync_api")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+_spec = importlib.util.spec_from_file_location("gemmlab_test_chromium", Path(__file__).with_name("chromium.py"))
+chromium_finder = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(chromium_finder)
 
 
 @pytest.fixture(scope="session")
 def chromium():
-    if CHROMIUM is None:
-        pytest.fail("no chromium found: `make test` installs Debian's chromium when it is missing")
+    path, own = chromium_finder.find()
+    if path is None:
+        pytest.fail(chromium_finder.HOW)
     with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        b = p.chromium.launch(**({} if own else {"executable_path": path}), args=["--no-sandbox"])
         yield b
         b.close()
