@@ -530,19 +530,11 @@ __global__ void dynamic_overrun(float* y, int n)
     __syncthreads();
     y[threadIdx.x] = d[threadIdx.x];
 }
-__global__ void too_much_static(float* y)
+template <int B>
+__global__ void static_shared(float* y)                 // 32 KiB + B floats of static shared memory
 {
     __shared__ float a[8192];
-    __shared__ float b[6144];
-    a[threadIdx.x] = 1.0f;
-    b[threadIdx.x] = 2.0f;
-    __syncthreads();
-    y[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x];
-}
-__global__ void just_enough_static(float* y)
-{
-    __shared__ float a[8192];
-    __shared__ float b[4096];
+    __shared__ float b[B];
     a[threadIdx.x] = 1.0f;
     b[threadIdx.x] = 2.0f;
     __syncthreads();
@@ -582,10 +574,10 @@ def test_dynamic_shared_memory_beyond_the_launch_is_an_error(shared, given):
 @emulator_only
 def test_static_shared_memory_over_the_device_limit_is_an_error(shared):
     y = numpy.zeros(32, dtype=numpy.float32)
-    with pytest.raises(gl.EmulatorError, match=r"kernel too_much_static uses 57344 bytes of static shared memory, "
-                                               r"over CUDA's limit of 49152 bytes"):
-        shared.get("too_much_static")(1, 32, (y,))
-    shared.get("just_enough_static")(1, 32, (y,))
+    with pytest.raises(gl.EmulatorError, match=r"kernel static_shared<6144> uses 57344 bytes of static shared "
+                                               r"memory, over CUDA's limit of 49152 bytes"):
+        shared.get("static_shared<6144>")(1, 32, (y,))
+    shared.get("static_shared<4096>")(1, 32, (y,))
     assert (y == 3).all()
 
 
@@ -725,3 +717,61 @@ def test_blas_on_a_float32_view_of_another_dtype_names_the_argument(routine):
         else:
             gl.blas.gemm("N", "N", 1.0, A, gl.xp.ones((8, 8), dtype=numpy.float32, order="F"), 0.0,
                          gl.xp.zeros((8, 8), dtype=numpy.float32, order="F"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc (Linux)")
+def test_child_processes_die_with_their_parent(tmp_path):
+    # the compiler, the crosscheck's emulator half, ncu and compute-sanitizer all run through this
+    script = "from gemmlab import processes; processes.run(['sleep', '300'])"
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 60
+        kids = []
+        while time.monotonic() < deadline and not kids:
+            kids = _children(parent.pid)
+            time.sleep(0.05)
+        assert kids, "the child did not start"
+        parent.kill()
+        parent.wait(timeout=30)
+        assert all(_gone(k) for k in kids), "a child outlived its parent"
+    finally:
+        parent.kill()
+        parent.wait()
+
+
+@emulator_only
+def test_leftovers_of_a_killed_build_are_swept(tmp_path, monkeypatch):
+    cache = tmp_path / "emulator"
+    cache.mkdir()
+    old_build, old_tmp, fresh = cache / ".build-abc", cache / ".x.json.tmp", cache / ".build-now"
+    old_build.mkdir()
+    (old_build / "unit.cpp").write_text("half")
+    old_tmp.write_text("{")
+    fresh.mkdir()
+    for p in (old_build, old_tmp):
+        os.utime(p, (time.time() - 7200, time.time() - 7200))
+    monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(_emulator, "_swept", set())
+    _emulator._cache_dir()
+    assert not old_build.exists() and not old_tmp.exists()
+    assert fresh.exists(), "a build under way in another process is left alone"
+
+
+@emulator_only
+def test_the_memory_check_setting_is_validated_and_can_be_turned_off(monkeypatch, tmp_path):
+    monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("GEMMLAB_EMULATOR_MEMCHECK", "yes")
+    with pytest.raises(ValueError, match="GEMMLAB_EMULATOR_MEMCHECK='yes' must be 1"):
+        gl.load(code="__global__ void mc(float* y) { y[0] = 1; }").get("mc")
+    monkeypatch.setenv("GEMMLAB_EMULATOR_MEMCHECK", "0")
+    k = gl.load(code="__global__ void mc(float* y) { y[threadIdx.x] = 1; }").get("mc")
+    assert not k.impl.memcheck
+    y = numpy.zeros(4, dtype=numpy.float32)
+    k(1, 4, (y,))
+    assert (y == 1).all()
+
+
+@emulator_only
+def test_an_empty_array_has_no_element_to_touch(mod):
+    with pytest.raises(gl.EmulatorError, match=r"reads 4 bytes at element 0 of argument 0 \('x'\) \(float32, 0 elements\)"):
+        mod.get("read_at")(1, 1, (numpy.zeros(0, dtype=numpy.float32), numpy.zeros(1, dtype=numpy.float32), 0))

@@ -44,6 +44,7 @@ from pathlib import Path
 
 import numpy
 
+from . import processes
 from .hardware import BackendError
 from .limits import EMULATOR
 from .paths import KERNELS, atomic_write
@@ -51,8 +52,11 @@ from .paths import KERNELS, atomic_write
 HERE = Path(__file__).resolve().parent / "emulator"
 RUNTIME = HERE / "gemmlab_emu.h"
 FLAGS = ("-std=c++17", "-O2", "-g1", "-fPIC", "-shared", "-fno-strict-aliasing", "-fvisibility=hidden",
-         "-fno-exceptions", "-fno-threadsafe-statics", "-fstack-clash-protection", "-Wno-unknown-pragmas",
-         "-Wno-attributes")
+         "-fno-exceptions", "-fno-threadsafe-statics", "-Wno-unknown-pragmas", "-Wno-attributes")
+# On Linux: a big local array probes its stack page by page (so it meets the guard page and is named, not
+# silently spilled into the next thread's stack); every symbol must resolve when the library is built;
+# and the kernel's exit() comes to the runtime, which stops the launch with an error.
+LINUX_FLAGS = ("-fstack-clash-protection", "-Wl,-z,defs", "-Wl,--wrap=exit")
 # The memory check: the compiler tests each load and store against a shadow map that the runtime
 # header keeps (gemmlab_emu.h); g++ on x86-64 Linux (the shadow's place in the address space is fixed).
 MEMCHECK_FLAGS = ("-DGL_EMU_MEMCHECK=1", "-fsanitize=kernel-address", "-fasan-shadow-offset=0x7fff8000",
@@ -108,6 +112,9 @@ def _cache_dir() -> Path:
         fd, probe = tempfile.mkstemp(dir=path, prefix=".probe-")
         os.close(fd)
         os.unlink(probe)
+        if path not in _swept:
+            _swept.add(path)
+            _sweep(path)
         return path
     except OSError as exc:
         if _private_cache is None:
@@ -117,6 +124,20 @@ def _cache_dir() -> Path:
                   f"temporary cache {_private_cache} until this process ends (set GEMMLAB_CACHE_DIR to keep "
                   f"builds)", file=sys.stderr)
         return _private_cache
+
+
+_swept = set()
+
+
+def _sweep(cache: Path, age: float = 3600.0):
+    """Remove what a killed process left in the cache: build folders and temporary files over an hour old."""
+    now = time.time()
+    for leftover in [*cache.glob(".build-*"), *cache.glob(".*.tmp")]:
+        try:
+            if now - leftover.stat().st_mtime > age:
+                shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+        except OSError:
+            pass
 
 
 def timeout_setting():
@@ -283,12 +304,14 @@ class EmulatedFunction:
                 pointers[i] = ctypes.cast(ctypes.pointer(c), ctypes.c_void_p)
             argv = (ctypes.c_void_p * max(len(args), 1))(*[p.value for p in pointers])
             table = (_Region * max(len(regions), 1))()
-            for r, (start, size, buf, m, _) in zip(table, regions):
-                page = os.sysconf("SC_PAGE_SIZE")
+            page = os.sysconf("SC_PAGE_SIZE")
+            for r, (start, size, buf, m, members) in zip(table, regions):
                 padded = (size + 15) & ~15
                 body = (padded + page - 1) // page * page
                 r.map, r.map_bytes = buf - (body - padded) - page, m
-                r.data, r.data_bytes = buf, size
+                # what may be touched: the arrays' bytes (an empty array: none)
+                r.data = buf
+                r.data_bytes = max(args[i].__array_interface__["data"][0] - start + args[i].nbytes for i in members)
             ctypes.memset(status_addr, 0, status_size)
             ctypes.c_int.from_address(status_addr).value = 3
             pid = self.fork_launch(self.body, self.name.encode(), (ctypes.c_uint * 3)(*grid),
@@ -464,7 +487,11 @@ _loaded = {}
 def _memcheck_flags(cxx: str) -> tuple:
     """The memory check's flags where this compiler and machine support it (g++, x86-64 Linux), else ()."""
     import platform
-    if os.environ.get("GEMMLAB_EMULATOR_MEMCHECK", "1") == "0":
+    setting = os.environ.get("GEMMLAB_EMULATOR_MEMCHECK", "1").strip()
+    if setting not in ("0", "1"):
+        raise ValueError(f"GEMMLAB_EMULATOR_MEMCHECK={setting!r} must be 1 (check every memory access, the "
+                         f"default) or 0 (do not)")
+    if setting == "0":
         return ()
     if not sys.platform.startswith("linux") or platform.machine().lower() not in ("x86_64", "amd64"):
         return ()
@@ -498,7 +525,7 @@ def compile(module, expr: str, signature):
     if module.path is not None:
         includes.append(f"-I{module.path.parent}")
     memcheck = _memcheck_flags(cxx)
-    link = ("-Wl,-z,defs", "-Wl,--wrap=exit") if sys.platform.startswith("linux") else ()
+    link = LINUX_FLAGS if sys.platform.startswith("linux") else ()
     command = [cxx, *FLAGS, *memcheck, *link, *includes, *module.options]
     digest = hashlib.sha256()
     for part in (RUNTIME.read_text(), unit, "\0".join(command), _compiler_version(cxx),
@@ -577,7 +604,7 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
         out, dep = build / "unit.so", build / "unit.d"
         full = [*command, "-MD", "-MF", str(dep), str(src), "-o", str(out)]
         try:
-            proc = subprocess.run(full, capture_output=True, text=True, cwd=build)
+            proc = processes.run(full, capture_output=True, text=True, cwd=build)
         except OSError as exc:
             raise module.compile_error(f"the C++ compiler {command[0]} could not be run: {exc}", expr) from None
         if proc.returncode != 0 or not out.is_file():

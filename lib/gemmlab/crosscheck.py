@@ -11,14 +11,13 @@ differ but not the accuracy.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy
 
 from . import hardware as hw
-from . import record, registry
+from . import processes, record, registry
 from .check import rel_error
 
 AGREE = 1e-5
@@ -54,7 +53,7 @@ def compare(seed: int = 0) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "emulator.npz")
         env = {**os.environ, "GEMMLAB_BACKEND": "emulator"}
-        subprocess.run([sys.executable, "-m", "gemmlab", "crosscheck", "--emit", path, "--seed", str(seed)],
+        processes.run([sys.executable, "-m", "gemmlab", "crosscheck", "--emit", path, "--seed", str(seed)],
                        check=True, env=env)
         emu = dict(numpy.load(path))
     rows = []

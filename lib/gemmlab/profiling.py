@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 
-from . import record
+from . import processes, record
 
 SECTIONS = ("SpeedOfLight", "Occupancy", "SchedulerStats", "LaunchStats")
 KEEP = {
@@ -55,7 +55,7 @@ def run() -> dict:
     cmd = [ncu, "--clock-control", "none", "--kernel-name-base", "function", "-k", "regex:^(dot|gemm)_",
            *[a for s in SECTIONS for a in ("--section", s)], "--csv", "--page", "details",
            sys.executable, "-m", "gemmlab", "profile", "--launch"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = processes.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"ncu failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     steps = [m.group(1) for m in re.finditer(r"^ran (.*)$", proc.stdout, re.M)]

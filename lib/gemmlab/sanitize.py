@@ -14,7 +14,7 @@ import sys
 import numpy
 
 from . import hardware as hw
-from . import record, registry
+from . import processes, record, registry
 
 TOOLS = ("memcheck", "racecheck")
 
@@ -38,7 +38,7 @@ def run(tools=TOOLS) -> dict:
     version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     out = {"problems": "the last of each variant's awkward problems (registry.awkward_problems)", "sanitizer": version, "tools": {}, "command": "python -m gemmlab sanitize --record"}
     for tool in tools:
-        proc = subprocess.run([exe, "--tool", tool, "--error-exitcode", "1", sys.executable, "-m", "gemmlab",
+        proc = processes.run([exe, "--tool", tool, "--error-exitcode", "1", sys.executable, "-m", "gemmlab",
                                "sanitize", "--launch"], capture_output=True, text=True)
         text = proc.stdout + proc.stderr
         summary = [line.strip() for line in text.splitlines() if re.search(r"SUMMARY", line)]
