@@ -775,3 +775,15 @@ def test_the_memory_check_setting_is_validated_and_can_be_turned_off(monkeypatch
 def test_an_empty_array_has_no_element_to_touch(mod):
     with pytest.raises(gl.EmulatorError, match=r"reads 4 bytes at element 0 of argument 0 \('x'\) \(float32, 0 elements\)"):
         mod.get("read_at")(1, 1, (numpy.zeros(0, dtype=numpy.float32), numpy.zeros(1, dtype=numpy.float32), 0))
+
+
+@emulator_only
+def test_processes_compiling_the_same_kernel_at_once_all_succeed(tmp_path):
+    env = {**os.environ, "GEMMLAB_BACKEND": "emulator", "GEMMLAB_CACHE_DIR": str(tmp_path)}
+    procs = [subprocess.Popen([sys.executable, "-c", RUN_ONE], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    results = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err[-1000:] for _, err in results]
+    assert all(out.startswith("OK") for out, _ in results)
+    left = sorted(p.name for p in (tmp_path / "emulator").iterdir())
+    assert len(left) == 2 and {name.rsplit(".", 1)[1] for name in left} == {"so", "json"}, left
