@@ -787,3 +787,19 @@ def test_processes_compiling_the_same_kernel_at_once_all_succeed(tmp_path):
     assert all(out.startswith("OK") for out, _ in results)
     left = sorted(p.name for p in (tmp_path / "emulator").iterdir())
     assert len(left) == 2 and {name.rsplit(".", 1)[1] for name in left} == {"so", "json"}, left
+
+
+@emulator_only
+def test_a_full_disk_under_the_cache_says_so_and_keeps_the_old_entries(tmp_path, monkeypatch):
+    monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path))
+    gl.load(code="__global__ void kept(int* x) { x[0] = 1; }").get("kept")
+    before = sorted(p.name for p in (tmp_path / "emulator").iterdir())
+    monkeypatch.setattr(os, "fsync", _disk_full)
+    with pytest.raises(gl.BackendError, match=r"could not write its build cache .*No space left on device"):
+        gl.load(code="__global__ void not_kept(int* x) { x[0] = 2; }").get("not_kept")
+    monkeypatch.undo()
+    monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path))
+    assert sorted(p.name for p in (tmp_path / "emulator").iterdir()) == before, "nothing new, nothing lost"
+    out = numpy.zeros(1, dtype=numpy.int32)
+    gl.load(code="__global__ void kept(int* x) { x[0] = 1; }").get("kept")(1, 1, (out,))
+    assert out[0] == 1

@@ -618,8 +618,14 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
         library = cache / f"{key}-{sha[:16]}.so"
         manifest = {"library": library.name, "sha256": sha, "kernel": expr, "source": origin,
                     "dependencies": _dependencies(dep, build)}
-        os.replace(out, library)
-        atomic_write(cache / f"{key}.json", json.dumps(manifest, indent=1) + "\n")
+        try:
+            os.replace(out, library)
+            atomic_write(cache / f"{key}.json", json.dumps(manifest, indent=1) + "\n")
+        except OSError as exc:
+            if not (cache / f"{key}.json").is_file():
+                library.unlink(missing_ok=True)   # no manifest vouches for it: leave nothing behind
+            raise BackendError(f"the emulator could not write its build cache {cache} ({exc.strerror or exc}); "
+                               f"free some space there, or set GEMMLAB_CACHE_DIR to another folder") from None
         for old in cache.glob(f"{key}-*.so"):
             if old != library:
                 old.unlink(missing_ok=True)     # an earlier build of this key (a header changed since)
