@@ -4,11 +4,13 @@ from __future__ import annotations
 import functools
 
 import cupy
+import numpy
 
 from .limits import cuda_limits
 from .paths import KERNELS
 
 OPTIONS = ("-std=c++17",)
+_NULL = numpy.uint64(0)
 
 
 @functools.lru_cache(maxsize=None)
@@ -33,6 +35,7 @@ class CudaFunction:
             # Over 48 KiB a kernel must opt in; check_launch already held it to the device's opt-in limit.
             self.function.max_dynamic_shared_size_bytes = shared_mem
             self._dynamic_allowed = shared_mem
+        args = tuple(_NULL if a is None else a for a in args)     # a NULL pointer: 8 zero bytes
         self.function(grid, block, args, shared_mem=shared_mem, stream=stream)
 
 

@@ -77,6 +77,13 @@ UNSUPPORTED = [
      "this intrinsic"),
     (r"\btex[123]D\w*\b|\bsurf[123]D\w*\b|\btex1Dfetch\b", "texture and surface fetches"),
     (r"\bcudaMemcpyToSymbol\b|\b__cudaMemcpy\w*\b", "host-side CUDA API calls"),
+    # what CUDA's headers declare and the emulator does not run yet (including the header is fine)
+    (r"\bcooperative_groups\s*::|\bnamespace\s+\w+\s*=\s*cooperative_groups\b", "cooperative groups (<cooperative_groups.h>)"),
+    (r"\b__half2?\b|\b__float2half\w*|\b__half2float\b|\b__floats2half2\w*", "half-precision types (<cuda_fp16.h>)"),
+    (r"\b__nv_bfloat162?\b|\b__float2bfloat16\w*|\b__bfloat162float\b", "bfloat16 types (<cuda_bf16.h>)"),
+    (r"\bnvcuda\s*::|\bwmma\s*::", "tensor-core matrix operations (nvcuda::wmma, <mma.h>)"),
+    (r"\b__pipeline_\w+|\bcuda\s*::\s*(?:pipeline|memcpy_async|barrier)\b",
+     "asynchronous copies and barriers (<cuda_pipeline.h>, <cuda/barrier>)"),
 ]
 
 
@@ -168,8 +175,12 @@ _SHARED_ARRAY = re.compile(
     r"(?P<name>[A-Za-z_]\w*)[ \t]*(?P<dims>(?:\[[^\[\];{}\n]+\][ \t]*)+);")
 
 
+_STATIC_QUALIFIED = re.compile(r"\bstatic(\s+)(?=__shared__|__constant__)")
+
+
 def translate(source: str) -> str:
     """Rewrite what the compatibility header cannot express; every line keeps its number."""
+    source = _STATIC_QUALIFIED.sub(r"\1", source)        # __shared__ and __constant__ are statics already
     source = _EXTERN_SHARED.sub(
         lambda m: f"{m.group('type')}* const {m.group('name')} = "
                   f"reinterpret_cast<{m.group('type')}*>(::gl_emu::dynamic_shared);", source)
@@ -184,32 +195,69 @@ def translate(source: str) -> str:
     return _SHARED_ARRAY.sub(shared, source)
 
 
-def _find_unsupported(module):
+def _find_unsupported(module, preprocess=None):
+    """Refuse, by name, a feature the emulator cannot run. The scan reads the source as written; where it
+    finds something, ``preprocess()`` (the compiler's preprocessor, with __CUDA_ARCH__ and the rest
+    defined) confirms it is really compiled, so code under ``#if`` that the build leaves out is no reason."""
     from .loader import strip_comments
     texts = [(module.display, module.source)] + [(str(p), t) for p, t in module.headers.items()]
+    hits = []
     for name, text in texts:
         clean = strip_comments(text)
         for pattern, what in UNSUPPORTED:
-            m = re.search(pattern, clean)
-            if m:
-                line = clean.count("\n", 0, m.start()) + 1
-                found = m.group(0).rstrip("(").strip()
-                raise module.compile_error(
-                    f"{name}({line}): error: the CPU emulator does not support {what}: {found}\n", "the kernel")
+            for m in re.finditer(pattern, clean):
+                hits.append((name, clean.count("\n", 0, m.start()) + 1, m.group(0).rstrip("(").strip(), what, pattern))
+    if not hits:
+        return
+    compiled = preprocess() if preprocess is not None else None
+    for name, line, found, what, pattern in hits:
+        if compiled is not None:
+            text = compiled.get(name, {}).get(line)
+            if text is None or not re.search(pattern, text):
+                continue                      # not in what the compiler sees
+        raise module.compile_error(
+            f"{name}({line}): error: the CPU emulator does not support {what}: {found}\n", "the kernel")
 
 
-def _max_threads(signature, expr: str):
-    """The first __launch_bounds__ argument, evaluated with the instance's template arguments."""
+def _preprocessed(command, unit: str, origin: str, module, cache: Path) -> dict:
+    """{file: {line: text}} of the user's files as the compiler's preprocessor leaves them."""
+    names = {origin: module.display, **{str(p): str(p) for p in module.headers}}
+    build = Path(tempfile.mkdtemp(prefix=".build-", dir=cache))
+    try:
+        src = build / "unit.cpp"
+        src.write_text(unit)
+        flags = [c for c in command[1:] if c not in ("-shared",) and not c.startswith("-Wl,")]
+        proc = processes.run([command[0], *flags, "-E", str(src)], capture_output=True, text=True, cwd=build)
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
+    out, file, line = {}, None, 0
+    for text in proc.stdout.splitlines():
+        m = re.match(r'^#\s*(\d+)\s+"([^"]*)"', text)
+        if m:
+            line, file = int(m.group(1)), names.get(m.group(2))
+            continue
+        if file is not None:
+            out.setdefault(file, {})[line] = out.get(file, {}).get(line, "") + text
+        line += 1
+    return out
+
+
+def _launch_bounds_function(signature, expr: str, symbol: str) -> str:
+    """C++ that returns the first __launch_bounds__ argument of this instance, for the compiler to evaluate
+    (constants, macros, constexpr expressions and template arguments alike); '' without launch bounds."""
     if not signature.launch_bounds:
-        return None
+        return ""
     from .loader import parse_name_expression
     _, args = parse_name_expression(expr)
     text = signature.launch_bounds[0]
     for t, value in zip(signature.template, args):
         text = re.sub(rf"\b{re.escape(t.name)}\b", f"({value})", text)
-    if not re.fullmatch(r"[\d\s()+\-*/%]+", text):
-        raise BackendError(f"cannot evaluate __launch_bounds__({signature.launch_bounds[0]}) of {expr}")
-    return int(eval(text.replace("/", "//"), {"__builtins__": {}}))   # integer arithmetic only, checked above
+    for t in signature.template[len(args):]:
+        if t.default is not None:
+            text = re.sub(rf"\b{re.escape(t.name)}\b", f"({t.default})", text)
+    space = signature.name.rsplit("::", 1)[0] if "::" in signature.name else ""
+    using = f"using namespace {space}; " if space else ""
+    return f"GL_EXPORT long {symbol}_max_threads() {{ {using}return (long)({text}); }}"
 
 
 class _Region(ctypes.Structure):
@@ -503,7 +551,6 @@ def _memcheck_flags(cxx: str) -> tuple:
 
 def compile(module, expr: str, signature):
     _check_platform()
-    _find_unsupported(module)
     cxx = _compiler()
     origin = str(module.path) if module.path is not None else "<code>"
     symbol = "gl_emu_kernel_" + hashlib.sha256(expr.encode()).hexdigest()[:12]
@@ -514,6 +561,7 @@ def compile(module, expr: str, signature):
         "",
         f"#line {LAUNCHER_LINE} \"<gemmlab emulator launcher>\"",
         f"GL_EXPORT void {symbol}(void** args) {{ ::gl_emu::invoke(&{expr}, args); }}",
+        _launch_bounds_function(signature, expr, symbol),
         "GL_EXPORT long gl_emu_fork_launch(void (*body)(void**), const char* kernel, const unsigned* grid,",
         "                                  const unsigned* block, unsigned long long shared, void** args,",
         "                                  ::gl_emu::Status* status, const ::gl_emu::Region* regions,",
@@ -527,6 +575,7 @@ def compile(module, expr: str, signature):
     memcheck = _memcheck_flags(cxx)
     link = LINUX_FLAGS if sys.platform.startswith("linux") else ()
     command = [cxx, *FLAGS, *memcheck, *link, *includes, *module.options]
+    _find_unsupported(module, lambda: _preprocessed(command, unit, origin, module, _cache_dir()))
     digest = hashlib.sha256()
     for part in (RUNTIME.read_text(), unit, "\0".join(command), _compiler_version(cxx),
                  *(f"{p}\n{t}" for p, t in sorted(module.headers.items()))):
@@ -541,7 +590,11 @@ def compile(module, expr: str, signature):
             lib = _loaded.get(library)
             if lib is None:
                 lib = _loaded[library] = ctypes.CDLL(str(library))
-            return EmulatedFunction(lib, symbol, expr, _max_threads(signature, expr), library, bool(memcheck))
+            bound = getattr(lib, f"{symbol}_max_threads", None) if signature.launch_bounds else None
+            if bound is not None:
+                bound.restype = ctypes.c_long
+            return EmulatedFunction(lib, symbol, expr, bound() if bound is not None else None, library,
+                                    bool(memcheck))
         except OSError:
             # removed or replaced by another process between the check and the load: check again
             _loaded.pop(library, None)

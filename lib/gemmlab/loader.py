@@ -23,6 +23,8 @@ import numpy
 from . import hardware as hw
 from .paths import KERNELS
 
+_STAND_INS = Path(__file__).resolve().parent / "emulator" / "include"   # CUDA's system headers, as the emulator has them
+
 
 class CompileError(RuntimeError):
     """A kernel failed to compile; the message shows file, line and the source around it."""
@@ -124,27 +126,52 @@ def _parse_template(text: str) -> tuple:
     return tuple(out)
 
 
+_NAMESPACE = re.compile(r"\bnamespace\s+((?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*)?\s*\{")
+
+
+def _namespaces(clean: str) -> list:
+    """(start, end, name) of every namespace block; name '' for an anonymous one."""
+    spans = []
+    for m in _NAMESPACE.finditer(clean):
+        depth, i = 0, m.end() - 1
+        while i < len(clean):
+            if clean[i] == "{":
+                depth += 1
+            elif clean[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        spans.append((m.start(), i, re.sub(r"\s+", "", m.group(1) or "")))
+    return spans
+
+
 def parse_kernels(source: str) -> dict:
-    """Every ``__global__`` function of a source: name -> :class:`Signature`."""
+    """Every ``__global__`` function of a source: qualified name (``ns::k``) -> :class:`Signature`."""
     clean = strip_comments(source)
+    spaces = _namespaces(clean)
     found = {}
     for m in _KERNEL.finditer(clean):
         params = tuple(_parse_param(p) for p in _split_top(m.group("params")) if p.strip() != "void")
         template = _parse_template(m.group("tpl")) if m.group("tpl") else ()
         bounds = m.group("lb1") or m.group("lb2")
         bounds = tuple(_split_top(bounds[bounds.index("(") + 1:bounds.rindex(")")])) if bounds else ()
-        found[m.group("name")] = Signature(m.group("name"), params, template,
-                                           line=clean.count("\n", 0, m.start("name")) + 1, launch_bounds=bounds)
+        where = m.start("name")
+        outer = [name for start, end, name in sorted(spaces) if start < where < end and name]
+        qualified = "::".join(outer + [m.group("name")])
+        found[qualified] = Signature(qualified, params, template, line=clean.count("\n", 0, where) + 1,
+                                     launch_bounds=bounds)
     return found
 
 
 def parse_name_expression(expr: str) -> tuple:
     """``"k<16, float>"`` -> ``("k", ["16", "float"])``; ``"k"`` -> ``("k", [])``."""
     expr = expr.strip()
-    m = re.fullmatch(r"([A-Za-z_]\w*)\s*(?:<(.*)>)?", expr, re.S)
+    m = re.fullmatch(r"(?:::)?((?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*)\s*(?:<(.*)>)?", expr, re.S)
     if not m:
-        raise ValueError(f"{expr!r} is not a kernel name or a template instance such as 'name<16, 16>'")
-    return m.group(1), _split_top(m.group(2)) if m.group(2) is not None else []
+        raise ValueError(f"{expr!r} is not a kernel name or a template instance such as 'name<16, 16>' "
+                         f"(or 'namespace::name<16>')")
+    return re.sub(r"\s+", "", m.group(1)), _split_top(m.group(2)) if m.group(2) is not None else []
 
 
 def find_includes(source: str, origin: Path | None, seen: dict | None = None, search: tuple = ()) -> dict:
@@ -162,8 +189,8 @@ def find_includes(source: str, origin: Path | None, seen: dict | None = None, se
         candidates = here + [KERNELS / name] + [Path(d) / name for d in search]
         path = next((c.resolve() for c in candidates if c.is_file()), None)
         if path is None:
-            if m.group("angled"):
-                continue
+            if m.group("angled") or (_STAND_INS / name).is_file():
+                continue                      # a system header (CUDA's own, such as "cuda_fp16.h", too)
             line = source.count("\n", 0, m.start()) + 1
             where = f"{origin}:{line}" if origin else f"line {line} of the given code"
             raise CompileError(f"{where}: #include \"{name}\" not found (looked in "
@@ -304,6 +331,8 @@ class Kernel:
         where = f"kernel {self.name}, argument {p.name!r}"
         known = C_TYPES.get(ctype)
         if p.pointer:
+            if value is None:
+                return None                   # a NULL pointer, as CUDA code passes for "no such array"
             if not isinstance(value, self.array_type):
                 if isinstance(value, numpy.ndarray):
                     raise ValueError(f"{where} is a NumPy array in host memory; the kernel needs a device "
@@ -429,10 +458,17 @@ class Module:
         return f"{base}<{', '.join(values)}>"
 
     def _signature(self, base: str) -> Signature:
-        if base not in self.kernels:
-            have = ", ".join(self.names) or "none"
-            raise ValueError(f"{self.display} has no __global__ function {base!r} (it has: {have})")
-        return self.kernels[base]
+        """A kernel by its qualified name, or by its own name where only one namespace has it."""
+        if base in self.kernels:
+            return self.kernels[base]
+        same = [q for q in self.kernels if q.rsplit("::", 1)[-1] == base]
+        if len(same) == 1:
+            return self.kernels[same[0]]
+        have = ", ".join(self.names) or "none"
+        if same:
+            raise ValueError(f"{self.display} has {len(same)} __global__ functions named {base!r}, in different "
+                             f"namespaces: name one ({', '.join(same)})")
+        raise ValueError(f"{self.display} has no __global__ function {base!r} (it has: {have})")
 
     def get(self, name: str, **template_args) -> Kernel:
         """Compile (once) and return one kernel: ``get("k")``, ``get("k<16>")`` or ``get("k", TILE=16)``."""
@@ -441,6 +477,10 @@ class Module:
             return self._cache[expr]
         base, targs = parse_name_expression(expr)
         sig = self._signature(base)
+        if sig.name != base:                    # qualified with its namespace, as the compiler needs it
+            expr = f"{sig.name}<{', '.join(targs)}>" if targs else sig.name
+            if expr in self._cache:
+                return self._cache[expr]
         required = [t for t in sig.template if t.default is None]
         if sig.template and not (len(required) <= len(targs) <= len(sig.template)):
             raise ValueError(f"{base} takes template parameters <{', '.join(t.name for t in sig.template)}>, "

@@ -14,6 +14,9 @@
 #include <cassert>
 #include <cmath>
 #include <cerrno>
+#include <cfenv>
+#include <climits>
+#include <limits>
 #include <math.h>
 #include <csignal>
 #include <cstdint>
@@ -39,6 +42,15 @@
 #define GL_NOSAN
 #endif
 
+// ---- what a CUDA compiler defines: NVRTC (CuPy's compiler) compiling for the H200 ------------------
+#define __CUDACC__ 1
+#define __CUDACC_RTC__ 1
+#define __CUDA_ARCH__ 900
+#define __CUDACC_VER_MAJOR__ 13
+#define __CUDACC_VER_MINOR__ 0
+#define __CUDACC_VER_BUILD__ 0
+#define CUDART_VERSION 13000
+
 // ---- qualifiers ------------------------------------------------------------------------------
 #define __global__
 #define __device__
@@ -54,20 +66,38 @@
 // __restrict__ is understood by g++ and clang++ as it is.
 
 // ---- vector types ----------------------------------------------------------------------------
+// Every CUDA vector type, with CUDA's alignment (1-, 2- and 4-component types are aligned to their
+// size, up to 16 bytes; 3-component types to their element), and its make_ function.
+#define GL_VEC1(T, N, A) struct __attribute__((aligned(A))) N { T x; }; \
+    inline N make_##N(T x) { return N{x}; }
 #define GL_VEC2(T, N, A) struct __attribute__((aligned(A))) N { T x, y; }; \
     inline N make_##N(T x, T y) { return N{x, y}; }
+#define GL_VEC3(T, N) struct N { T x, y, z; }; \
+    inline N make_##N(T x, T y, T z) { return N{x, y, z}; }
 #define GL_VEC4(T, N, A) struct __attribute__((aligned(A))) N { T x, y, z, w; }; \
     inline N make_##N(T x, T y, T z, T w) { return N{x, y, z, w}; }
-GL_VEC2(float, float2, 8)
-struct float3 { float x, y, z; };
-inline float3 make_float3(float x, float y, float z) { return float3{x, y, z}; }
-GL_VEC4(float, float4, 16)
-GL_VEC2(double, double2, 16)
-GL_VEC2(int, int2, 8)
-GL_VEC4(int, int4, 16)
-GL_VEC2(unsigned int, uint2, 8)
-GL_VEC4(unsigned int, uint4, 16)
+#define GL_VECS(T, P, S) GL_VEC1(T, P##1, S) GL_VEC2(T, P##2, (2 * S > 16 ? 16 : 2 * S)) GL_VEC3(T, P##3) \
+    GL_VEC4(T, P##4, (4 * S > 16 ? 16 : 4 * S))
+GL_VECS(signed char, char, 1)
+GL_VECS(unsigned char, uchar, 1)
+GL_VECS(short, short, 2)
+GL_VECS(unsigned short, ushort, 2)
+GL_VECS(int, int, 4)
+GL_VECS(unsigned int, uint_vec_, 4)
+GL_VECS(long, long, sizeof(long))
+GL_VECS(unsigned long, ulong, sizeof(long))
+GL_VECS(long long, longlong, 8)
+GL_VECS(unsigned long long, ulonglong, 8)
+GL_VECS(float, float, 4)
+GL_VECS(double, double, 8)
+using uint1 = uint_vec_1; using uint2 = uint_vec_2; using uint4 = uint_vec_4;
+inline uint1 make_uint1(unsigned int x) { return make_uint_vec_1(x); }
+inline uint2 make_uint2(unsigned int x, unsigned int y) { return make_uint_vec_2(x, y); }
+inline uint4 make_uint4(unsigned int x, unsigned int y, unsigned int z, unsigned int w) { return make_uint_vec_4(x, y, z, w); }
+#undef GL_VECS
+#undef GL_VEC1
 #undef GL_VEC2
+#undef GL_VEC3
 #undef GL_VEC4
 
 struct dim3 {
@@ -75,6 +105,7 @@ struct dim3 {
     constexpr dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1) : x(x_), y(y_), z(z_) {}
 };
 using uint3 = dim3;
+inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return dim3(x, y, z); }
 
 namespace gl_emu {
 
@@ -332,12 +363,9 @@ GL_NOSAN __attribute__((noinline)) inline void syncthreads(const char* file, int
     me.file = file;
     me.line = line;
     if (g.live < g.n) divergence("barrier divergence: a thread reached a barrier after others exited");
+    // The barrier counts arrivals, as bar.sync does: threads may arrive from different __syncthreads()
+    // calls (one in each branch of an if, say); the barrier opens when every thread of the block is there.
     if (++g.at_barrier == g.live) {
-        for (unsigned i = 0; i < g.n; ++i) {
-            Fiber& f = g.fibers[i];
-            if (f.line != line || std::strcmp(f.file, file) != 0)
-                divergence("barrier divergence: threads wait at different __syncthreads()");
-        }
         for (unsigned i = 0; i < g.n; ++i) g.fibers[i].state = RUNNABLE;
         g.at_barrier = 0;
         __asm__ volatile("" ::: "memory");
@@ -355,7 +383,8 @@ GL_NOSAN inline unsigned long long resolve_lane(const Fiber& f, unsigned lane_ba
         case OP_SHFL: src = seg + (unsigned(f.arg) & unsigned(w - 1)); break;
         case OP_SHFL_UP: src = (lane - seg) >= unsigned(f.arg) ? lane - f.arg : lane; break;
         case OP_SHFL_DOWN: src = (lane - seg) + unsigned(f.arg) < unsigned(w) ? lane + f.arg : lane; break;
-        case OP_SHFL_XOR: { unsigned s = lane ^ unsigned(f.arg); src = (s >= seg && s < seg + w) ? s : lane; break; }
+        // xor may reach into an earlier segment of the warp, never a later one (then: its own value)
+        case OP_SHFL_XOR: { unsigned s = lane ^ unsigned(f.arg); src = s < seg + w ? s : lane; break; }
         default: break;
     }
     (void)lane_base;
@@ -781,14 +810,52 @@ GL_ATOMIC_MINMAX(unsigned int)
 GL_ATOMIC_MINMAX(long long)
 GL_ATOMIC_MINMAX(unsigned long long)
 #undef GL_ATOMIC_MINMAX
+#define GL_ATOMIC_BITS(T) \
+    inline T atomicAnd(T* p, T v) { T old = *p; *p = old & v; return old; } \
+    inline T atomicOr(T* p, T v) { T old = *p; *p = old | v; return old; } \
+    inline T atomicXor(T* p, T v) { T old = *p; *p = old ^ v; return old; }
+GL_ATOMIC_BITS(int)
+GL_ATOMIC_BITS(unsigned int)
+GL_ATOMIC_BITS(long long)
+GL_ATOMIC_BITS(unsigned long long)
+#undef GL_ATOMIC_BITS
+// atomicInc/Dec wrap at val, as the hardware does
+inline unsigned int atomicInc(unsigned int* p, unsigned int val) { unsigned old = *p; *p = old >= val ? 0 : old + 1; return old; }
+inline unsigned int atomicDec(unsigned int* p, unsigned int val)
+{ unsigned old = *p; *p = (old == 0 || old > val) ? val : old - 1; return old; }
+// the scoped forms (block, system) are the same operations here: one process, one memory
+#define GL_SCOPED(NAME) \
+    template <class... A> inline auto NAME##_block(A... a) -> decltype(NAME(a...)) { return NAME(a...); } \
+    template <class... A> inline auto NAME##_system(A... a) -> decltype(NAME(a...)) { return NAME(a...); }
+GL_SCOPED(atomicAdd) GL_SCOPED(atomicSub) GL_SCOPED(atomicExch) GL_SCOPED(atomicCAS) GL_SCOPED(atomicMin)
+GL_SCOPED(atomicMax) GL_SCOPED(atomicAnd) GL_SCOPED(atomicOr) GL_SCOPED(atomicXor) GL_SCOPED(atomicInc)
+GL_SCOPED(atomicDec)
+#undef GL_SCOPED
 
+// Loads and stores with cache hints: the hints mean nothing to a CPU.
 template <class T> inline T __ldg(const T* p) { return *p; }
+template <class T> inline T __ldcg(const T* p) { return *p; }
+template <class T> inline T __ldca(const T* p) { return *p; }
+template <class T> inline T __ldcs(const T* p) { return *p; }
+template <class T> inline T __ldlu(const T* p) { return *p; }
+template <class T> inline T __ldcv(const T* p) { return *p; }
+template <class T> inline void __stwb(T* p, T v) { *p = v; }
+template <class T> inline void __stcg(T* p, T v) { *p = v; }
+template <class T> inline void __stcs(T* p, T v) { *p = v; }
+template <class T> inline void __stwt(T* p, T v) { *p = v; }
 inline int __float_as_int(float f) { int b; std::memcpy(&b, &f, 4); return b; }
 inline float __int_as_float(int b) { float f; std::memcpy(&f, &b, 4); return f; }
 inline unsigned int __float_as_uint(float f) { unsigned int b; std::memcpy(&b, &f, 4); return b; }
 inline float __uint_as_float(unsigned int b) { float f; std::memcpy(&f, &b, 4); return f; }
 __device__ inline void __threadfence() { __asm__ volatile("" ::: "memory"); }
 __device__ inline void __threadfence_block() { __asm__ volatile("" ::: "memory"); }
+__device__ inline void __threadfence_system() { __asm__ volatile("" ::: "memory"); }
+inline long long __double_as_longlong(double d) { long long b; std::memcpy(&b, &d, 8); return b; }
+inline double __longlong_as_double(long long b) { double d; std::memcpy(&d, &b, 8); return d; }
+inline int __double2hiint(double d) { return (int)(__double_as_longlong(d) >> 32); }
+inline int __double2loint(double d) { return (int)(unsigned int)__double_as_longlong(d); }
+inline double __hiloint2double(int hi, int lo)
+{ return __longlong_as_double((long long)(((unsigned long long)(unsigned)hi << 32) | (unsigned)lo)); }
 
 // Math: CUDA's overloaded min/max and the float intrinsics.
 #define GL_MINMAX(T) inline T min(T a, T b) { return b < a ? b : a; } inline T max(T a, T b) { return a < b ? b : a; }
@@ -816,6 +883,140 @@ inline float __fdividef(float a, float b) { return a / b; }
 inline float rsqrtf(float x) { return 1.0f / ::sqrtf(x); }
 inline float __expf(float x) { return ::expf(x); }
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+
+// Integer intrinsics, bit for bit as the GPU computes them.
+inline int __popc(unsigned int x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+inline unsigned int __brev(unsigned int x)
+{
+    x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+    x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+    x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+    return __builtin_bswap32(x);
+}
+inline unsigned long long __brevll(unsigned long long x)
+{ return ((unsigned long long)__brev((unsigned)x) << 32) | __brev((unsigned)(x >> 32)); }
+inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s)
+{
+    unsigned long long bytes = ((unsigned long long)y << 32) | x;
+    unsigned int r = 0;
+    for (int i = 0; i < 4; ++i) r |= (unsigned)((bytes >> (8 * ((s >> (4 * i)) & 7))) & 0xff) << (8 * i);
+    return r;
+}
+inline unsigned int __funnelshift_l(unsigned int lo, unsigned int hi, unsigned int shift)
+{ unsigned long long v = ((unsigned long long)hi << 32) | lo; return (unsigned)((v << (shift & 31)) >> 32); }
+inline unsigned int __funnelshift_lc(unsigned int lo, unsigned int hi, unsigned int shift)
+{ unsigned long long v = ((unsigned long long)hi << 32) | lo; return (unsigned)((v << (shift > 32 ? 32 : shift)) >> 32); }
+inline unsigned int __funnelshift_r(unsigned int lo, unsigned int hi, unsigned int shift)
+{ unsigned long long v = ((unsigned long long)hi << 32) | lo; return (unsigned)(v >> (shift & 31)); }
+inline unsigned int __funnelshift_rc(unsigned int lo, unsigned int hi, unsigned int shift)
+{ unsigned long long v = ((unsigned long long)hi << 32) | lo; return (unsigned)(v >> (shift > 32 ? 32 : shift)); }
+inline int __mul24(int x, int y) { return (int)(((long long)(x << 8 >> 8) * (long long)(y << 8 >> 8))); }
+inline unsigned int __umul24(unsigned int x, unsigned int y) { return (x & 0xffffffu) * (y & 0xffffffu); }
+inline int __mulhi(int x, int y) { return (int)(((long long)x * y) >> 32); }
+inline unsigned int __umulhi(unsigned int x, unsigned int y) { return (unsigned)(((unsigned long long)x * y) >> 32); }
+inline long long __mul64hi(long long x, long long y) { return (long long)(((__int128)x * y) >> 64); }
+inline unsigned long long __umul64hi(unsigned long long x, unsigned long long y)
+{ return (unsigned long long)(((unsigned __int128)x * y) >> 64); }
+inline unsigned int __sad(int x, int y, unsigned int z) { return z + (unsigned)(x > y ? x - y : y - x); }
+inline unsigned int __usad(unsigned int x, unsigned int y, unsigned int z) { return z + (x > y ? x - y : y - x); }
+inline int __hadd(int x, int y) { return (int)(((long long)x + y) >> 1); }
+inline int __rhadd(int x, int y) { return (int)(((long long)x + y + 1) >> 1); }
+inline unsigned int __uhadd(unsigned int x, unsigned int y) { return (unsigned)(((unsigned long long)x + y) >> 1); }
+inline unsigned int __urhadd(unsigned int x, unsigned int y) { return (unsigned)(((unsigned long long)x + y + 1) >> 1); }
+
+// Rounding-mode intrinsics: the operation under the named IEEE rounding (rn nearest, rz toward zero, ru up,
+// rd down), as one instruction does it on the GPU. The operands pass through volatiles so that the
+// compiler cannot move the arithmetic out from between the mode changes.
+namespace gl_emu {
+template <class F>
+inline auto rounded(int mode, F f) -> decltype(f())
+{
+    const int old = std::fegetround();
+    std::fesetround(mode);
+    volatile auto r = f();
+    std::fesetround(old);
+    return r;
+}
+}  // namespace gl_emu
+#define GL_ROUND4(NAME, EXPR, T, ...) \
+    inline T NAME##_rn(__VA_ARGS__) { return ::gl_emu::rounded(FE_TONEAREST, [&] { EXPR; }); } \
+    inline T NAME##_rz(__VA_ARGS__) { return ::gl_emu::rounded(FE_TOWARDZERO, [&] { EXPR; }); } \
+    inline T NAME##_ru(__VA_ARGS__) { return ::gl_emu::rounded(FE_UPWARD, [&] { EXPR; }); } \
+    inline T NAME##_rd(__VA_ARGS__) { return ::gl_emu::rounded(FE_DOWNWARD, [&] { EXPR; }); }
+GL_ROUND4(__fadd, volatile float va = a; volatile float vb = b; return (float)(va + vb), float, float a, float b)
+GL_ROUND4(__fsub, volatile float va = a; volatile float vb = b; return (float)(va - vb), float, float a, float b)
+GL_ROUND4(__fmul, volatile float va = a; volatile float vb = b; return (float)(va * vb), float, float a, float b)
+GL_ROUND4(__fdiv, volatile float va = a; volatile float vb = b; return (float)(va / vb), float, float a, float b)
+GL_ROUND4(__frcp, volatile float va = a; return (float)(1.0f / va), float, float a)
+GL_ROUND4(__fsqrt, volatile float va = a; return std::sqrt((float)va), float, float a)
+GL_ROUND4(__dadd, volatile double va = a; volatile double vb = b; return (double)(va + vb), double, double a, double b)
+GL_ROUND4(__dsub, volatile double va = a; volatile double vb = b; return (double)(va - vb), double, double a, double b)
+GL_ROUND4(__dmul, volatile double va = a; volatile double vb = b; return (double)(va * vb), double, double a, double b)
+GL_ROUND4(__ddiv, volatile double va = a; volatile double vb = b; return (double)(va / vb), double, double a, double b)
+GL_ROUND4(__drcp, volatile double va = a; return (double)(1.0 / va), double, double a)
+GL_ROUND4(__dsqrt, volatile double va = a; return std::sqrt((double)va), double, double a)
+GL_ROUND4(__fma, volatile double va = a; volatile double vb = b; volatile double vc = c; return std::fma((double)va, (double)vb, (double)vc), double, double a, double b, double c)
+GL_ROUND4(__int2float, volatile int va = a; return (float)va, float, int a)
+GL_ROUND4(__uint2float, volatile unsigned int va = a; return (float)va, float, unsigned int a)
+GL_ROUND4(__ll2float, volatile long long va = a; return (float)va, float, long long a)
+GL_ROUND4(__ull2float, volatile unsigned long long va = a; return (float)va, float, unsigned long long a)
+GL_ROUND4(__ll2double, volatile long long va = a; return (double)va, double, long long a)
+GL_ROUND4(__ull2double, volatile unsigned long long va = a; return (double)va, double, unsigned long long a)
+GL_ROUND4(__double2float, volatile double va = a; return (float)va, float, double a)
+#undef GL_ROUND4
+// fmaf: fmaf_rn is fmaf; the directed ones go through the same mode change
+inline float __fmaf_rz(float a, float b, float c)
+{ return ::gl_emu::rounded(FE_TOWARDZERO, [&] { volatile float x = a, y = b, z = c; return std::fma((float)x, (float)y, (float)z); }); }
+inline float __fmaf_ru(float a, float b, float c)
+{ return ::gl_emu::rounded(FE_UPWARD, [&] { volatile float x = a, y = b, z = c; return std::fma((float)x, (float)y, (float)z); }); }
+inline float __fmaf_rd(float a, float b, float c)
+{ return ::gl_emu::rounded(FE_DOWNWARD, [&] { volatile float x = a, y = b, z = c; return std::fma((float)x, (float)y, (float)z); }); }
+inline float __fadd_ieee(float a, float b) { return a + b; }
+inline float __fmul_ieee(float a, float b) { return a * b; }
+inline double __int2double_rn(int a) { return (double)a; }
+inline double __uint2double_rn(unsigned int a) { return (double)a; }
+
+// Float to integer: rounded as named; NaN gives 0 and values out of range saturate, as cvt does.
+namespace gl_emu {
+template <class I, class F>
+inline I to_int(F x, int mode)
+{
+    if (x != x) return 0;
+    F r = mode == 0 ? std::nearbyint(x) : mode == 1 ? std::trunc(x) : mode == 2 ? std::ceil(x) : std::floor(x);
+    if (r <= (F)std::numeric_limits<I>::min()) return std::numeric_limits<I>::min();
+    if (r >= (F)std::numeric_limits<I>::max()) return std::numeric_limits<I>::max();
+    return (I)r;
+}
+}  // namespace gl_emu
+#define GL_TOINT(NAME, I, F) \
+    inline I NAME##_rn(F x) { return ::gl_emu::to_int<I>(x, 0); } inline I NAME##_rz(F x) { return ::gl_emu::to_int<I>(x, 1); } \
+    inline I NAME##_ru(F x) { return ::gl_emu::to_int<I>(x, 2); } inline I NAME##_rd(F x) { return ::gl_emu::to_int<I>(x, 3); }
+GL_TOINT(__float2int, int, float) GL_TOINT(__float2uint, unsigned int, float)
+GL_TOINT(__float2ll, long long, float) GL_TOINT(__float2ull, unsigned long long, float)
+GL_TOINT(__double2int, int, double) GL_TOINT(__double2uint, unsigned int, double)
+GL_TOINT(__double2ll, long long, double) GL_TOINT(__double2ull, unsigned long long, double)
+#undef GL_TOINT
+
+// Fast-math intrinsics: the GPU computes these with hardware approximations (a few ulp); the CPU's
+// accurate functions are within the GPU's documented error bounds of them.
+inline float __sinf(float x) { return ::sinf(x); }
+inline float __cosf(float x) { return ::cosf(x); }
+inline float __tanf(float x) { return ::tanf(x); }
+inline void __sincosf(float x, float* s, float* c) { *s = ::sinf(x); *c = ::cosf(x); }
+inline float __logf(float x) { return ::logf(x); }
+inline float __log2f(float x) { return ::log2f(x); }
+inline float __log10f(float x) { return ::log10f(x); }
+inline float __exp10f(float x) { return ::powf(10.0f, x); }
+inline float __powf(float x, float y) { return ::powf(x, y); }
+inline float __frsqrt_rn(float x) { return 1.0f / ::sqrtf(x); }
+inline double rsqrt(double x) { return 1.0 / ::sqrt(x); }
+inline float rcbrtf(float x) { return 1.0f / ::cbrtf(x); }
+
 
 // ---- the entry points the Python side calls --------------------------------------------------
 namespace gl_emu {

@@ -1,0 +1,316 @@
+"""The CUDA that people write: language forms, intrinsics and types, with the GPU's results.
+
+Every kernel here runs on whichever backend is in use: on a GPU the tests check the kernels (and the
+expected values) against the hardware; on the emulator the same expectations check the emulator.
+"""
+from __future__ import annotations
+
+import numpy
+import pytest
+
+import gemmlab as gl
+
+xp = gl.xp
+
+
+def _run(code, name, grid, block, *args, **kw):
+    k = gl.load(code=code).get(name)
+    k(grid, block, args, **kw)
+    return k
+
+
+# ---------------------------------------------------------------------------------------------
+# Language forms
+# ---------------------------------------------------------------------------------------------
+
+FORMS = r'''
+#include "cuda_fp16.h"          // a quoted system header, unused: must never fail
+static __constant__ float coef[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+#define THREADS 64
+constexpr int kWarps = 2;
+
+namespace outer {
+namespace inner {
+template <int N>
+__global__ void fill(float* y) { y[threadIdx.x] = N + coef[threadIdx.x % 4]; }
+}  // namespace inner
+__global__ void __launch_bounds__(THREADS) bounded_macro(float* y) { y[threadIdx.x] = 1.0f; }
+}  // namespace outer
+
+__global__ void __launch_bounds__(kWarps * 32, 1) bounded_constexpr(float* y) { y[threadIdx.x] = 2.0f; }
+
+__global__ void arch(int* out)
+{
+    static __shared__ int seen;
+    static __shared__ int lanes[32];
+#if defined(__CUDACC__) && defined(__CUDA_ARCH__)
+    if (threadIdx.x == 0) seen = __CUDA_ARCH__;
+#else
+    if (threadIdx.x == 0) seen = -1;
+#endif
+    lanes[threadIdx.x] = threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = seen + lanes[31 - threadIdx.x];
+}
+
+__global__ void maybe_null(const float* x, float* y)
+{
+    y[threadIdx.x] = x ? x[threadIdx.x] : -1.0f;
+}
+
+__global__ void feature_scan(float* y)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+    asm volatile("membar.gl;");        // a code path the build leaves out: no reason to refuse the kernel
+#endif
+    y[0] = 3.0f;
+}
+
+__global__ void branches_meet(float* out)
+{
+    // bar.sync counts arrivals: the two calls are one barrier for the block
+    __shared__ float s[64];
+    s[threadIdx.x] = threadIdx.x;
+    if (threadIdx.x < 8) { __syncthreads(); out[threadIdx.x] = s[63 - threadIdx.x]; }
+    else { __syncthreads(); out[threadIdx.x] = -s[63 - threadIdx.x]; }
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def forms():
+    return gl.load(code=FORMS)
+
+
+def test_kernels_in_namespaces_by_qualified_or_plain_name(forms):
+    y = xp.zeros(8, dtype=numpy.float32)
+    forms.get("outer::inner::fill<10>")(1, 8, (y,))
+    assert (gl.to_host(y) == 10 + numpy.tile([1, 2, 3, 4], 2)).all()
+    forms.get("fill<20>")(1, 8, (y,))                    # unique in its namespace: the plain name will do
+    assert gl.to_host(y)[0] == 21
+    forms.get("::outer::inner::fill", N=30)(1, 8, (y,))
+    assert gl.to_host(y)[1] == 32
+    assert {"outer::inner::fill", "outer::bounded_macro", "bounded_constexpr"} <= set(forms.names)
+
+
+@pytest.mark.parametrize("name, most", [("outer::bounded_macro", 64), ("bounded_constexpr", 64)])
+def test_launch_bounds_with_macros_and_constexpr(forms, name, most):
+    k = forms.get(name)
+    y = xp.zeros(1024, dtype=numpy.float32)
+    k(1, most, (y,))
+    with pytest.raises(ValueError, match=rf"a block of {most + 1} threads is more than this kernel can launch"):
+        k(1, most + 1, (y,))
+
+
+def test_cuda_arch_cudacc_and_static_shared(forms):
+    out = xp.zeros(32, dtype=numpy.int32)
+    forms.get("arch")(1, 32, (out,))
+    arch = int(gl.to_host(out)[31])
+    assert arch >= 700 and (gl.to_host(out) == arch + numpy.arange(31, -1, -1)).all()
+    if gl.backend == "emulator":
+        assert arch == 900                                # the H200's, as NVRTC compiles for it
+
+
+def test_null_pointer_arguments(forms):
+    y = xp.zeros(4, dtype=numpy.float32)
+    forms.get("maybe_null")(1, 4, (None, y))
+    assert (gl.to_host(y) == -1).all()
+    forms.get("maybe_null")(1, 4, (xp.ones(4, dtype=numpy.float32), y))
+    assert (gl.to_host(y) == 1).all()
+
+
+def test_the_feature_scan_respects_the_preprocessor(forms):
+    y = xp.zeros(1, dtype=numpy.float32)
+    forms.get("feature_scan")(1, 1, (y,))
+    assert gl.to_host(y)[0] == 3
+
+
+def test_a_barrier_counts_arrivals_not_source_lines(forms):
+    out = xp.zeros(64, dtype=numpy.float32)
+    forms.get("branches_meet")(1, 64, (out,))
+    expect = numpy.where(numpy.arange(64) < 8, 1.0, -1.0) * (63 - numpy.arange(64))
+    assert (gl.to_host(out) == expect).all()
+
+
+def test_dynamic_shared_memory_above_48_kib_after_the_opt_in():
+    code = r'''
+    __global__ void big_dynamic(float* y, int n)
+    {
+        extern __shared__ float d[];
+        for (int i = threadIdx.x; i < n; i += blockDim.x) d[i] = i;
+        __syncthreads();
+        y[threadIdx.x] = d[n - 1 - threadIdx.x];
+    }'''
+    n = 100 * 1024 // 4                                  # 100 KiB: over 48 KiB, under the H200's 227 KiB
+    y = xp.zeros(128, dtype=numpy.float32)
+    _run(code, "big_dynamic", 1, 128, y, n, shared_mem=n * 4)
+    assert (gl.to_host(y) == n - 1 - numpy.arange(128)).all()
+
+
+# ---------------------------------------------------------------------------------------------
+# Warp operations as on a GPU
+# ---------------------------------------------------------------------------------------------
+
+def test_shfl_xor_with_a_width_reaches_earlier_segments_not_later_ones():
+    code = r'''
+    __global__ void xor_width(int* out, int mask, int width)
+    {
+        out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, (int)threadIdx.x, mask, width);
+    }'''
+    out = xp.zeros(32, dtype=numpy.int32)
+    k = gl.load(code=code).get("xor_width")
+    for mask, width in ((1, 32), (8, 8), (16, 8), (4, 4), (24, 16)):
+        k(1, 32, (out, mask, width))
+        lane = numpy.arange(32)
+        src = lane ^ mask
+        segment_end = (lane & ~(width - 1)) + width
+        expect = numpy.where(src < segment_end, src, lane)   # a later segment: the lane's own value
+        assert (gl.to_host(out) == expect).all(), (mask, width, gl.to_host(out))
+
+
+# ---------------------------------------------------------------------------------------------
+# Intrinsics and types
+# ---------------------------------------------------------------------------------------------
+
+INTRINSICS = r'''
+__global__ void integer_intrinsics(unsigned* u, int* i)
+{
+    u[0] = __popc(0xf0f0u);               u[1] = __brev(1u);
+    u[2] = __byte_perm(0x33221100u, 0x77665544u, 0x5140u);
+    u[3] = __funnelshift_l(0x80000000u, 1u, 1u);   u[4] = __funnelshift_r(0x80000000u, 1u, 31u);
+    u[5] = __funnelshift_lc(1u, 2u, 40u);  u[6] = __funnelshift_rc(1u, 2u, 40u);
+    u[7] = __umulhi(0xffffffffu, 2u);     u[8] = __clz(1);   u[9] = __ffs(8);   u[10] = __umul24(0x1000001u, 3u);
+    u[11] = (unsigned)__popcll(0xffffffffffull);   u[12] = (unsigned)__clzll(1ll);   u[13] = (unsigned)__ffsll(1ll << 40);
+    u[14] = (unsigned)(__brevll(1ull) >> 32);   u[15] = __usad(3u, 10u, 1u);
+    i[0] = __mulhi(-2, 0x40000000);       i[1] = __mul24(-3, 5);   i[2] = __hadd(-3, 0);   i[3] = __rhadd(-3, 0);
+    i[4] = __sad(-3, 4, 1u);
+}
+__global__ void atomics(unsigned* u, int* i, unsigned long long* l, float* f)
+{
+    unsigned c = 5;
+    u[0] = atomicInc(&c, 5); u[1] = c; u[2] = atomicDec(&c, 3); u[3] = c; atomicDec(&c, 3); u[4] = c;
+    int b = 6;
+    atomicAnd(&b, 3); atomicOr(&b, 8); atomicXor(&b, 1); i[0] = b;
+    atomicAdd_block(&b, 1); atomicMax_system(&b, 100); atomicMin_block(&b, 50); i[1] = b;
+    i[2] = atomicCAS(&b, 50, 7); i[3] = b; i[4] = atomicExch(&b, 9); i[5] = b; atomicSub(&b, 4); i[6] = b;
+    unsigned long long q = 1;
+    atomicOr(&q, 1ull << 40); atomicAdd_system(&q, 2ull); l[0] = q; l[1] = atomicCAS(&q, q, 5ull); l[2] = q;
+    float g = 1.5f; atomicAdd(&g, 2.25f); f[0] = g; f[1] = atomicExch(&g, -1.0f); f[2] = g;
+}
+__global__ void rounding(float* f, int* i, double* d)
+{
+    volatile float one = 1.0f, tiny = 1e-10f, three = 3.0f, two = 2.0f;
+    f[0] = __fadd_rd(one, tiny);  f[1] = __fadd_ru(one, tiny);  f[2] = __fadd_rz(one, -tiny);  f[3] = __fadd_rn(one, tiny);
+    f[4] = __fdiv_rz(one, three); f[5] = __fdiv_ru(one, three); f[6] = __fmul_rd(one / three, three);
+    f[7] = __fmul_ru(one / three, three); f[8] = __fsqrt_rd(two); f[9] = __fsqrt_ru(two); f[10] = __frcp_rz(three);
+    f[11] = __fmaf_rz(one / three, three, -one); f[12] = __fsub_ru(one, tiny); f[13] = __int2float_rz(16777217);
+    f[14] = __int2float_ru(16777217); f[15] = __double2float_rd(1.0000000001); f[16] = __double2float_ru(1.0000000001);
+    f[17] = __uint2float_rd(0xffffffffu); f[18] = __fmaf_rn(one, two, three); f[19] = __saturatef(-two);
+    i[0] = __float2int_rn(2.5f); i[1] = __float2int_rn(3.5f); i[2] = __float2int_rd(-2.5f); i[3] = __float2int_ru(-2.5f);
+    i[4] = __float2int_rz(-2.7f); i[5] = __float2int_rz(1e20f); i[6] = __float2int_rn(-1e20f);
+    i[7] = __float2int_rn(__int_as_float(0x7fc00000)); i[8] = (int)__float2uint_rn(-5.0f);
+    i[9] = __double2int_rd(-0.5); i[10] = (int)__float2ll_ru(2.1f);
+    volatile double third = 1.0 / 3.0, dthree = 3.0;
+    d[0] = __dmul_ru(third, dthree); d[1] = __dmul_rd(third, dthree); d[2] = __dadd_rz(1.0, -1e-20);
+    d[3] = __ddiv_ru(1.0, dthree); d[4] = __fma_rd(third, dthree, -1.0); d[5] = __dsqrt_ru(2.0);
+    d[6] = __hiloint2double(__double2hiint(2.5), __double2loint(2.5)); d[7] = __longlong_as_double(__double_as_longlong(-7.25));
+}
+__global__ void fast_math(float* f)
+{
+    float x = 0.5f + threadIdx.x * 0.25f;
+    f[8 * threadIdx.x + 0] = __sinf(x);  f[8 * threadIdx.x + 1] = __cosf(x);  f[8 * threadIdx.x + 2] = __expf(x);
+    f[8 * threadIdx.x + 3] = __logf(x);  f[8 * threadIdx.x + 4] = __powf(x, 1.5f); f[8 * threadIdx.x + 5] = __tanf(x);
+    f[8 * threadIdx.x + 6] = __fdividef(1.0f, x); f[8 * threadIdx.x + 7] = __log2f(x) + __exp10f(x / 4) ;
+}
+__global__ void loads_and_stores(const float* in, float* out)
+{
+    int i = threadIdx.x;
+    float v = __ldg(in + i) + __ldcg(in + i) + __ldca(in + i) + __ldcs(in + i) + __ldlu(in + i) + __ldcv(in + i);
+    if (i % 4 == 0) __stcs(out + i, v); else if (i % 4 == 1) __stwt(out + i, v);
+    else if (i % 4 == 2) __stcg(out + i, v); else __stwb(out + i, v);
+    __threadfence(); __threadfence_block(); __threadfence_system();
+}
+__global__ void vector_types(double* d)
+{
+    char4 c4 = make_char4(1, -2, 3, 4);            uchar2 uc = make_uchar2(250, 251);
+    short2 s2 = make_short2(5, 6);                 ushort4 us = make_ushort4(1, 2, 3, 60000);
+    int3 i3 = make_int3(7, 8, 9);                  uint4 u4 = make_uint4(1, 2, 3, 4000000000u);
+    long2 l2 = make_long2(-1, 2);                  ulong1 ul = make_ulong1(3);
+    longlong2 ll = make_longlong2(1, 2);           ulonglong4 ull = make_ulonglong4(1, 2, 3, 4);
+    float1 f1 = make_float1(2.5f);                 float3 f3 = make_float3(1, 2, 3);
+    double2 d2 = make_double2(0.5, 0.25);          double4 d4 = make_double4(1, 2, 3, 4);
+    char1 c1 = make_char1(-7);                     uint3 u3 = make_uint3(1, 2, 3);
+    d[0] = (double)c4.y + uc.y + s2.y + us.w + i3.z + u4.w + l2.x + ul.x + ll.y + ull.w + f1.x + f3.z + d2.y + d4.w + c1.x + u3.z;
+    d[1] = sizeof(char3) + 10 * sizeof(short3) + 100 * sizeof(int3) + 1000 * sizeof(double3);
+    d[2] = alignof(char2) + 10 * alignof(short4) + 100 * alignof(float2) + 1000 * alignof(int4) + 10000 * alignof(double2)
+         + 100000 * alignof(longlong2) + 1000000 * alignof(uchar4);
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def intrinsics():
+    return gl.load(code=INTRINSICS)
+
+
+def test_integer_intrinsics(intrinsics):
+    u, i = xp.zeros(16, dtype=numpy.uint32), xp.zeros(8, dtype=numpy.int32)
+    intrinsics.get("integer_intrinsics")(1, 1, (u, i))
+    assert gl.to_host(u).tolist() == [8, 0x80000000, 0x55114400, 3, 3, 1, 2, 1, 31, 4, 3, 40, 63, 41, 0x80000000, 8]
+    assert gl.to_host(i)[:5].tolist() == [-1, -15, -2, -1, 8]
+
+
+def test_atomics_on_all_their_types(intrinsics):
+    u, i = xp.zeros(8, dtype=numpy.uint32), xp.zeros(8, dtype=numpy.int32)
+    l, f = xp.zeros(4, dtype=numpy.uint64), xp.zeros(4, dtype=numpy.float32)
+    intrinsics.get("atomics")(1, 1, (u, i, l, f))
+    assert gl.to_host(u)[:5].tolist() == [5, 0, 0, 3, 2]
+    assert gl.to_host(i)[:7].tolist() == [11, 50, 50, 7, 7, 9, 5]
+    assert gl.to_host(l)[:3].tolist() == [(1 << 40) + 3, (1 << 40) + 3, 5]
+    assert gl.to_host(f)[:3].tolist() == [3.75, 3.75, -1.0]
+
+
+def test_rounding_intrinsics_round_as_named(intrinsics):
+    f, i, d = xp.zeros(20, dtype=numpy.float32), xp.zeros(11, dtype=numpy.int32), xp.zeros(8, dtype=numpy.float64)
+    intrinsics.get("rounding")(1, 1, (f, i, d))
+    f32 = numpy.float32
+    up, down = numpy.nextafter(f32(1), f32(2)), numpy.nextafter(f32(1), f32(0))
+    third = f32(1) / f32(3)
+    expect = [1, up, down, 1, numpy.nextafter(third, f32(0)), third, None, None,
+              None, None, None, None, 1, 16777216, 16777218, 1, numpy.nextafter(f32(1), f32(2)), 4294967040, 5, 0]
+    got = gl.to_host(f)
+    for k, e in enumerate(expect):
+        if e is not None:
+            assert got[k] == f32(e), (k, got[k], e)
+    assert got[6] <= got[7] and got[7] - got[6] <= numpy.spacing(f32(1))     # rd <= ru, one ulp apart at most
+    assert got[8] < got[9] and got[9] == numpy.nextafter(got[8], f32(2))       # sqrt(2) is not a float
+    assert got[8] == f32(numpy.sqrt(2)) or got[9] == f32(numpy.sqrt(2))
+    assert gl.to_host(i).tolist() == [2, 4, -3, -2, -2, 2**31 - 1, -2**31, 0, 0, -1, 3]
+    dd = gl.to_host(d)
+    assert dd[0] >= 1.0 >= dd[1] and dd[0] - dd[1] <= numpy.spacing(1.0)
+    assert dd[2] == numpy.nextafter(1.0, 0.0) and dd[3] == numpy.nextafter(1 / 3, 1.0) and dd[5] >= numpy.sqrt(2)
+    assert dd[6] == 2.5 and dd[7] == -7.25
+
+
+def test_fast_math_intrinsics_are_within_the_gpus_error_bounds(intrinsics):
+    f = xp.zeros(8 * 8, dtype=numpy.float32)
+    intrinsics.get("fast_math")(1, 8, (f,))
+    x = 0.5 + numpy.arange(8) * 0.25
+    ref = numpy.stack([numpy.sin(x), numpy.cos(x), numpy.exp(x), numpy.log(x), x ** 1.5, numpy.tan(x), 1 / x,
+                       numpy.log2(x) + 10 ** (x / 4)], axis=1).ravel()
+    assert numpy.allclose(gl.to_host(f), ref, rtol=2e-5, atol=2e-6)
+
+
+def test_cache_hinted_loads_and_stores(intrinsics):
+    x = xp.asarray(numpy.arange(32, dtype=numpy.float32))
+    out = xp.zeros(32, dtype=numpy.float32)
+    intrinsics.get("loads_and_stores")(1, 32, (x, out))
+    assert (gl.to_host(out) == 6 * numpy.arange(32)).all()
+
+
+def test_every_vector_type_with_cudas_sizes_and_alignments(intrinsics):
+    d = xp.zeros(3, dtype=numpy.float64)
+    intrinsics.get("vector_types")(1, 1, (d,))
+    total = -2 + 251 + 6 + 60000 + 9 + 4000000000 - 1 + 3 + 2 + 4 + 2.5 + 3 + 0.25 + 4 - 7 + 3
+    assert gl.to_host(d).tolist() == [total, 3 + 10 * 6 + 100 * 12 + 1000 * 24,
+                                      2 + 10 * 8 + 100 * 8 + 1000 * 16 + 10000 * 16 + 100000 * 16 + 1000000 * 4]
