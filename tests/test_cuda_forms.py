@@ -187,15 +187,20 @@ __global__ void integer_intrinsics(unsigned* u, int* i)
 }
 __global__ void atomics(unsigned* u, int* i, unsigned long long* l, float* f)
 {
-    unsigned c = 5;
+    // atomics work on shared and global memory (not on a thread's locals): one thread, shared variables
+    __shared__ unsigned c;
+    __shared__ int b;
+    __shared__ unsigned long long q;
+    __shared__ float g;
+    c = 5;
     u[0] = atomicInc(&c, 5); u[1] = c; u[2] = atomicDec(&c, 3); u[3] = c; atomicDec(&c, 3); u[4] = c;
-    int b = 6;
+    b = 6;
     atomicAnd(&b, 3); atomicOr(&b, 8); atomicXor(&b, 1); i[0] = b;
     atomicAdd_block(&b, 1); atomicMax_system(&b, 100); atomicMin_block(&b, 50); i[1] = b;
     i[2] = atomicCAS(&b, 50, 7); i[3] = b; i[4] = atomicExch(&b, 9); i[5] = b; atomicSub(&b, 4); i[6] = b;
-    unsigned long long q = 1;
+    q = 1;
     atomicOr(&q, 1ull << 40); atomicAdd_system(&q, 2ull); l[0] = q; l[1] = atomicCAS(&q, q, 5ull); l[2] = q;
-    float g = 1.5f; atomicAdd(&g, 2.25f); f[0] = g; f[1] = atomicExch(&g, -1.0f); f[2] = g;
+    g = 1.5f; atomicAdd(&g, 2.25f); f[0] = g; f[1] = atomicExch(&g, -1.0f); f[2] = g;
 }
 __global__ void rounding(float* f, int* i, double* d)
 {
@@ -314,3 +319,12 @@ def test_every_vector_type_with_cudas_sizes_and_alignments(intrinsics):
     total = -2 + 251 + 6 + 60000 + 9 + 4000000000 - 1 + 3 + 2 + 4 + 2.5 + 3 + 0.25 + 4 - 7 + 3
     assert gl.to_host(d).tolist() == [total, 3 + 10 * 6 + 100 * 12 + 1000 * 24,
                                       2 + 10 * 8 + 100 * 8 + 1000 * 16 + 10000 * 16 + 100000 * 16 + 1000000 * 4]
+
+
+def test_an_atomic_on_a_local_variable_is_an_error_as_on_a_gpu():
+    if gl.backend != "emulator":
+        pytest.skip("on a GPU this is an illegal address, which ruins the CUDA context for the rest of the run")
+    code = "__global__ void local_atomic(int* y) { int c = 0; atomicAdd(&c, 1); y[0] = c; }"
+    with pytest.raises(gl.EmulatorError, match=r"atomicAdd on a local variable of the thread: atomics work on "
+                                               r"global and shared memory only"):
+        _run(code, "local_atomic", 1, 1, xp.zeros(1, dtype=numpy.int32))

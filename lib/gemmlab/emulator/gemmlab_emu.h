@@ -797,32 +797,50 @@ inline T shfl(int op, unsigned mask, T v, const char* file, int line, int arg, i
 // Atomics: fibers switch only at barriers and warp operations, so a read-modify-write is never
 // interleaved with another thread's.
 template <class T> struct gl_same { using type = T; };
-template <class T> inline T atomicAdd(T* p, typename gl_same<T>::type v) { T old = *p; *p = old + v; return old; }
-template <class T> inline T atomicSub(T* p, typename gl_same<T>::type v) { T old = *p; *p = old - v; return old; }
-template <class T> inline T atomicExch(T* p, typename gl_same<T>::type v) { T old = *p; *p = v; return old; }
+namespace gl_emu {
+// An atomic on a thread's local variable is an illegal address on a GPU (atomics work on global and
+// shared memory): the emulator says so rather than quietly doing it.
+GL_NOSAN inline void atomic_target(const void* p, const char* op)
+{
+    if (!in_child || !g.fibers) return;
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p), base = reinterpret_cast<uintptr_t>(g.fibers[g.cur].stack);
+    if (a - base < g.stack_size) {
+        char what[256];
+        std::snprintf(what, sizeof what, "%s on a local variable of the thread: atomics work on global and shared "
+                      "memory only (on a GPU: an illegal address)", op);
+        kernel_stopped(what);
+    }
+}
+}  // namespace gl_emu
+#define GL_AT(OP) ::gl_emu::atomic_target(p, OP)
+template <class T> inline T atomicAdd(T* p, typename gl_same<T>::type v) { GL_AT("atomicAdd"); T old = *p; *p = old + v; return old; }
+template <class T> inline T atomicSub(T* p, typename gl_same<T>::type v) { GL_AT("atomicSub"); T old = *p; *p = old - v; return old; }
+template <class T> inline T atomicExch(T* p, typename gl_same<T>::type v) { GL_AT("atomicExch"); T old = *p; *p = v; return old; }
 template <class T> inline T atomicCAS(T* p, typename gl_same<T>::type compare, typename gl_same<T>::type v)
-{ T old = *p; if (old == compare) *p = v; return old; }
+{ GL_AT("atomicCAS"); T old = *p; if (old == compare) *p = v; return old; }
 #define GL_ATOMIC_MINMAX(T) \
-    inline T atomicMax(T* p, T v) { T old = *p; if (v > old) *p = v; return old; } \
-    inline T atomicMin(T* p, T v) { T old = *p; if (v < old) *p = v; return old; }
+    inline T atomicMax(T* p, T v) { GL_AT("atomicMax"); T old = *p; if (v > old) *p = v; return old; } \
+    inline T atomicMin(T* p, T v) { GL_AT("atomicMin"); T old = *p; if (v < old) *p = v; return old; }
 GL_ATOMIC_MINMAX(int)
 GL_ATOMIC_MINMAX(unsigned int)
 GL_ATOMIC_MINMAX(long long)
 GL_ATOMIC_MINMAX(unsigned long long)
 #undef GL_ATOMIC_MINMAX
 #define GL_ATOMIC_BITS(T) \
-    inline T atomicAnd(T* p, T v) { T old = *p; *p = old & v; return old; } \
-    inline T atomicOr(T* p, T v) { T old = *p; *p = old | v; return old; } \
-    inline T atomicXor(T* p, T v) { T old = *p; *p = old ^ v; return old; }
+    inline T atomicAnd(T* p, T v) { GL_AT("atomicAnd"); T old = *p; *p = old & v; return old; } \
+    inline T atomicOr(T* p, T v) { GL_AT("atomicOr"); T old = *p; *p = old | v; return old; } \
+    inline T atomicXor(T* p, T v) { GL_AT("atomicXor"); T old = *p; *p = old ^ v; return old; }
 GL_ATOMIC_BITS(int)
 GL_ATOMIC_BITS(unsigned int)
 GL_ATOMIC_BITS(long long)
 GL_ATOMIC_BITS(unsigned long long)
 #undef GL_ATOMIC_BITS
 // atomicInc/Dec wrap at val, as the hardware does
-inline unsigned int atomicInc(unsigned int* p, unsigned int val) { unsigned old = *p; *p = old >= val ? 0 : old + 1; return old; }
+inline unsigned int atomicInc(unsigned int* p, unsigned int val)
+{ GL_AT("atomicInc"); unsigned old = *p; *p = old >= val ? 0 : old + 1; return old; }
 inline unsigned int atomicDec(unsigned int* p, unsigned int val)
-{ unsigned old = *p; *p = (old == 0 || old > val) ? val : old - 1; return old; }
+{ GL_AT("atomicDec"); unsigned old = *p; *p = (old == 0 || old > val) ? val : old - 1; return old; }
+#undef GL_AT
 // the scoped forms (block, system) are the same operations here: one process, one memory
 #define GL_SCOPED(NAME) \
     template <class... A> inline auto NAME##_block(A... a) -> decltype(NAME(a...)) { return NAME(a...); } \
