@@ -328,3 +328,158 @@ def test_an_atomic_on_a_local_variable_is_an_error_as_on_a_gpu():
     with pytest.raises(gl.EmulatorError, match=r"atomicAdd on a local variable of the thread: atomics work on "
                                                r"global and shared memory only"):
         _run(code, "local_atomic", 1, 1, xp.zeros(1, dtype=numpy.int32))
+
+
+# ---------------------------------------------------------------------------------------------
+# Cooperative groups, cuda::barrier, memcpy_async and the pipeline primitives
+# ---------------------------------------------------------------------------------------------
+
+GROUPS = r'''
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+#include <cuda/barrier>
+#include <cuda/pipeline>
+#include <cuda_pipeline.h>
+namespace cg = cooperative_groups;
+
+__global__ void cg_sum(const float* x, float* out, int n)
+{
+    cg::thread_block block = cg::this_thread_block();
+    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+    int i = blockIdx.x * blockDim.x + block.thread_rank();
+    float v = i < n ? x[i] : 0.0f;
+    v = cg::reduce(warp, v, cg::plus<float>());
+    __shared__ float partial[32];
+    if (warp.thread_rank() == 0) partial[warp.meta_group_rank()] = v;
+    block.sync();
+    if (warp.meta_group_rank() == 0) {
+        float w = warp.thread_rank() < warp.meta_group_size() ? partial[warp.thread_rank()] : 0.0f;
+        w = cg::reduce(warp, w, cg::plus<float>());
+        if (warp.thread_rank() == 0) atomicAdd(out, w);
+    }
+}
+
+__global__ void tiles(int* out)
+{
+    auto block = cg::this_thread_block();
+    auto t4 = cg::tiled_partition<4>(block);
+    auto t64 = cg::tiled_partition<64>(block);          // larger than a warp: sync, ranks
+    auto dyn = cg::tiled_partition(block, 16);          // a thread_group of 16
+    __shared__ int s[128];
+    s[block.thread_rank()] = block.thread_rank();
+    t64.sync();
+    dyn.sync();
+    int r = block.thread_rank();
+    int mx = cg::reduce(t4, r, cg::greater<int>());
+    int mn = cg::reduce(t4, r, cg::less<int>());
+    int bits = cg::reduce(t4, 1 << (r & 3), cg::bit_or<int>());
+    unsigned b = t4.ballot(r % 2);
+    int sh = t4.shfl_down(r, 1) - r + 10 * (t4.shfl_up(r, 1) - r) + 100 * t4.shfl_xor(r, 2) + 1000 * t4.shfl(r, 3);
+    out[6 * r + 0] = mx * 1000 + mn;
+    out[6 * r + 1] = bits * 100 + (int)b * 10 + t4.any(r == 1) + 2 * t4.all(r < 64);
+    out[6 * r + 2] = sh;
+    out[6 * r + 3] = (int)(t64.meta_group_rank() * 100 + t64.meta_group_size() * 10 + t4.meta_group_rank() % 10);
+    out[6 * r + 4] = (int)(dyn.thread_rank() * 100 + dyn.size());
+    out[6 * r + 5] = s[r ^ 1];
+}
+
+__global__ void aggregated(const int* flags, int* counter, int* slot, int* rank)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (flags[i]) {
+        cg::coalesced_group active = cg::coalesced_threads();
+        int base = 0;
+        if (active.thread_rank() == 0) base = atomicAdd(counter, (int)active.size());
+        base = active.shfl(base, 0);
+        slot[i] = base + active.thread_rank();
+        rank[i] = active.thread_rank() * 100 + active.size();
+    }
+}
+
+__global__ void staged(const float* x, float* y)
+{
+    __shared__ float a[64];
+    __shared__ float b[64];
+    __shared__ float c[64];
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+    auto block = cg::this_thread_block();
+    if (block.thread_rank() == 0) init(&bar, block.size());
+    block.sync();
+    cuda::memcpy_async(&a[threadIdx.x], &x[threadIdx.x], sizeof(float), bar);
+    bar.arrive_and_wait();
+    __pipeline_memcpy_async(&b[threadIdx.x], &x[64 + threadIdx.x], sizeof(float));
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    auto pipe = cuda::make_pipeline();
+    pipe.producer_acquire();
+    cuda::memcpy_async(&c[threadIdx.x], &x[128 + threadIdx.x], sizeof(float), pipe);
+    pipe.producer_commit();
+    pipe.consumer_wait();
+    __syncthreads();
+    y[threadIdx.x] = a[63 - threadIdx.x] + 1000.0f * b[threadIdx.x ^ 1] + 1000000.0f * c[(threadIdx.x + 1) % 64];
+    pipe.consumer_release();
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def groups():
+    return gl.load(code=GROUPS)
+
+
+def test_cooperative_groups_reduce_across_a_block(groups):
+    rng = numpy.random.default_rng(0)
+    x = rng.standard_normal(1000).astype(numpy.float32)
+    out = xp.zeros(1, dtype=numpy.float32)
+    groups.get("cg_sum")(4, 256, (xp.asarray(x), out, 1000))
+    assert abs(float(gl.to_host(out)[0]) - x.astype(numpy.float64).sum()) < 1e-4 * numpy.abs(x).sum()
+
+
+def test_tiles_their_warp_operations_and_ranks(groups):
+    out = xp.zeros(6 * 128, dtype=numpy.int32)
+    groups.get("tiles")(1, 128, (out,))
+    got = gl.to_host(out).reshape(128, 6)
+    r = numpy.arange(128)
+    base = r & ~3
+    lane_in = r & 3
+    assert (got[:, 0] == (base + 3) * 1000 + base).all()
+    assert (got[:, 1] == 15 * 100 + 0b1010 * 10 + (base == 0) + 2 * (r < 64)).all()
+    down = numpy.where(lane_in < 3, 1, 0)
+    up = numpy.where(lane_in > 0, -1, 0)
+    assert (got[:, 2] == down + 10 * up + 100 * (r ^ 2) + 1000 * (base + 3)).all()
+    assert (got[:, 3] == (r // 64) * 100 + 2 * 10 + (r // 4) % 10).all()
+    assert (got[:, 4] == (r % 16) * 100 + 16).all()
+    assert (got[:, 5] == r ^ 1).all()
+
+
+def test_coalesced_threads_are_the_lanes_that_arrive_together(groups):
+    flags = (numpy.arange(96) % 3 == 0).astype(numpy.int32)          # 11 lanes of warp 0, 11 of warp 1, 10 of warp 2
+    counter = xp.zeros(1, dtype=numpy.int32)
+    slot = xp.full(96, -1, dtype=numpy.int32)
+    rank = xp.full(96, -1, dtype=numpy.int32)
+    groups.get("aggregated")(1, 96, (xp.asarray(flags), counter, slot, rank))
+    slot, rank = gl.to_host(slot), gl.to_host(rank)
+    picked = flags == 1
+    assert int(gl.to_host(counter)[0]) == picked.sum()
+    assert sorted(slot[picked]) == list(range(picked.sum())) and (slot[~picked] == -1).all()
+    for w in range(3):                                  # in each warp: ranks in lane order, size = active lanes
+        lanes = numpy.flatnonzero(picked[32 * w:32 * w + 32])
+        assert (rank[32 * w + lanes] == numpy.arange(len(lanes)) * 100 + len(lanes)).all()
+        assert (numpy.diff(slot[32 * w + lanes]) == 1).all()
+
+
+def test_barriers_memcpy_async_and_pipelines(groups):
+    x = numpy.arange(192, dtype=numpy.float32)
+    y = xp.zeros(64, dtype=numpy.float32)
+    groups.get("staged")(1, 64, (xp.asarray(x), y))
+    t = numpy.arange(64)
+    assert (gl.to_host(y) == x[63 - t] + 1000 * x[64 + (t ^ 1)] + 1000000 * x[128 + (t + 1) % 64]).all()
+
+
+def test_a_grid_sync_without_a_cooperative_launch_is_refused_by_name():
+    if gl.backend != "emulator":
+        pytest.skip("the emulator's refusal")
+    code = ("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n"
+            "__global__ void gsync(int* y) { cg::this_grid().sync(); y[0] = 1; }")
+    with pytest.raises(gl.EmulatorError, match="grid_group::sync\\(\\) needs a cooperative launch"):
+        _run(code, "gsync", 1, 1, xp.zeros(1, dtype=numpy.int32))

@@ -109,10 +109,10 @@ inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return
 
 namespace gl_emu {
 
-enum State { RUNNABLE, AT_BARRIER, AT_WARP_OP, EXITED };
-enum WarpOp { OP_SYNCWARP, OP_SHFL, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR, OP_BALLOT, OP_ANY, OP_ALL };
+enum State { RUNNABLE, AT_BARRIER, AT_WARP_OP, EXITED, AT_GROUP, AT_WAIT };
+enum WarpOp { OP_SYNCWARP, OP_SHFL, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR, OP_BALLOT, OP_ANY, OP_ALL, OP_COALESCE };
 static const char* const WARP_OP_NAMES[] = {"__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
-                                            "__shfl_xor_sync", "__ballot_sync", "__any_sync", "__all_sync"};
+                                            "__shfl_xor_sync", "__ballot_sync", "__any_sync", "__all_sync", "coalesced_threads()"};
 
 struct Fiber {
     void* sp;
@@ -129,6 +129,8 @@ struct Fiber {
     int arg;
     int width;
     unsigned long long result;
+    const void* wait_on;    // AT_WAIT: the phase counter a cuda::barrier wait watches
+    unsigned long long token;
 };
 
 // Shared with the parent process (allocated there): how the launch ended.
@@ -313,7 +315,8 @@ GL_NOSAN inline int describe_threads(char* out, size_t room, State state, const 
         used += std::snprintf(msg + used, sizeof msg - used, "\n  threads ");
         used += describe_threads(msg + used, sizeof msg - used, f.state, f.file, f.line, true);
         used += std::snprintf(msg + used, sizeof msg - used, " wait at %s (%s:%d)",
-                              f.state == AT_BARRIER ? "__syncthreads()" : WARP_OP_NAMES[f.op], f.file, f.line);
+                              f.state == AT_BARRIER ? "__syncthreads()" : f.state == AT_GROUP ? "a group's sync()"
+                              : f.state == AT_WAIT ? "a cuda::barrier" : WARP_OP_NAMES[f.op], f.file, f.line);
     }
     if (g.live < g.n && used < (int)sizeof msg - 300) {
         used += std::snprintf(msg + used, sizeof msg - used, "\n  threads ");
@@ -340,6 +343,29 @@ GL_NOSAN inline void run_next()
     divergence("deadlock: no thread can go on");
 }
 
+// coalesced_threads(): the lanes of a warp that reach the same call together. The emulator runs one thread
+// at a time, so it waits until no lane of the warp can run on; then the lanes waiting at that call are the
+// group (the others have exited, or wait elsewhere), as the GPU's active mask would have them.
+inline unsigned pending_coalesce = 0;
+GL_NOSAN inline void resolve_coalesce(unsigned base)
+{
+    if (!pending_coalesce) return;
+    unsigned lanes = (g.n - base) < 32 ? g.n - base : 32;
+    Fiber* warp = g.fibers + base;
+    const Fiber* first = nullptr;
+    for (unsigned l = 0; l < lanes; ++l) {
+        if (warp[l].state == RUNNABLE) return;
+        if (!first && warp[l].state == AT_WARP_OP && warp[l].op == OP_COALESCE) first = &warp[l];
+    }
+    if (!first) return;
+    unsigned mask = 0;
+    for (unsigned l = 0; l < lanes; ++l)
+        if (warp[l].state == AT_WARP_OP && warp[l].op == OP_COALESCE && warp[l].line == first->line &&
+            !std::strcmp(warp[l].file, first->file)) mask |= 1u << l;
+    for (unsigned l = 0; l < lanes; ++l)
+        if ((mask >> l) & 1u) { warp[l].result = mask; warp[l].state = RUNNABLE; --pending_coalesce; }
+}
+
 [[noreturn]] GL_NOSAN inline void fiber_main()
 {
     g.body(g.args);
@@ -349,9 +375,10 @@ GL_NOSAN inline void run_next()
     const unsigned base = me.linear & ~31u, lane = me.linear & 31u;
     for (unsigned l = 0; l < 32 && base + l < g.n; ++l) {
         const Fiber& f = g.fibers[base + l];
-        if (f.state == AT_WARP_OP && ((f.mask >> lane) & 1u)) exited_lane(f, lane);
+        if (f.state == AT_WARP_OP && f.op != OP_COALESCE && ((f.mask >> lane) & 1u)) exited_lane(f, lane);
     }
     if (g.at_barrier > 0) divergence("barrier divergence: a thread exited while others wait at a barrier");
+    resolve_coalesce(base);
     run_next();
     __builtin_unreachable();
 }
@@ -371,7 +398,54 @@ GL_NOSAN __attribute__((noinline)) inline void syncthreads(const char* file, int
         __asm__ volatile("" ::: "memory");
         return;                                  // the last to arrive goes on; the others follow in order
     }
+    resolve_coalesce(me.linear & ~31u);
     run_next();
+}
+
+// The sync() of a group of `count` consecutive threads from `base` (a tile larger than a warp, a
+// thread_group): every thread of the group must arrive; the rest of the block goes on meanwhile.
+GL_NOSAN __attribute__((noinline)) inline void group_sync(unsigned base, unsigned count, const char* file, int line)
+{
+    Fiber& me = g.fibers[g.cur];
+    me.state = AT_GROUP;
+    me.arg = (int)base;
+    me.file = file;
+    me.line = line;
+    const unsigned end = base + count < g.n ? base + count : g.n;
+    bool all = true;
+    for (unsigned i = base; i < end; ++i) {
+        const Fiber& f = g.fibers[i];
+        if (f.state == EXITED) divergence("barrier divergence: a thread of a group exited while others wait at its sync()");
+        if (f.state != AT_GROUP || f.arg != (int)base) all = false;
+    }
+    if (all) {
+        for (unsigned i = base; i < end; ++i) g.fibers[i].state = RUNNABLE;
+        return;
+    }
+    resolve_coalesce(me.linear & ~31u);
+    run_next();
+}
+
+// Wait until *phase differs from token (a cuda::barrier's phase); wake_phase() lets the waiters go.
+GL_NOSAN __attribute__((noinline)) inline void wait_phase(const volatile unsigned long long* phase,
+                                                         unsigned long long token, const char* file, int line)
+{
+    while (*phase == token) {
+        Fiber& me = g.fibers[g.cur];
+        me.state = AT_WAIT;
+        me.wait_on = (const void*)phase;
+        me.token = token;
+        me.file = file;
+        me.line = line;
+        resolve_coalesce(me.linear & ~31u);
+        run_next();
+    }
+}
+
+GL_NOSAN inline void wake_phase(const volatile unsigned long long* phase)
+{
+    for (unsigned i = 0; i < g.n; ++i)
+        if (g.fibers[i].state == AT_WAIT && g.fibers[i].wait_on == (const void*)phase) g.fibers[i].state = RUNNABLE;
 }
 
 GL_NOSAN inline unsigned long long resolve_lane(const Fiber& f, unsigned lane_base, unsigned lane, const Fiber* warp, unsigned lanes)
@@ -416,6 +490,12 @@ GL_NOSAN __attribute__((noinline)) inline unsigned long long warp_op(int op, uns
     me.state = AT_WARP_OP;
     me.op = op; me.mask = mask; me.value = value; me.arg = arg; me.width = width; me.file = file; me.line = line;
     unsigned base = me.linear & ~31u;
+    if (op == OP_COALESCE) {
+        ++pending_coalesce;
+        resolve_coalesce(base);
+        if (me.state != RUNNABLE) run_next();
+        return g.fibers[g.cur].result;
+    }
     unsigned lanes = (g.n - base) < 32 ? g.n - base : 32;
     Fiber* warp = g.fibers + base;
     bool all_here = true;
@@ -444,6 +524,7 @@ GL_NOSAN __attribute__((noinline)) inline unsigned long long warp_op(int op, uns
             if ((mask >> l) & 1u) warp[l].state = RUNNABLE;
         return me.result;
     }
+    resolve_coalesce(base);
     run_next();
     return g.fibers[g.cur].result;
 }
@@ -685,6 +766,7 @@ GL_NOSAN inline void run_grid()
                     f.sp = initial_sp(f);
                 }
                 g.live = g.n;
+                pending_coalesce = 0;
                 g.at_barrier = 0;
                 g.cur = 0;
                 if (g.status) { g.status->thread[0] = g.status->thread[1] = g.status->thread[2] = 0; }

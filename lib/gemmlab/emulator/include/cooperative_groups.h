@@ -1,3 +1,172 @@
-// Emulator stand-in for <cooperative_groups.h>: including it is fine; what it declares, cooperative groups (cooperative_groups::), the CPU
-// emulator does not run yet, and a kernel that uses it is refused by name when it is compiled.
+// Emulator version of <cooperative_groups.h>: the common subset, with the GPU's semantics.
+//
+// thread_block (this_thread_block), thread_block_tile<N> (tiled_partition<N>, N a power of two up to the
+// block; the warp operations for N <= 32), thread_group (tiled_partition(parent, n)), coalesced_group
+// (coalesced_threads), grid_group (this_grid: ranks and sizes; its sync() needs a cooperative launch,
+// which the emulator does not run), sync(g), and cg::reduce with plus/less/greater/bit_and/bit_or/bit_xor.
+// Tiles are consecutive threads in the block's linear order (x fastest), as on the GPU.
 #pragma once
+#include "gemmlab_emu.h"
+
+namespace cooperative_groups {
+namespace gl_detail {
+inline unsigned block_rank() { return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); }
+inline unsigned block_threads() { return blockDim.x * blockDim.y * blockDim.z; }
+inline unsigned lane() { return block_rank() & 31u; }
+}  // namespace gl_detail
+
+class thread_group {
+public:
+    unsigned base_ = 0, size_ = 0;              // the group's threads: [base_, base_ + size_) in linear order
+    thread_group(unsigned base, unsigned size) : base_(base), size_(size) {}
+    unsigned thread_rank() const { return gl_detail::block_rank() - base_; }
+    unsigned size() const { return size_; }
+    unsigned num_threads() const { return size_; }
+    unsigned meta_group_rank() const { return base_ / (size_ ? size_ : 1); }
+    unsigned meta_group_size() const { unsigned n = gl_detail::block_threads(); return (n + size_ - 1) / size_; }
+    bool is_valid() const { return size_ != 0; }
+    void sync() const
+    {
+        if (size_ <= 32 && (base_ & 31u) + size_ <= 32)
+            __syncwarp(size_ == 32 ? 0xffffffffu : (((1u << size_) - 1u) << (base_ & 31u)));
+        else
+            ::gl_emu::group_sync(base_, size_, __FILE__, __LINE__);
+    }
+};
+
+class thread_block : public thread_group {
+public:
+    thread_block() : thread_group(0, gl_detail::block_threads()) {}
+    void sync() const { __syncthreads(); }
+    static dim3 group_index() { return blockIdx; }
+    static dim3 thread_index() { return threadIdx; }
+    static dim3 group_dim() { return blockDim; }
+    static dim3 dim_threads() { return blockDim; }
+};
+inline thread_block this_thread_block() { return thread_block(); }
+
+class grid_group {
+public:
+    unsigned long long thread_rank() const
+    {
+        unsigned long long b = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+        return b * gl_detail::block_threads() + gl_detail::block_rank();
+    }
+    unsigned long long size() const
+    { return (unsigned long long)gridDim.x * gridDim.y * gridDim.z * gl_detail::block_threads(); }
+    unsigned long long num_threads() const { return size(); }
+    bool is_valid() const { return false; }    // only a cooperative launch makes a grid group valid
+    static dim3 group_dim() { return gridDim; }
+    void sync() const
+    {
+        ::gl_emu::kernel_stopped("grid_group::sync() needs a cooperative launch (cudaLaunchCooperativeKernel), "
+                                 "which the CPU emulator does not run");
+    }
+};
+inline grid_group this_grid() { return grid_group(); }
+
+// A tile of N threads. For N <= 32 the tile lies in one warp and has the warp operations.
+template <unsigned N>
+class thread_block_tile : public thread_group {
+    static_assert(N && (N & (N - 1)) == 0, "thread_block_tile<N>: N must be a power of two");
+public:
+    thread_block_tile() : thread_group(gl_detail::block_rank() / N * N, N) {}
+    static constexpr unsigned num_threads() { return N; }
+    static constexpr unsigned size() { return N; }
+    unsigned thread_rank() const { return gl_detail::block_rank() & (N - 1); }
+    unsigned meta_group_rank() const { return gl_detail::block_rank() / N; }
+    unsigned meta_group_size() const { return (gl_detail::block_threads() + N - 1) / N; }
+    unsigned mask() const
+    {
+        static_assert(N <= 32, "only tiles of at most 32 threads have warp operations");
+        return N == 32 ? 0xffffffffu : ((1u << N) - 1u) << (gl_detail::lane() & ~(N - 1));
+    }
+    void sync() const { thread_group::sync(); }
+    template <class T> T shfl(T v, int src) const { return __shfl_sync(mask(), v, src, N); }
+    template <class T> T shfl_up(T v, unsigned d) const { return __shfl_up_sync(mask(), v, d, N); }
+    template <class T> T shfl_down(T v, unsigned d) const { return __shfl_down_sync(mask(), v, d, N); }
+    template <class T> T shfl_xor(T v, unsigned m) const { return __shfl_xor_sync(mask(), v, m, N); }
+    int any(int p) const { return __any_sync(mask(), p); }
+    int all(int p) const { return __all_sync(mask(), p); }
+    unsigned ballot(int p) const
+    { return N == 32 ? __ballot_sync(mask(), p) : (__ballot_sync(mask(), p) >> (gl_detail::lane() & ~(N - 1))); }
+};
+
+template <unsigned N, class Parent>
+inline thread_block_tile<N> tiled_partition(const Parent&) { return thread_block_tile<N>(); }
+
+inline thread_group tiled_partition(const thread_group& parent, unsigned n)
+{
+    unsigned r = parent.thread_rank();
+    return thread_group(parent.base_ + r / n * n, n);
+}
+
+// The threads of a warp that reach coalesced_threads() together (see gl_emu::resolve_coalesce).
+class coalesced_group {
+    unsigned mask_;
+public:
+    explicit coalesced_group(unsigned m) : mask_(m) {}
+    unsigned mask() const { return mask_; }
+    unsigned size() const { return (unsigned)__builtin_popcount(mask_); }
+    unsigned num_threads() const { return size(); }
+    unsigned thread_rank() const { return (unsigned)__builtin_popcount(mask_ & ((1u << gl_detail::lane()) - 1u)); }
+    unsigned meta_group_rank() const { return 0; }
+    unsigned meta_group_size() const { return 1; }
+    void sync() const { __syncwarp(mask_); }
+    int lane_of(unsigned rank) const
+    {
+        unsigned m = mask_;
+        for (unsigned i = 0; i < rank && m; ++i) m &= m - 1;
+        return m ? __builtin_ctz(m) : (int)gl_detail::lane();
+    }
+    template <class T> T shfl(T v, unsigned src_rank) const { return __shfl_sync(mask_, v, lane_of(src_rank)); }
+    template <class T> T shfl_down(T v, unsigned d) const
+    { unsigned r = thread_rank() + d; return __shfl_sync(mask_, v, r < size() ? lane_of(r) : gl_detail::lane()); }
+    template <class T> T shfl_up(T v, unsigned d) const
+    { unsigned r = thread_rank(); return __shfl_sync(mask_, v, r >= d ? lane_of(r - d) : gl_detail::lane()); }
+    int any(int p) const { return __any_sync(mask_, p); }
+    int all(int p) const { return __all_sync(mask_, p); }
+    unsigned ballot(int p) const
+    {
+        unsigned b = __ballot_sync(mask_, p), out = 0, k = 0;       // compacted to the group's ranks
+        for (unsigned l = 0; l < 32; ++l)
+            if ((mask_ >> l) & 1u) { if ((b >> l) & 1u) out |= 1u << k; ++k; }
+        return out;
+    }
+};
+inline coalesced_group coalesced_threads()
+{
+    return coalesced_group((unsigned)::gl_emu::warp_op(::gl_emu::OP_COALESCE, 0xffffffffu, 0, 0, 32, __FILE__, __LINE__));
+}
+
+template <class G> inline void sync(const G& g) { g.sync(); }
+template <class G> inline unsigned thread_rank(const G& g) { return g.thread_rank(); }
+template <class G> inline unsigned group_size(const G& g) { return g.size(); }
+
+// cg::reduce and its operators (<cooperative_groups/reduce.h>)
+template <class T = void> struct plus { T operator()(const T& a, const T& b) const { return a + b; } };
+template <class T = void> struct less { T operator()(const T& a, const T& b) const { return b < a ? b : a; } };
+template <class T = void> struct greater { T operator()(const T& a, const T& b) const { return a < b ? b : a; } };
+template <class T = void> struct bit_and { T operator()(const T& a, const T& b) const { return a & b; } };
+template <class T = void> struct bit_or { T operator()(const T& a, const T& b) const { return a | b; } };
+template <class T = void> struct bit_xor { T operator()(const T& a, const T& b) const { return a ^ b; } };
+
+// A butterfly over the tile: every thread ends with op over all the tile's values (the same bits in each).
+template <unsigned N, class T, class Op>
+inline T reduce(const thread_block_tile<N>& g, T v, Op op)
+{
+    for (unsigned offset = N / 2; offset > 0; offset /= 2) v = op(v, g.shfl_xor(v, offset));
+    return v;
+}
+template <class T, class Op>
+inline T reduce(const coalesced_group& g, T v, Op op)
+{
+    // a sum over ranks in order, then shared by rank 0's broadcast
+    T acc = v;
+    for (unsigned d = 1; d < 32; d *= 2) {
+        T other = g.shfl_down(acc, d);
+        if (g.thread_rank() + d < g.size()) acc = op(acc, other);
+    }
+    return g.shfl(acc, 0);
+}
+}  // namespace cooperative_groups

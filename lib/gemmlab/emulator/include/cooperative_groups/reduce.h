@@ -1,0 +1,3 @@
+// Emulator version of <cooperative_groups/reduce.h>: cg::reduce lives with the rest.
+#pragma once
+#include "../cooperative_groups.h"
