@@ -18,6 +18,7 @@ from .check import CheckResult, check, rel_error
 from .loader import CompileError, Kernel, Module, load
 from ._emulator import EmulatorError
 from .timing import TimingUnavailable, bench, sweep
+from .racecheck import RaceReport, racecheck
 from . import blas, blasbench, demos, explorers, profiling, paths, device, ladder, memory, registry, roofline, sass, tilemap  # noqa: E402
 
 __version__ = "0.1.0"
@@ -25,6 +26,6 @@ __version__ = "0.1.0"
 __all__ = [
     "backend", "backend_reason", "on_gpu", "xp", "size", "synchronize", "to_host", "BackendError",
     "load", "Module", "Kernel", "CompileError", "EmulatorError", "check", "rel_error", "CheckResult",
-    "bench", "sweep", "TimingUnavailable", "ops", "record", "device", "registry", "roofline", "ladder",
+    "bench", "sweep", "TimingUnavailable", "racecheck", "RaceReport", "ops", "record", "device", "registry", "roofline", "ladder",
     "tilemap", "demos", "memory", "sass", "blas", "blasbench", "explorers", "profiling", "paths",
 ]

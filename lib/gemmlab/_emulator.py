@@ -40,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy
@@ -142,6 +143,15 @@ def _sweep(cache: Path, age: float = 3600.0):
                 shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
         except OSError:
             pass
+
+
+def _racecheck_setting() -> bool:
+    """GEMMLAB_EMULATOR_RACECHECK=1: every emulated launch checks for shared-memory races (slower)."""
+    value = os.environ.get("GEMMLAB_EMULATOR_RACECHECK", "0").strip()
+    if value not in ("0", "1"):
+        raise ValueError(f"GEMMLAB_EMULATOR_RACECHECK={value!r} must be 0 (the default) or 1 (report "
+                         f"shared-memory races as errors)")
+    return value == "1"
 
 
 def timeout_setting():
@@ -423,6 +433,12 @@ class EmulatedFunction:
         status = _Status.from_address(status_addr)
         if os.WIFEXITED(code) and os.WEXITSTATUS(code) == 0 and status.code == 0:
             self.last_switches = status.switches
+            if getattr(self, "racecheck", False):
+                self.last_hazards = self._hazards(status)
+                if self.raise_hazards and self.last_hazards:
+                    raise EmulatorError(f"kernel {self.name}: racecheck found {status.hazard_count} shared-memory "
+                                        f"hazards (GEMMLAB_EMULATOR_RACECHECK=1):\n"
+                                        + "\n".join("  " + h.describe() for h in self.last_hazards))
             return
         where = self._where(status_addr)
         at = self._source_line(status.pc)
@@ -451,6 +467,16 @@ class EmulatedFunction:
         kind = {"SIGSEGV": "an invalid memory access", "SIGBUS": "an invalid memory access",
                 "SIGFPE": "an arithmetic fault (integer division by zero?)", "SIGABRT": "an abort"}.get(name, name)
         raise EmulatorError(f"kernel {self.name} crashed on the emulator with {kind} ({name}) in {where}{at}{detail}")
+
+    def _hazards(self, status) -> list:
+        out = []
+        for h in status.hazards[:status.hazards_kept]:
+            out.append(Hazard(kind=HAZARD_KINDS.get(h.kind, "hazard"), array=h.array.decode(errors="replace"),
+                              offset=h.offset, bytes=h.bytes, block=tuple(h.block), first_thread=tuple(h.first),
+                              second_thread=tuple(h.second), first_line=self._source_line(h.pc_first)[4:],
+                              second_line=self._source_line(h.pc_second)[4:]))
+        self.hazard_total = status.hazard_count
+        return out
 
     def _where(self, status_addr):
         s = _Status.from_address(status_addr)
@@ -514,8 +540,37 @@ class EmulatedFunction:
         return f": address {address:#x}"
 
 
+@dataclass(frozen=True)
+class Hazard:
+    """One shared-memory race found by the emulator's racecheck: two accesses with no barrier between them."""
+    kind: str                 # read-after-write, write-after-read or write-after-write
+    array: str                # the __shared__ array's name, or "dynamic shared memory"
+    offset: int               # byte offset into it
+    bytes: int
+    block: tuple
+    first_thread: tuple       # the earlier access's thread (x, y, z), then the later one's
+    second_thread: tuple
+    first_line: str           # file:line of each access
+    second_line: str
+
+    def describe(self) -> str:
+        t1, t2 = (",".join(map(str, t)) for t in (self.first_thread, self.second_thread))
+        return (f"{self.kind} hazard on {self.array} (byte {self.offset}, {self.bytes} bytes) in block "
+                f"({','.join(map(str, self.block))}): thread ({t1}) at {self.first_line or '?'}, then thread ({t2}) "
+                f"at {self.second_line or '?'}, with no barrier between them")
+
+
 def _overlap(a, n, b, m) -> bool:
     return a < b + m and b < a + n
+
+
+class _Hazard(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int), ("block", ctypes.c_uint * 3), ("first", ctypes.c_uint * 3),
+                ("second", ctypes.c_uint * 3), ("pc_first", ctypes.c_ulonglong), ("pc_second", ctypes.c_ulonglong),
+                ("offset", ctypes.c_longlong), ("bytes", ctypes.c_uint), ("array", ctypes.c_char * 48)]
+
+
+HAZARD_KINDS = {1: "read-after-write", 2: "write-after-read", 3: "write-after-write"}
 
 
 class _Status(ctypes.Structure):
@@ -523,7 +578,8 @@ class _Status(ctypes.Structure):
                 ("thread", ctypes.c_uint * 3), ("fault_address", ctypes.c_ulonglong), ("switches", ctypes.c_ulonglong),
                 ("pc", ctypes.c_ulonglong), ("access_size", ctypes.c_ulonglong), ("access_write", ctypes.c_int),
                 ("in_shared", ctypes.c_int), ("stack_size", ctypes.c_ulonglong), ("stack_used", ctypes.c_ulonglong),
-                ("message", ctypes.c_char * 4096)]
+                ("message", ctypes.c_char * 4096), ("hazard_count", ctypes.c_uint), ("hazards_kept", ctypes.c_uint),
+                ("hazards", _Hazard * 32)]
 
 
 _loaded = {}
@@ -546,7 +602,9 @@ def _memcheck_flags(cxx: str) -> tuple:
     return MEMCHECK_FLAGS
 
 
-def compile(module, expr: str, signature):
+def compile(module, expr: str, signature, racecheck: bool = False):
+    """Build one kernel instance for the emulator; ``racecheck=True`` records every shared-memory access
+    and reports hazards between threads (needs the memory check: g++ on x86-64 Linux)."""
     _check_platform()
     cxx = _compiler()
     origin = str(module.path) if module.path is not None else "<code>"
@@ -570,8 +628,18 @@ def compile(module, expr: str, signature):
     if module.path is not None:
         includes.append(f"-I{module.path.parent}")
     memcheck = _memcheck_flags(cxx)
+    if racecheck or _racecheck_setting():
+        if not memcheck:
+            raise BackendError("the emulator's racecheck rides on its memory check, which needs g++ on x86-64 "
+                               "Linux (and GEMMLAB_EMULATOR_MEMCHECK not 0)")
+        memcheck = (*memcheck, "-DGL_EMU_RACECHECK=1")
     link = LINUX_FLAGS if sys.platform.startswith("linux") else ()
-    command = [cxx, *FLAGS, *memcheck, *link, *includes, *module.options]
+    flags = FLAGS
+    if "-DGL_EMU_RACECHECK=1" in memcheck:
+        # unoptimised: the optimiser drops a check that an earlier one of the same address dominates, and
+        # racecheck must see every access (a read, then a write of the same word, are two events)
+        flags = tuple("-O0" if f == "-O2" else f for f in FLAGS)
+    command = [cxx, *flags, *memcheck, *link, *includes, *module.options]
     _find_unsupported(module, lambda: _preprocessed(command, unit, origin, module, _cache_dir()))
     digest = hashlib.sha256()
     for part in (RUNTIME.read_text(), unit, "\0".join(command), _compiler_version(cxx),
@@ -590,8 +658,11 @@ def compile(module, expr: str, signature):
             bound = getattr(lib, f"{symbol}_max_threads", None) if signature.launch_bounds else None
             if bound is not None:
                 bound.restype = ctypes.c_long
-            return EmulatedFunction(lib, symbol, expr, bound() if bound is not None else None, library,
-                                    bool(memcheck))
+            fn = EmulatedFunction(lib, symbol, expr, bound() if bound is not None else None, library,
+                                  bool(memcheck))
+            fn.racecheck = "-DGL_EMU_RACECHECK=1" in memcheck
+            fn.raise_hazards = fn.racecheck and not racecheck      # the setting: hazards are errors
+            return fn
         except OSError:
             # removed or replaced by another process between the check and the load: check again
             _loaded.pop(library, None)

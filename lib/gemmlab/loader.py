@@ -274,6 +274,7 @@ class Kernel:
     origin: str = ""
     array_type: type = numpy.ndarray  # what a pointer argument must be on this kernel's backend
     _arg_types: list = field(default_factory=list)
+    module: object = None             # the Module it came from (gl.racecheck rebuilds it for the emulator)
 
     # Resources the compiler reported (None where the backend cannot say).
     @property
@@ -490,7 +491,7 @@ class Module:
         substitution = {t.name: a for t, a in zip(sig.template, targs) if t.kind in ("typename", "class")}
         impl = _compiler(self.backend).compile(self, expr, sig)
         kernel = Kernel(name=expr, signature=sig, impl=impl, limits=impl.limits, origin=self.display,
-                        array_type=hw.xp.ndarray if self.backend == "cuda" else numpy.ndarray)
+                        array_type=hw.xp.ndarray if self.backend == "cuda" else numpy.ndarray, module=self)
         kernel._arg_types = [substitution.get(p.ctype, p.ctype) for p in sig.params]
         if hasattr(impl, "param_names"):
             impl.param_names = [p.name for p in sig.params]

@@ -149,6 +149,17 @@ struct Status {
     unsigned long long stack_size;  // bytes of stack a thread has (stack overflow)
     unsigned long long stack_used;  // bytes in use at the fault (stack overflow)
     char message[4096];
+    // racecheck (GL_EMU_RACECHECK): shared-memory hazards between threads with no barrier between them
+    unsigned hazard_count;          // all found (the first MAX_HAZARDS distinct ones are kept)
+    unsigned hazards_kept;
+    struct Hazard {
+        int kind;                   // 1 read-after-write, 2 write-after-read, 3 write-after-write
+        unsigned block[3], first[3], second[3];   // the earlier access's thread, then the later one's
+        unsigned long long pc_first, pc_second;   // code offsets of the two accesses
+        long long offset;           // byte offset into the array
+        unsigned bytes;
+        char array[48];             // the __shared__ array's name, or "dynamic shared memory"
+    } hazards[32];
 };
 
 // An array argument's copy in shared memory, as the parent mapped it: [map, map + map_bytes) with
@@ -173,6 +184,8 @@ struct Grid {
     size_t stack_size = 0;
     bool failed = false;
     unsigned long long switches = 0;
+    unsigned long long epoch = 1;            // barrier generations of the launch (racecheck)
+    unsigned long long warp_epoch[32] = {};  // __syncwarp (and other warp operation) generations per warp
 };
 
 inline Grid g;
@@ -364,6 +377,7 @@ GL_NOSAN inline void resolve_coalesce(unsigned base)
             !std::strcmp(warp[l].file, first->file)) mask |= 1u << l;
     for (unsigned l = 0; l < lanes; ++l)
         if ((mask >> l) & 1u) { warp[l].result = mask; warp[l].state = RUNNABLE; --pending_coalesce; }
+    ++g.warp_epoch[(base >> 5) & 31];
 }
 
 [[noreturn]] GL_NOSAN inline void fiber_main()
@@ -395,6 +409,7 @@ GL_NOSAN __attribute__((noinline)) inline void syncthreads(const char* file, int
     if (++g.at_barrier == g.live) {
         for (unsigned i = 0; i < g.n; ++i) g.fibers[i].state = RUNNABLE;
         g.at_barrier = 0;
+        ++g.epoch;
         __asm__ volatile("" ::: "memory");
         return;                                  // the last to arrive goes on; the others follow in order
     }
@@ -420,6 +435,7 @@ GL_NOSAN __attribute__((noinline)) inline void group_sync(unsigned base, unsigne
     }
     if (all) {
         for (unsigned i = base; i < end; ++i) g.fibers[i].state = RUNNABLE;
+        ++g.epoch;                               // racecheck: ordered (conservatively, for the whole block)
         return;
     }
     resolve_coalesce(me.linear & ~31u);
@@ -444,6 +460,7 @@ GL_NOSAN __attribute__((noinline)) inline void wait_phase(const volatile unsigne
 
 GL_NOSAN inline void wake_phase(const volatile unsigned long long* phase)
 {
+    ++g.epoch;
     for (unsigned i = 0; i < g.n; ++i)
         if (g.fibers[i].state == AT_WAIT && g.fibers[i].wait_on == (const void*)phase) g.fibers[i].state = RUNNABLE;
 }
@@ -522,6 +539,7 @@ GL_NOSAN __attribute__((noinline)) inline unsigned long long warp_op(int op, uns
         }
         for (unsigned l = 0; l < lanes; ++l)
             if ((mask >> l) & 1u) warp[l].state = RUNNABLE;
+        ++g.warp_epoch[(base >> 5) & 31];
         return me.result;
     }
     resolve_coalesce(base);
@@ -584,13 +602,27 @@ GL_NOSAN inline void unpoison(uintptr_t lo, size_t n)
 #endif
 }
 
+// Racecheck: shared memory is marked so that every access to it reaches race_access() (which checks
+// its exact bounds itself); see the racecheck section below.
+constexpr signed char TRACKED = -3;
+GL_NOSAN inline void unpoison_shared(uintptr_t lo, size_t n)
+{
+#if defined(GL_EMU_RACECHECK)
+    std::memset(shadow_of(lo), TRACKED, (n + 7) >> 3);
+#else
+    unpoison(lo, n);
+#endif
+}
+
 // The fault handler's helper: a first touch of a shadow page maps it (zeros: addressable).
 GL_NOSAN inline bool map_shadow(uintptr_t a)
 {
 #if defined(GL_EMU_MEMCHECK) && defined(MAP_FIXED_NOREPLACE)
     if (a < SHADOW_LO || a >= SHADOW_HI) return false;
     const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    for (uintptr_t chunk : {page * 16, page}) {
+    // (plain loops here: an unoptimised build calls helpers, and the handler must call nothing instrumented)
+    for (int k = 0; k < 2; ++k) {
+        const uintptr_t chunk = k == 0 ? page * 16 : page;
         uintptr_t at = a & ~(chunk - 1);
         void* got = mmap(reinterpret_cast<void*>(at), chunk, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
@@ -676,6 +708,121 @@ GL_NOSAN inline unsigned long long code_offset(const void* pc)
     __builtin_unreachable();
 }
 
+
+// ---- racecheck (GL_EMU_RACECHECK) --------------------------------------------------------------
+// Every access to shared memory is recorded per 4-byte word: the last writer and up to two readers, each
+// with the barrier generation (g.epoch) and its warp's __syncwarp generation at the time. Two accesses by
+// different threads, at least one a write, with no __syncthreads() between them (and no __syncwarp()
+// when both threads are in one warp) are a hazard, as compute-sanitizer's racecheck reports them:
+// read-after-write, write-after-read, write-after-write. The launch runs on; the hazards are reported.
+#if defined(GL_EMU_RACECHECK)
+struct Access { unsigned long long epoch, warp_epoch, pc; unsigned thread; };
+struct WordState { Access writer, reader[2]; };
+constexpr size_t ARENA_WORDS = SHARED_ARENA_BYTES / 4, DYNAMIC_WORDS = DYNAMIC_SHARED_BYTES / 4;
+inline WordState* race_table = nullptr;
+
+GL_NOSAN inline bool concurrent(const Access& a, unsigned me)
+{
+    if (a.epoch != g.epoch || a.thread == me) return false;
+    if ((a.thread >> 5) == (me >> 5) && a.warp_epoch != g.warp_epoch[(me >> 5) & 31]) return false;
+    return true;
+}
+
+GL_NOSAN inline void hazard(int kind, const Access& first, unsigned long long pc, uintptr_t a, unsigned n)
+{
+    Status* st = g.status;
+    if (!st) return;
+    ++st->hazard_count;
+    for (unsigned i = 0; i < st->hazards_kept; ++i)
+        if (st->hazards[i].kind == kind && st->hazards[i].pc_first == first.pc && st->hazards[i].pc_second == pc)
+            return;                                  // the same pair of lines: kept once
+    if (st->hazards_kept >= sizeof st->hazards / sizeof st->hazards[0]) return;
+    Status::Hazard& h = st->hazards[st->hazards_kept++];
+    h.kind = kind;
+    h.block[0] = g.block_idx.x; h.block[1] = g.block_idx.y; h.block[2] = g.block_idx.z;
+    const dim3 t1 = g.fibers[first.thread].tid, t2 = g.fibers[g.cur].tid;
+    h.first[0] = t1.x; h.first[1] = t1.y; h.first[2] = t1.z;
+    h.second[0] = t2.x; h.second[1] = t2.y; h.second[2] = t2.z;
+    h.pc_first = first.pc;
+    h.pc_second = pc;
+    h.bytes = n;
+    const uintptr_t dyn = reinterpret_cast<uintptr_t>(dynamic_shared);
+    if (a >= dyn && a < dyn + DYNAMIC_SHARED_BYTES) {
+        h.offset = (long long)(a - dyn);
+        std::snprintf(h.array, sizeof h.array, "dynamic shared memory");
+        return;
+    }
+    for (unsigned i = 0; i < shared_count; ++i) {
+        const uintptr_t lo = reinterpret_cast<uintptr_t>(shared_vars[i].data);
+        if (a >= lo && a < lo + shared_vars[i].bytes) {
+            h.offset = (long long)(a - lo);
+            std::snprintf(h.array, sizeof h.array, "%s", shared_vars[i].name);
+            return;
+        }
+    }
+    h.offset = 0;
+    std::snprintf(h.array, sizeof h.array, "shared memory");
+}
+
+// Record one access; false when it is out of the array's exact bounds (then it is an error).
+GL_NOSAN inline bool race_access(uintptr_t a, size_t n, bool write, const void* ret)
+{
+    const uintptr_t dyn = reinterpret_cast<uintptr_t>(dynamic_shared), arena = reinterpret_cast<uintptr_t>(shared_arena);
+    size_t word;
+    if (a >= dyn && a + n <= dyn + dynamic_shared_given) {
+        word = ARENA_WORDS + (a - dyn) / 4;
+    } else {
+        bool inside = false;
+        for (unsigned i = 0; i < shared_count && !inside; ++i) {
+            const uintptr_t lo = reinterpret_cast<uintptr_t>(shared_vars[i].data);
+            inside = a >= lo && a + n <= lo + shared_vars[i].bytes;
+        }
+        if (!inside || a < arena) return false;
+        word = (a - arena) / 4;
+    }
+    if (!race_table) {
+        void* m = mmap(nullptr, (ARENA_WORDS + DYNAMIC_WORDS) * sizeof(WordState), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED) return true;
+        race_table = static_cast<WordState*>(m);
+    }
+    static uintptr_t so_base = 0;                    // this library's load address (one dladdr a launch)
+    if (!so_base) {
+        Dl_info info;
+        so_base = dladdr(ret, &info) && info.dli_fbase ? reinterpret_cast<uintptr_t>(info.dli_fbase) : 1;
+    }
+    const unsigned me = g.cur;
+    const unsigned long long pc = so_base > 1 ? reinterpret_cast<uintptr_t>(ret) - so_base : 0;
+    const Access now{g.epoch, g.warp_epoch[(me >> 5) & 31], pc, me};
+    const size_t last = ARENA_WORDS + DYNAMIC_WORDS;
+    for (size_t w = word; w < word + (n + 3) / 4 && w < last; ++w) {
+        WordState& s = race_table[w];
+        if (write) {
+            if (concurrent(s.writer, me)) hazard(3, s.writer, pc, a, (unsigned)n);
+            for (const Access& r : s.reader)
+                if (concurrent(r, me)) { hazard(2, r, pc, a, (unsigned)n); break; }
+            s.writer = now;
+            s.reader[0] = s.reader[1] = Access{0, 0, 0, 0};
+        } else {
+            if (concurrent(s.writer, me)) hazard(1, s.writer, pc, a, (unsigned)n);
+            if (s.reader[0].epoch != g.epoch || s.reader[0].thread == me) s.reader[0] = now;
+            else if (s.reader[1].epoch != g.epoch || s.reader[1].thread == me) s.reader[1] = now;
+        }
+    }
+    return true;
+}
+#endif
+
+// What every failed check of the instrumentation comes to: a recorded shared access (racecheck), or
+// an out-of-bounds access, which stops the launch.
+GL_NOSAN inline void checked_access(uintptr_t a, size_t n, bool write, const void* ret)
+{
+#if defined(GL_EMU_RACECHECK)
+    if (*shadow_of(a) == TRACKED && race_access(a, n, write, ret)) return;
+#endif
+    out_of_bounds(a, n, write, ret);
+}
+
 // Static __shared__ arrays: the loader rewrites `__shared__ T name[N]...;` into a reference to one
 // of these, so that the memory check knows each array's bounds (one per array and kernel instance,
 // as on a GPU; the same storage serves every block of a launch, uninitialized as on a GPU).
@@ -703,7 +850,7 @@ GL_NOSAN inline A* shared_array(const char* name, const char* file, int line, si
     for (unsigned i = 0; i < shared_count; ++i) total += shared_vars[i].bytes;
     shared_used = at + bytes;
     if (in_child) {
-        unpoison(reinterpret_cast<uintptr_t>(data), bytes);
+        unpoison_shared(reinterpret_cast<uintptr_t>(data), bytes);
         if (total > STATIC_SHARED_LIMIT) {
             char msg[2048];
             int used = std::snprintf(msg, sizeof msg, "kernel %s uses %zu bytes of static shared memory, over "
@@ -731,12 +878,12 @@ GL_NOSAN inline void mark_bounds(const Region* regions, unsigned count, unsigned
     const uintptr_t dyn = reinterpret_cast<uintptr_t>(dynamic_shared);
     ensure_shadow(dyn, dyn + DYNAMIC_SHARED_BYTES);
     poison(dyn, dyn + DYNAMIC_SHARED_BYTES);
-    unpoison(dyn, shared_bytes);
+    unpoison_shared(dyn, shared_bytes);
     const uintptr_t arena = reinterpret_cast<uintptr_t>(shared_arena);
     ensure_shadow(arena, arena + SHARED_ARENA_BYTES);
     poison(arena, arena + SHARED_ARENA_BYTES);
     for (unsigned i = 0; i < shared_count; ++i)
-        unpoison(reinterpret_cast<uintptr_t>(shared_vars[i].data), shared_vars[i].bytes);
+        unpoison_shared(reinterpret_cast<uintptr_t>(shared_vars[i].data), shared_vars[i].bytes);
 }
 
 // A kernel that calls exit() or fails an assert(): an error naming it, as the GPU would stop.
@@ -757,6 +904,7 @@ GL_NOSAN inline void run_grid()
         for (unsigned by = 0; by < g.grid_dim.y; ++by)
             for (unsigned bx = 0; bx < g.grid_dim.x; ++bx) {
                 g.block_idx = dim3(bx, by, bz);
+                ++g.epoch;                       // nothing in one block races with another's accesses
                 if (g.status) { g.status->block[0] = bx; g.status->block[1] = by; g.status->block[2] = bz; }
                 for (unsigned i = 0; i < g.n; ++i) {
                     Fiber& f = g.fibers[i];
@@ -815,16 +963,16 @@ GL_NOSAN inline void on_fault(int sig, siginfo_t* info, void* context)
 // What the compiler's memory-check instrumentation calls when a check fails (GL_EMU_MEMCHECK).
 #define GL_REPORT(KIND, N, WRITE) \
     extern "C" GL_NOSAN __attribute__((noinline)) void __asan_report_##KIND##N##_noabort(uintptr_t a) \
-    { ::gl_emu::out_of_bounds(a, N, WRITE, __builtin_return_address(0)); }
+    { ::gl_emu::checked_access(a, N, WRITE, __builtin_return_address(0)); }
 GL_REPORT(load, 1, false) GL_REPORT(load, 2, false) GL_REPORT(load, 4, false) GL_REPORT(load, 8, false)
 GL_REPORT(load, 16, false)
 GL_REPORT(store, 1, true) GL_REPORT(store, 2, true) GL_REPORT(store, 4, true) GL_REPORT(store, 8, true)
 GL_REPORT(store, 16, true)
 #undef GL_REPORT
 extern "C" GL_NOSAN __attribute__((noinline)) void __asan_report_load_n_noabort(uintptr_t a, size_t n)
-{ ::gl_emu::out_of_bounds(a, n, false, __builtin_return_address(0)); }
+{ ::gl_emu::checked_access(a, n, false, __builtin_return_address(0)); }
 extern "C" GL_NOSAN __attribute__((noinline)) void __asan_report_store_n_noabort(uintptr_t a, size_t n)
-{ ::gl_emu::out_of_bounds(a, n, true, __builtin_return_address(0)); }
+{ ::gl_emu::checked_access(a, n, true, __builtin_return_address(0)); }
 extern "C" GL_NOSAN void __asan_handle_no_return() {}
 
 // exit() is a host function (nvcc refuses it in a kernel) and assert() stops the kernel with its text;
@@ -1177,6 +1325,18 @@ GL_NOSAN inline long fork_launch(void (*body)(void**), const char* kernel, const
     prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif
     if (getppid() != parent) _exit(1);
+    // the fault handler first: it also maps the memory check's shadow as the child first touches it
+    static char alt[64 * 1024];
+    stack_t ss{};
+    ss.ss_sp = alt;
+    ss.ss_size = sizeof alt;
+    sigaltstack(&ss, nullptr);
+    struct sigaction sa{};
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};   // no helper calls before this
+    for (unsigned i = 0; i < sizeof faults / sizeof faults[0]; ++i) sigaction(faults[i], &sa, nullptr);
+    g.status = status;
     in_child = true;
     if (shared_overflow[0]) {
         status->code = 1;
@@ -1189,15 +1349,6 @@ GL_NOSAN inline long fork_launch(void (*body)(void**), const char* kernel, const
                       "for %u threads", kernel, threads);
         _exit(1);
     }
-    static char alt[64 * 1024];
-    stack_t ss{};
-    ss.ss_sp = alt;
-    ss.ss_size = sizeof alt;
-    sigaltstack(&ss, nullptr);
-    struct sigaction sa{};
-    sa.sa_sigaction = on_fault;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(sig, &sa, nullptr);
     g.n = threads;
     g.kernel = kernel;
     g.body = body;

@@ -1,0 +1,62 @@
+"""``gl.racecheck``: shared-memory races found on the CPU emulator, as compute-sanitizer's racecheck finds
+them on a GPU (chapter 2's missing barrier is the book's example).
+
+    report = gl.racecheck(kernel, grid, block, args, shared_mem=0)
+    print(report)              # each hazard: kind, array and byte, the two threads and their source lines
+    report.clean               # True when there is none
+
+The kernel runs once on the emulator, built so that every access to shared memory is recorded: two
+accesses to one word by different threads, at least one of them a write, with no ``__syncthreads()``
+between them (and no ``__syncwarp()`` when both threads are in one warp) make a hazard: read-after-write,
+write-after-read or write-after-write. A kernel loaded for the GPU is rebuilt for the emulator; its array
+arguments are copied to the host, and the launch writes only those copies. ``GEMMLAB_EMULATOR_RACECHECK=1``
+checks every emulated launch this way and makes a hazard an error.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy
+
+from . import _emulator
+from . import hardware as hw
+from .loader import Kernel, Module
+
+
+@dataclass
+class RaceReport:
+    kernel: str
+    hazards: list = field(default_factory=list)   # distinct pairs of source lines, at most 32
+    total: int = 0                                 # every hazardous access found
+
+    @property
+    def clean(self) -> bool:
+        return self.total == 0
+
+    def __str__(self):
+        if self.clean:
+            return f"racecheck: kernel {self.kernel}: no shared-memory hazards"
+        kinds = sorted({h.kind for h in self.hazards})
+        lines = [f"racecheck: kernel {self.kernel}: {self.total} hazardous accesses ({', '.join(kinds)}), "
+                 f"{len(self.hazards)} distinct pairs of lines:"]
+        lines += ["  " + h.describe() for h in self.hazards]
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def racecheck(kernel: Kernel, grid, block, args, shared_mem: int = 0) -> RaceReport:
+    """Run ``kernel`` once on the emulator with its shared-memory accesses recorded; see the module doc."""
+    if not isinstance(kernel, Kernel) or kernel.module is None:
+        raise ValueError(f"racecheck takes a kernel from gl.load(...).get(...), got {type(kernel).__name__}")
+    source = kernel.module
+    module = source if source.backend == "emulator" else Module(source.source, source.path, source.options,
+                                                                 backend="emulator")
+    impl = _emulator.compile(module, kernel.name, kernel.signature, racecheck=True)
+    impl.param_names = [p.name for p in kernel.signature.params]
+    checked = Kernel(name=kernel.name, signature=kernel.signature, impl=impl, limits=impl.limits,
+                     origin=kernel.origin, array_type=numpy.ndarray, module=module)
+    checked._arg_types = list(kernel._arg_types)
+    copies = tuple(numpy.array(hw.to_host(a)) if isinstance(a, (numpy.ndarray, hw.xp.ndarray)) else a for a in args)
+    checked(grid, block, copies, shared_mem=shared_mem)
+    return RaceReport(kernel.name, list(impl.last_hazards), impl.hazard_total)

@@ -1,0 +1,141 @@
+"""gl.racecheck: shared-memory races found on the CPU emulator, with both source lines."""
+from __future__ import annotations
+
+import numpy
+import pytest
+
+import gemmlab as gl
+from gemmlab import _emulator, demos, registry
+
+needs_memcheck = pytest.mark.skipif(not _emulator._memcheck_flags(_emulator._compiler()) if gl.backend == "emulator"
+                                    else False, reason="racecheck needs g++ on x86-64 Linux")
+
+RACES = r'''
+__global__ void reverse(float* y, int fix)
+{
+    __shared__ float s[64];
+    s[threadIdx.x] = threadIdx.x;
+    if (fix) __syncthreads();
+    y[threadIdx.x] = s[63 - threadIdx.x];
+}
+__global__ void warp_synchronous(float* y)                // pre-Volta style: no __syncwarp
+{
+    __shared__ float s[64];
+    s[threadIdx.x] = 1.0f;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        volatile float* v = s;
+        v[threadIdx.x] += v[threadIdx.x + 32];
+        v[threadIdx.x] += v[threadIdx.x + 16];
+    }
+    __syncthreads();
+    y[threadIdx.x] = s[0];
+}
+__global__ void with_syncwarp(float* y)
+{
+    __shared__ float s[64];
+    s[threadIdx.x] = 1.0f;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        float a = s[threadIdx.x] + s[threadIdx.x + 32];
+        __syncwarp();
+        s[threadIdx.x] = a;
+        __syncwarp();
+        if (threadIdx.x < 16) a += s[threadIdx.x + 16];
+        __syncwarp();
+        if (threadIdx.x < 16) s[threadIdx.x] = a;
+    }
+    __syncthreads();
+    y[threadIdx.x] = s[threadIdx.x % 16];
+}
+__global__ void dynamic_race(float* y, int n)
+{
+    extern __shared__ float d[];
+    d[threadIdx.x] = threadIdx.x;
+    y[threadIdx.x] = d[(threadIdx.x + 1) % n];
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def races():
+    return gl.load(code=RACES)
+
+
+@needs_memcheck
+def test_a_missing_barrier_is_two_hazards_with_both_lines(races):
+    y = gl.xp.zeros(64, dtype=numpy.float32)
+    report = gl.racecheck(races.get("reverse"), 1, 64, (y, 0))
+    assert not report.clean and report.total == 64
+    kinds = {(h.kind, h.first_line, h.second_line) for h in report.hazards}
+    assert ("read-after-write", "<code>:5", "<code>:7") in kinds and ("write-after-read", "<code>:7", "<code>:5") in kinds
+    assert all(h.array == "s" for h in report.hazards)
+    assert "read-after-write hazard on s" in str(report) and "with no barrier between them" in str(report)
+    assert not gl.to_host(y).any(), "racecheck runs on copies: the caller's arrays are untouched"
+    assert gl.racecheck(races.get("reverse"), 1, 64, (y, 1)).clean
+
+
+@needs_memcheck
+def test_warp_synchronous_code_without_syncwarp_is_reported_and_syncwarp_makes_it_clean(races):
+    y = gl.xp.zeros(64, dtype=numpy.float32)
+    report = gl.racecheck(races.get("warp_synchronous"), 1, 64, (y,))
+    # threads run one after another here, so lane 0 reads v[16] before lane 16 writes it: write-after-read
+    assert report.hazards and {h.kind for h in report.hazards} == {"write-after-read"}
+    assert {h.first_line for h in report.hazards} | {h.second_line for h in report.hazards} <= {"<code>:16", "<code>:17"}
+    assert gl.racecheck(races.get("with_syncwarp"), 1, 64, (y,)).clean
+
+
+@needs_memcheck
+def test_dynamic_shared_memory_races_too(races):
+    report = gl.racecheck(races.get("dynamic_race"), 1, 32, (gl.xp.zeros(32, dtype=numpy.float32), 32), shared_mem=128)
+    assert not report.clean and report.hazards[0].array == "dynamic shared memory"
+
+
+@needs_memcheck
+@pytest.mark.parametrize("barrier", [1, 2])
+def test_chapter_2s_missing_barriers_are_caught(barrier):
+    m, n, k = 40, 36, 50
+    rng = numpy.random.default_rng(0)
+    A, B = (rng.standard_normal(s).astype(numpy.float32) for s in ((m, k), (k, n)))
+    C = numpy.zeros((m, n), dtype=numpy.float32)
+    kernel = demos.without_barrier(barrier, "emulator").get("sgemm_shared_tiling<16>")
+    report = gl.racecheck(kernel, (3, 3), (16, 16), (A, B, C, m, n, k))
+    assert {h.array for h in report.hazards} == {"As", "Bs"}
+    assert {h.kind for h in report.hazards} == {"read-after-write", "write-after-read"}
+
+
+@needs_memcheck
+@pytest.mark.parametrize("key", [v.key for v in registry.VARIANTS])
+def test_every_registry_kernel_is_race_free(key):
+    v = registry.get(key)
+    problems = sorted(v.awkward(), key=lambda p: p.flops)
+    problem = problems[len(problems) // 2]
+    params = v.resolve()
+    grid, block, shared = v.launch(problem, params)
+    inputs, out = problem.inputs(numpy.random.default_rng(0)), problem.output()
+    if v.prepare is not None:
+        v.prepare(problem, inputs, out)
+    report = gl.racecheck(v.kernel(problem, **params), grid, block, v.args(problem, inputs, out), shared_mem=shared)
+    assert report.clean, str(report)
+
+
+@needs_memcheck
+def test_the_racecheck_setting_makes_every_hazard_an_error(monkeypatch, tmp_path):
+    if gl.backend != "emulator":
+        pytest.skip("an emulator setting")
+    monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("GEMMLAB_EMULATOR_RACECHECK", "1")
+    k = gl.load(code=RACES).get("reverse")
+    with pytest.raises(gl.EmulatorError, match=r"racecheck found 64 shared-memory hazards"):
+        k(1, 64, (numpy.zeros(64, dtype=numpy.float32), 0))
+    y = numpy.zeros(64, dtype=numpy.float32)
+    k(1, 64, (y, 1))
+    assert (y == numpy.arange(63, -1, -1)).all()
+    monkeypatch.setenv("GEMMLAB_EMULATOR_RACECHECK", "maybe")
+    with pytest.raises(ValueError, match="GEMMLAB_EMULATOR_RACECHECK='maybe' must be 0"):
+        gl.load(code=RACES + "\n").get("reverse")
+
+
+def test_racecheck_wants_a_kernel():
+    with pytest.raises(ValueError, match="racecheck takes a kernel"):
+        gl.racecheck(lambda: None, 1, 1, ())
