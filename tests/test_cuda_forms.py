@@ -483,3 +483,136 @@ def test_a_grid_sync_without_a_cooperative_launch_is_refused_by_name():
             "__global__ void gsync(int* y) { cg::this_grid().sync(); y[0] = 1; }")
     with pytest.raises(gl.EmulatorError, match="grid_group::sync\\(\\) needs a cooperative launch"):
         _run(code, "gsync", 1, 1, xp.zeros(1, dtype=numpy.int32))
+
+
+# ---------------------------------------------------------------------------------------------
+# __half and __nv_bfloat16, rounded as the GPU rounds
+# ---------------------------------------------------------------------------------------------
+
+HALVES = r'''
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+__global__ void conversions(const float* x, unsigned short* h, unsigned short* b, float* back, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    h[4 * i + 0] = __half_as_ushort(__float2half_rn(x[i]));
+    h[4 * i + 1] = __half_as_ushort(__float2half_rz(x[i]));
+    h[4 * i + 2] = __half_as_ushort(__float2half_ru(x[i]));
+    h[4 * i + 3] = __half_as_ushort(__float2half_rd(x[i]));
+    b[4 * i + 0] = __bfloat16_as_ushort(__float2bfloat16_rn(x[i]));
+    b[4 * i + 1] = __bfloat16_as_ushort(__float2bfloat16_rz(x[i]));
+    b[4 * i + 2] = __bfloat16_as_ushort(__float2bfloat16_ru(x[i]));
+    b[4 * i + 3] = __bfloat16_as_ushort(__float2bfloat16_rd(x[i]));
+    back[2 * i + 0] = __half2float(__float2half(x[i]));
+    back[2 * i + 1] = __bfloat162float(__float2bfloat16(x[i]));
+}
+__global__ void half_arithmetic(const __half* a, const __half* b, __half* out, float* f)
+{
+    int i = threadIdx.x;
+    out[6 * i + 0] = __hadd(a[i], b[i]);
+    out[6 * i + 1] = __hsub(a[i], b[i]);
+    out[6 * i + 2] = __hmul(a[i], b[i]);
+    out[6 * i + 3] = __hfma(a[i], b[i], a[i]);
+    out[6 * i + 4] = __hdiv(a[i], b[i]);
+    out[6 * i + 5] = __hmax(a[i], b[i]);
+    __half2 p = __halves2half2(a[i], b[i]);
+    __half2 q = __hfma2(p, p, p);
+    f[3 * i + 0] = __low2float(q);
+    f[3 * i + 1] = __high2float(q);
+    f[3 * i + 2] = __half2float(__shfl_xor_sync(0xffffffffu, a[i], 1));
+}
+__global__ void bf16_arithmetic(const float* a, const float* b, float* out)
+{
+    int i = threadIdx.x;
+    __nv_bfloat16 x = __float2bfloat16(a[i]), y = __float2bfloat16(b[i]);
+    out[3 * i + 0] = __bfloat162float(__hadd(x, y));
+    out[3 * i + 1] = __bfloat162float(__hmul(x, y));
+    out[3 * i + 2] = __bfloat162float(__hfma(x, y, x));
+}
+'''
+
+
+def _half_directed(x):
+    """IEEE binary16 of float32 x under rn, rz, ru, rd, as float64 (NaN stays NaN)."""
+    with numpy.errstate(over="ignore", invalid="ignore"):
+        rn = x.astype(numpy.float16)
+        up = numpy.where(rn.astype(numpy.float64) < x, numpy.nextafter(rn, numpy.float16(numpy.inf)), rn)
+        down = numpy.where(rn.astype(numpy.float64) > x, numpy.nextafter(rn, numpy.float16(-numpy.inf)), rn)
+    rz = numpy.where(x >= 0, down, up)
+    return [v.astype(numpy.float64) for v in (rn, rz, up, down)]
+
+
+def _bf16_directed(x):
+    bits = x.view(numpy.uint32)
+    top, rest = (bits >> 16).astype(numpy.uint32), bits & 0xFFFF
+    rn = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    negative = (bits >> 31) == 1
+    more = (rest != 0).astype(numpy.uint32)
+    up = numpy.where(negative, top, top + more)
+    down = numpy.where(negative, top + more, top)
+    return [v.astype(numpy.uint16) for v in (rn, top, up, down)]
+
+
+@pytest.fixture(scope="module")
+def halves():
+    return gl.load(code=HALVES)
+
+
+def test_half_and_bfloat16_conversions_round_as_named(halves):
+    rng = numpy.random.default_rng(0)
+    x = numpy.concatenate([rng.standard_normal(400) * 10.0 ** rng.integers(-9, 7, 400),
+                           [0.0, -0.0, 65504, 65519, 65520, -65520, 1e6, 6e-8, 2.9e-8, 3e-8, -3e-8, 1e-45, 3.4e38,
+                            1.0009765625, 1.00048828125, numpy.inf, -numpy.inf, numpy.nan]]).astype(numpy.float32)
+    n = len(x)
+    h, b = xp.zeros(4 * n, dtype=numpy.uint16), xp.zeros(4 * n, dtype=numpy.uint16)
+    back = xp.zeros(2 * n, dtype=numpy.float32)
+    halves.get("conversions")((n + 127) // 128, 128, (xp.asarray(x), h, b, back, n))
+    h, b, back = gl.to_host(h).reshape(n, 4), gl.to_host(b).reshape(n, 4), gl.to_host(back).reshape(n, 2)
+    nan = numpy.isnan(x)
+    for mode, expect in enumerate(_half_directed(x.astype(numpy.float64))):
+        got = h[:, mode].view(numpy.float16).astype(numpy.float64)
+        assert (numpy.isnan(got) == nan).all() and (got[~nan] == expect[~nan]).all(), mode
+    for mode, expect in enumerate(_bf16_directed(x)):
+        assert (b[~nan, mode] == expect[~nan]).all(), mode
+        assert ((b[nan, mode] & 0x7F80) == 0x7F80).all() and (b[nan, mode] & 0x7F).all()
+    with numpy.errstate(over="ignore"):
+        assert (back[~nan, 0] == x[~nan].astype(numpy.float16).astype(numpy.float32)).all()
+    assert (back[~nan, 1] == (b[~nan, 0].astype(numpy.uint32) << 16).view(numpy.float32)).all()
+
+
+def test_half_arithmetic_is_correctly_rounded(halves):
+    rng = numpy.random.default_rng(1)
+    a = (rng.standard_normal(32) * 8).astype(numpy.float16)
+    b = (rng.standard_normal(32) * 8).astype(numpy.float16)
+    out, f = xp.zeros(6 * 32, dtype=numpy.float16), xp.zeros(3 * 32, dtype=numpy.float32)
+    halves.get("half_arithmetic")(1, 32, (xp.asarray(a), xp.asarray(b), out, f))
+    out, f = gl.to_host(out).reshape(32, 6), gl.to_host(f).reshape(32, 3)
+    a64, b64 = a.astype(numpy.float64), b.astype(numpy.float64)
+    h = lambda v: numpy.asarray(v).astype(numpy.float16)    # noqa: E731  (one rounding from exact)
+    assert (out[:, 0] == h(a64 + b64)).all() and (out[:, 1] == h(a64 - b64)).all()
+    assert (out[:, 2] == h(a64 * b64)).all() and (out[:, 3] == h(a64 * b64 + a64)).all()
+    assert (out[:, 4] == h(a64 / b64)).all() and (out[:, 5] == numpy.maximum(a, b)).all()
+    assert (f[:, 0] == h(a64 * a64 + a64)).all() and (f[:, 1] == h(b64 * b64 + b64)).all()
+    assert (f[:, 2] == a[numpy.arange(32) ^ 1]).all()
+
+
+def test_bfloat16_arithmetic_is_correctly_rounded(halves):
+    rng = numpy.random.default_rng(2)
+    a, b = rng.standard_normal(32).astype(numpy.float32), rng.standard_normal(32).astype(numpy.float32)
+    out = xp.zeros(3 * 32, dtype=numpy.float32)
+    halves.get("bf16_arithmetic")(1, 32, (xp.asarray(a), xp.asarray(b), out))
+    out = gl.to_host(out).reshape(32, 3)
+
+    def bf(v):                                          # float64 -> nearest bfloat16, as float32
+        f = numpy.asarray(v, dtype=numpy.float64)
+        bits = f.astype(numpy.float32).view(numpy.uint32)   # exact enough: checked against the float64 below
+        lo = (bits & 0xFFFF0000).view(numpy.float32).astype(numpy.float64)
+        hi = ((bits & 0xFFFF0000) + 0x10000).view(numpy.float32).astype(numpy.float64)
+        pick_hi = (numpy.abs(hi - f) < numpy.abs(lo - f)) | ((numpy.abs(hi - f) == numpy.abs(lo - f))
+                                                              & (((bits >> 16) & 1) == 1))
+        return numpy.where(pick_hi, hi, lo).astype(numpy.float32)
+    x, y = bf(a), bf(b)
+    x64, y64 = x.astype(numpy.float64), y.astype(numpy.float64)
+    assert (out[:, 0] == bf(x64 + y64)).all() and (out[:, 1] == bf(x64 * y64)).all()
+    assert (out[:, 2] == bf(x64 * y64 + x64)).all()

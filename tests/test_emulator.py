@@ -361,8 +361,7 @@ def test_endless_kernel_is_stopped(faults, monkeypatch):
     ('__global__ void k(int* x) { asm volatile("membar.gl;"); }', "inline PTX assembly"),
     ('#include <mma.h>\nusing namespace nvcuda;\n__global__ void k(int* x) { wmma::fragment<int> f; }',
      "tensor-core matrix operations"),
-    ('#include <cuda_bf16.h>\n__global__ void k(__nv_bfloat16* x) { }', "bfloat16 types"),
-    ('#include "cuda_fp16.h"\n__global__ void k(__half* x) { }', "half-precision types"),
+    ('__global__ void k(int* x) { x[0] = __activemask(); }', "this intrinsic"),
     ('__global__ void k(long long* x) { x[0] = clock64(); }', "clock64"),
     ('__global__ void k(int* x) { x[0] = __syncthreads_count(1); }', "__syncthreads_count"),
 ])

@@ -79,8 +79,6 @@ UNSUPPORTED = [
     (r"\btex[123]D\w*\b|\bsurf[123]D\w*\b|\btex1Dfetch\b", "texture and surface fetches"),
     (r"\bcudaMemcpyToSymbol\b|\b__cudaMemcpy\w*\b", "host-side CUDA API calls"),
     # what CUDA's headers declare and the emulator does not run yet (including the header is fine)
-    (r"\b__half2?\b|\b__float2half\w*|\b__half2float\b|\b__floats2half2\w*", "half-precision types (<cuda_fp16.h>)"),
-    (r"\b__nv_bfloat162?\b|\b__float2bfloat16\w*|\b__bfloat162float\b", "bfloat16 types (<cuda_bf16.h>)"),
     (r"\bnvcuda\s*::|\bwmma\s*::", "tensor-core matrix operations (nvcuda::wmma, <mma.h>)"),
 ]
 

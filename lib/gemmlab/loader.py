@@ -48,7 +48,7 @@ _KERNEL = re.compile(
 # C type -> (NumPy dtype of the elements, elements per value). Vector types point at plain arrays.
 C_TYPES = {
     "float": (numpy.float32, 1), "double": (numpy.float64, 1), "__half": (numpy.float16, 1),
-    "half": (numpy.float16, 1), "int": (numpy.int32, 1), "int32_t": (numpy.int32, 1),
+    "half": (numpy.float16, 1), "__half2": (numpy.float16, 2), "half2": (numpy.float16, 2), "int": (numpy.int32, 1), "int32_t": (numpy.int32, 1),
     "unsigned": (numpy.uint32, 1), "unsigned int": (numpy.uint32, 1), "uint32_t": (numpy.uint32, 1),
     "long long": (numpy.int64, 1), "long long int": (numpy.int64, 1), "int64_t": (numpy.int64, 1),
     "long": (numpy.int64, 1), "unsigned long long": (numpy.uint64, 1), "uint64_t": (numpy.uint64, 1),

@@ -1,3 +1,3 @@
-// Emulator stand-in for <cuda_bf16.h>: including it is fine; what it declares, bfloat16 types (__nv_bfloat16), the CPU
-// emulator does not run yet, and a kernel that uses it is refused by name when it is compiled.
+// Emulator version of <cuda_bf16.h>: __nv_bfloat16 and __nv_bfloat162 (see gl_emu_half.h).
 #pragma once
+#include "gl_emu_half.h"

@@ -1,3 +1,3 @@
-// Emulator stand-in for <cuda_fp16.h>: including it is fine; what it declares, half-precision types (__half), the CPU
-// emulator does not run yet, and a kernel that uses it is refused by name when it is compiled.
+// Emulator version of <cuda_fp16.h>: __half and __half2 (see gl_emu_half.h).
 #pragma once
+#include "gl_emu_half.h"
