@@ -616,3 +616,35 @@ def test_bfloat16_arithmetic_is_correctly_rounded(halves):
     x64, y64 = x.astype(numpy.float64), y.astype(numpy.float64)
     assert (out[:, 0] == bf(x64 + y64)).all() and (out[:, 1] == bf(x64 * y64)).all()
     assert (out[:, 2] == bf(x64 * y64 + x64)).all()
+
+
+DEVICE_VARIABLES = r'''
+__device__ int counter;
+__device__ float table[4] = {1, 2, 3, 4};
+__device__ const int fixed = 7;
+__device__ int twice(int x) { return 2 * x; }
+__global__ void bump(int* out)
+{
+    if (threadIdx.x == 0) { counter += 1; table[1] += 10.0f; }
+    __syncthreads();
+    out[threadIdx.x] = counter * 1000 + twice(fixed) * 100 + (int)table[1];
+}
+__global__ void peek(int* out) { out[0] = counter; out[1] = (int)table[1]; }
+'''
+
+
+def test_device_variables_keep_their_values_from_launch_to_launch():
+    module = gl.load(code=DEVICE_VARIABLES)
+    out = xp.zeros(4, dtype=numpy.int32)
+    for launch in range(1, 4):
+        module.get("bump")(1, 4, (out,))
+        assert (gl.to_host(out) == launch * 1000 + 1400 + 2 + 10 * launch).all()
+    if gl.backend == "emulator":
+        # the emulator's module is one: another kernel of it sees them (gemmlab's CUDA backend compiles
+        # each kernel as a module of its own)
+        peek = xp.zeros(2, dtype=numpy.int32)
+        module.get("peek")(1, 1, (peek,))
+        assert gl.to_host(peek).tolist() == [3, 32]
+        fresh = gl.load(code=DEVICE_VARIABLES)            # a new module starts from the initializers
+        fresh.get("peek")(1, 1, (peek,))
+        assert gl.to_host(peek).tolist() == [0, 2]

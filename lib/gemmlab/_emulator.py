@@ -181,11 +181,17 @@ _SHARED_ARRAY = re.compile(
 
 
 _STATIC_QUALIFIED = re.compile(r"\bstatic(\s+)(?=__shared__|__constant__)")
+# A __device__ variable (not a function, not const): kept in one section of the library, which the
+# launch copies back, so that its value lasts from one launch of the module to the next, as on a GPU.
+_DEVICE_VARIABLE = re.compile(r"\b__device__(?=\s+(?:(?:static|volatile|unsigned|signed|long|short|struct)\s+)*"
+                              r"[A-Za-z_][\w:]*(?:\s*<[^<>;{}()]*>)?[\s*]+[A-Za-z_]\w*\s*(?:\[[^\]]*\]\s*)*"
+                              r"(?:=\s*(?:\{[^;]*\}|[^;{}]*))?;)")
 
 
 def translate(source: str) -> str:
     """Rewrite what the compatibility header cannot express; every line keeps its number."""
     source = _STATIC_QUALIFIED.sub(r"\1", source)        # __shared__ and __constant__ are statics already
+    source = _DEVICE_VARIABLE.sub("GL_DEVICE_VARIABLE", source)
     source = _EXTERN_SHARED.sub(
         lambda m: f"{m.group('type')}* const {m.group('name')} = "
                   f"reinterpret_cast<{m.group('type')}*>(::gl_emu::dynamic_shared);", source)
@@ -296,6 +302,9 @@ class EmulatedFunction:
         lib.gl_emu_shared_alloc.argtypes = [ctypes.c_ulonglong, ctypes.POINTER(ctypes.c_ulonglong)]
         lib.gl_emu_shared_free.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_ulonglong]
         lib.gl_emu_status_size.restype = ctypes.c_ulonglong
+        lib.gl_emu_device_vars.restype = ctypes.c_void_p
+        lib.gl_emu_device_vars.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_void_p]
+        self.module = None         # set by compile(): __device__ variables live as long as their module
 
     def _argument(self, i):
         names = self.param_names
@@ -365,18 +374,50 @@ class EmulatedFunction:
                 # what may be touched: the arrays' bytes (an empty array: none)
                 r.data = buf
                 r.data_bytes = max(args[i].__array_interface__["data"][0] - start + args[i].nbytes for i in members)
+            arguments = len(regions)
+            device_vars = self._device_vars_in(regions, mapped)
             ctypes.memset(status_addr, 0, status_size)
             ctypes.c_int.from_address(status_addr).value = 3
             pid = self.fork_launch(self.body, self.name.encode(), (ctypes.c_uint * 3)(*grid),
-                                   (ctypes.c_uint * 3)(*block), shared_mem, argv, status_addr, table, len(regions))
+                                   (ctypes.c_uint * 3)(*block), shared_mem, argv, status_addr, table, arguments)
             if pid < 0:
                 raise EmulatorError(f"kernel {self.name}: could not start the emulated launch (fork failed)")
             self._wait(pid, status_addr, regions, args, timeout)
             self._copy_back(regions, args)
+            self._device_vars_out(device_vars)
         finally:
             for _, size, buf, m, _ in regions:
                 lib.gl_emu_shared_free(buf, size, m)
             lib.gl_emu_shared_free(status_addr, status_size, status_mapped)
+
+    def _device_vars_in(self, regions, mapped):
+        """Give this library the module's __device__ variables as the last launch left them; a shared buffer
+        for the child to leave them in. (Each kernel instance is its own library, with the same layout of
+        the module's variables.)"""
+        size = ctypes.c_ulonglong()
+        base = self.lib.gl_emu_device_vars(ctypes.byref(size), None)
+        if not base or not size.value:
+            return None
+        initial = getattr(self.lib, "_gl_initial_device_vars", None)
+        if initial is None:                       # as the library was loaded: the variables' initializers
+            initial = self.lib._gl_initial_device_vars = ctypes.string_at(base, size.value)
+        state = getattr(self.module, "_device_state", None)
+        ctypes.memmove(base, state if state is not None and len(state) == size.value else initial, size.value)
+        buf = self.lib.gl_emu_shared_alloc(size.value, ctypes.byref(mapped))
+        if not buf:
+            raise MemoryError("the emulator could not map room for the __device__ variables")
+        regions.append((0, size.value, buf, mapped.value, []))     # freed with the arguments' regions
+        self.lib.gl_emu_device_vars(ctypes.byref(size), ctypes.c_void_p(buf))
+        return base, buf, size.value
+
+    def _device_vars_out(self, device_vars):
+        if device_vars is None:
+            return
+        base, buf, size = device_vars
+        ctypes.memmove(base, buf, size)
+        if self.module is not None:
+            self.module._device_state = ctypes.string_at(buf, size)
+        self.lib.gl_emu_device_vars(ctypes.byref(ctypes.c_ulonglong()), None)
 
     def _copy_back(self, regions, args):
         """Write the launch's results into the caller's writable arrays; a read-only one must be unchanged."""
@@ -659,6 +700,7 @@ def compile(module, expr: str, signature, racecheck: bool = False):
             fn = EmulatedFunction(lib, symbol, expr, bound() if bound is not None else None, library,
                                   bool(memcheck))
             fn.racecheck = "-DGL_EMU_RACECHECK=1" in memcheck
+            fn.module = module
             fn.raise_hazards = fn.racecheck and not racecheck      # the setting: hazards are errors
             return fn
         except OSError:

@@ -60,6 +60,10 @@
 #define __shared__ static
 #define __constant__ static
 #define __managed__
+// (a __device__ variable is rewritten to this by the loader: one section, copied back after each launch)
+#define GL_DEVICE_VARIABLE __attribute__((section("gl_device_vars"), used))
+extern "C" char __start_gl_device_vars[] __attribute__((weak, visibility("hidden")));
+extern "C" char __stop_gl_device_vars[] __attribute__((weak, visibility("hidden")));
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
 #define __grid_constant__
@@ -204,6 +208,7 @@ inline SharedVar shared_vars[256];
 inline unsigned shared_count = 0;
 inline size_t shared_used = 0;
 inline bool in_child = false;
+inline void* device_vars_out = nullptr;     // where the child leaves the __device__ variables (parent's buffer)
 inline char shared_overflow[512] = "";
 
 }  // namespace gl_emu
@@ -540,7 +545,12 @@ GL_NOSAN __attribute__((noinline)) inline unsigned long long warp_op(int op, uns
         for (unsigned l = 0; l < lanes; ++l)
             if ((mask >> l) & 1u) warp[l].state = RUNNABLE;
         ++g.warp_epoch[(base >> 5) & 31];
-        return me.result;
+        // The lanes go on in lane order, lowest first, as a converged warp's do when its code reads
+        // higher lanes' values (a tree reduction): a racy step then sees what it would see on a GPU.
+        const unsigned present = mask & (lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u));
+        const unsigned long long mine = me.result;
+        if (present && base + (unsigned)__builtin_ctz(present) != g.cur) switch_to(base + (unsigned)__builtin_ctz(present));
+        return mine;
     }
     resolve_coalesce(base);
     run_next();
@@ -1376,6 +1386,8 @@ GL_NOSAN inline long fork_launch(void (*body)(void**), const char* kernel, const
     run_grid();
     std::fflush(nullptr);
     status->switches = g.switches;
+    if (!g.failed && device_vars_out && __start_gl_device_vars)
+        std::memcpy(device_vars_out, __start_gl_device_vars, (size_t)(__stop_gl_device_vars - __start_gl_device_vars));
     if (!g.failed) status->code = 0;
     _exit(g.failed ? 1 : 0);
 }
@@ -1406,3 +1418,11 @@ GL_EXPORT GL_NOSAN void gl_emu_shared_free(void* data, unsigned long long bytes,
 }
 
 GL_EXPORT GL_NOSAN unsigned long long gl_emu_status_size() { return sizeof(gl_emu::Status); }
+
+// The __device__ variables of this library (GL_DEVICE_VARIABLE): where they are and how many bytes.
+GL_EXPORT GL_NOSAN void* gl_emu_device_vars(unsigned long long* bytes, void* out)
+{
+    gl_emu::device_vars_out = out;
+    *bytes = __start_gl_device_vars ? (unsigned long long)(__stop_gl_device_vars - __start_gl_device_vars) : 0;
+    return __start_gl_device_vars;
+}
