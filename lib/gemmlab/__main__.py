@@ -21,6 +21,8 @@ def main(argv=None) -> int:
     x.add_argument("--emit", help=argparse.SUPPRESS)    # internal: the emulator half, written to a .npz
     e = sub.add_parser("emulator-bench", help="the CPU emulator's speed on this machine")
     e.add_argument("--record", action="store_true", help="write results/emulator-benchmark.json")
+    e.add_argument("--baseline", metavar="COMMIT", help="also measure COMMIT's emulator, in turns, and give the "
+                                                        "ratios (needs a git checkout)")
     lad = sub.add_parser("ladder", help="check and time every SGEMM step and sweep at N=4096 in one run")
     lad.add_argument("--record", action="store_true", help="write results/ladder-<gpu>.json")
     lad.add_argument("--reps", type=int, default=10)
@@ -111,7 +113,7 @@ def main(argv=None) -> int:
         from . import _emulator, record
         if hardware.backend != "emulator":
             parser.error("emulator-bench measures the emulator: run it with GEMMLAB_BACKEND=emulator")
-        result = _emulator.benchmark()
+        result = _emulator.compare_with(args.baseline) if args.baseline else _emulator.benchmark()
         print(json.dumps(result, indent=2))
         if args.record:
             print("wrote", record.save("emulator-benchmark", result))

@@ -882,6 +882,57 @@ def benchmark(repeats: int = 3) -> dict:
     return out
 
 
+def compare_with(revision: str, rounds: int = 3) -> dict:
+    """This tree's emulator benchmark beside an earlier commit's, measured in turns on this machine.
+
+    The earlier commit is checked out into a temporary git worktree and benchmarked in a child process
+    (its own build cache); the two alternate ``rounds`` times so that the machine's drift hits both alike.
+    Returns this tree's result with ``baseline`` (the commit's medians) and ``ratio`` (this / baseline,
+    below 1 is faster) for each timed figure.
+    """
+    import statistics
+
+    from .paths import REPO
+    if REPO is None or not (REPO / ".git").exists():
+        raise BackendError("comparing with a commit needs a git checkout of gemmlab")
+    work = Path(tempfile.mkdtemp(prefix="gemmlab-baseline-"))
+    tree = work / "tree"
+    try:
+        proc = processes.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), revision],
+                             capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise BackendError(f"git could not check out {revision!r}: {proc.stderr.strip()}")
+        env = {**os.environ, "PYTHONPATH": str(tree / "lib"), "GEMMLAB_CACHE_DIR": str(work / "cache"),
+               "GEMMLAB_BACKEND": "emulator"}
+
+        def theirs():
+            out = processes.run([sys.executable, "-m", "gemmlab", "emulator-bench"], env=env, capture_output=True,
+                                text=True, cwd=str(work))
+            if out.returncode != 0:
+                raise BackendError(f"the benchmark of {revision} failed: {out.stderr.strip()[-2000:]}")
+            return json.loads(out.stdout)
+        ours, base = [], []
+        for _ in range(rounds):
+            base.append(theirs())
+            ours.append(benchmark())
+    finally:
+        processes.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+    def medians(results):
+        figures = {f"{k} seconds": [r["kernels"][k]["seconds"] for r in results] for k in results[0]["kernels"]}
+        figures["launch_overhead_ms"] = [r["launch_overhead_ms"] for r in results]
+        figures["switch_cost_ns"] = [r["switch_cost_ns"] for r in results]
+        return {k: statistics.median(v) for k, v in figures.items()}
+    result = ours[-1]
+    mine, theirs_ = medians(ours), medians(base)
+    result["medians"] = mine
+    result["baseline"] = {"commit": revision, "medians": theirs_, "rounds": rounds}
+    result["ratio"] = {k: mine[k] / theirs_[k] for k in mine if k in theirs_ and theirs_[k]}
+    result["command"] = f"GEMMLAB_BACKEND=emulator python -m gemmlab emulator-bench --record --baseline {revision}"
+    return result
+
+
 def _cpu_name() -> str:
     try:
         for line in open("/proc/cpuinfo"):
