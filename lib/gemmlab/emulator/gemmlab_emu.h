@@ -1206,26 +1206,22 @@ inline auto rounded(int mode, F f) -> decltype(f())
     inline T NAME##_rz(__VA_ARGS__) { return ::gl_emu::rounded(FE_TOWARDZERO, [&] { EXPR; }); } \
     inline T NAME##_ru(__VA_ARGS__) { return ::gl_emu::rounded(FE_UPWARD, [&] { EXPR; }); } \
     inline T NAME##_rd(__VA_ARGS__) { return ::gl_emu::rounded(FE_DOWNWARD, [&] { EXPR; }); }
-GL_ROUND4(__fadd, volatile float va = a; volatile float vb = b; return (float)(va + vb), float, float a, float b)
-GL_ROUND4(__fsub, volatile float va = a; volatile float vb = b; return (float)(va - vb), float, float a, float b)
-GL_ROUND4(__fmul, volatile float va = a; volatile float vb = b; return (float)(va * vb), float, float a, float b)
-GL_ROUND4(__fdiv, volatile float va = a; volatile float vb = b; return (float)(va / vb), float, float a, float b)
-GL_ROUND4(__frcp, volatile float va = a; return (float)(1.0f / va), float, float a)
-GL_ROUND4(__fsqrt, volatile float va = a; return std::sqrt((float)va), float, float a)
-GL_ROUND4(__dadd, volatile double va = a; volatile double vb = b; return (double)(va + vb), double, double a, double b)
-GL_ROUND4(__dsub, volatile double va = a; volatile double vb = b; return (double)(va - vb), double, double a, double b)
-GL_ROUND4(__dmul, volatile double va = a; volatile double vb = b; return (double)(va * vb), double, double a, double b)
-GL_ROUND4(__ddiv, volatile double va = a; volatile double vb = b; return (double)(va / vb), double, double a, double b)
-GL_ROUND4(__drcp, volatile double va = a; return (double)(1.0 / va), double, double a)
-GL_ROUND4(__dsqrt, volatile double va = a; return std::sqrt((double)va), double, double a)
-GL_ROUND4(__fma, volatile double va = a; volatile double vb = b; volatile double vc = c; return std::fma((double)va, (double)vb, (double)vc), double, double a, double b, double c)
-GL_ROUND4(__int2float, volatile int va = a; return (float)va, float, int a)
-GL_ROUND4(__uint2float, volatile unsigned int va = a; return (float)va, float, unsigned int a)
-GL_ROUND4(__ll2float, volatile long long va = a; return (float)va, float, long long a)
-GL_ROUND4(__ull2float, volatile unsigned long long va = a; return (float)va, float, unsigned long long a)
-GL_ROUND4(__ll2double, volatile long long va = a; return (double)va, double, long long a)
-GL_ROUND4(__ull2double, volatile unsigned long long va = a; return (double)va, double, unsigned long long a)
-GL_ROUND4(__double2float, volatile double va = a; return (float)va, float, double a)
+#define GL_ROUND_BINARY(NAME, T, OP) GL_ROUND4(NAME, volatile T va = a; volatile T vb = b; return (T)(va OP vb), T, T a, T b)
+#define GL_ROUND_UNARY(NAME, T, U, EXPR) GL_ROUND4(NAME, volatile U va = a; return (T)(EXPR), T, U a)
+GL_ROUND_BINARY(__fadd, float, +) GL_ROUND_BINARY(__fsub, float, -) GL_ROUND_BINARY(__fmul, float, *)
+GL_ROUND_BINARY(__fdiv, float, /)
+GL_ROUND_BINARY(__dadd, double, +) GL_ROUND_BINARY(__dsub, double, -) GL_ROUND_BINARY(__dmul, double, *)
+GL_ROUND_BINARY(__ddiv, double, /)
+GL_ROUND_UNARY(__frcp, float, float, 1.0f / va) GL_ROUND_UNARY(__fsqrt, float, float, std::sqrt((float)va))
+GL_ROUND_UNARY(__drcp, double, double, 1.0 / va) GL_ROUND_UNARY(__dsqrt, double, double, std::sqrt((double)va))
+GL_ROUND_UNARY(__int2float, float, int, va) GL_ROUND_UNARY(__uint2float, float, unsigned int, va)
+GL_ROUND_UNARY(__ll2float, float, long long, va) GL_ROUND_UNARY(__ull2float, float, unsigned long long, va)
+GL_ROUND_UNARY(__ll2double, double, long long, va) GL_ROUND_UNARY(__ull2double, double, unsigned long long, va)
+GL_ROUND_UNARY(__double2float, float, double, va)
+GL_ROUND4(__fma, volatile double va = a; volatile double vb = b; volatile double vc = c;
+          return std::fma((double)va, (double)vb, (double)vc), double, double a, double b, double c)
+#undef GL_ROUND_BINARY
+#undef GL_ROUND_UNARY
 #undef GL_ROUND4
 // fmaf: fmaf_rn is fmaf; the directed ones go through the same mode change
 inline float __fmaf_rz(float a, float b, float c)
