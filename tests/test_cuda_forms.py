@@ -648,3 +648,28 @@ def test_device_variables_keep_their_values_from_launch_to_launch():
         fresh = gl.load(code=DEVICE_VARIABLES)            # a new module starts from the initializers
         fresh.get("peek")(1, 1, (peek,))
         assert gl.to_host(peek).tolist() == [0, 2]
+
+
+OVERLOADS = r'''
+__global__ void scale(float* x, float s) { x[threadIdx.x] *= s; }
+__global__ void scale(int* x, int s) { x[threadIdx.x] *= 10 * s; }
+template <class T> __global__ void fill(T* x, T v) { x[threadIdx.x] = v; }
+__global__ void fill(float* x) { x[threadIdx.x] = -1.0f; }
+'''
+
+
+def test_overloaded_kernels_chosen_by_name_expression():
+    m = gl.load(code=OVERLOADS)
+    f, i = xp.ones(4, dtype=numpy.float32), xp.ones(4, dtype=numpy.int32)
+    m.get("(void(*)(float*, float))scale")(1, 4, (f, 3.0))
+    m.get("(void(*)(int* x, int s))scale")(1, 4, (i, 3))
+    assert (gl.to_host(f) == 3).all() and (gl.to_host(i) == 30).all()
+    m.get("fill<float>")(1, 4, (f, 2.5))                   # template arguments pick the template
+    assert (gl.to_host(f) == 2.5).all()
+    m.get("fill")(1, 4, (f,))                              # none pick the plain function
+    assert (gl.to_host(f) == -1).all()
+    with pytest.raises(ValueError, match=r"scale is overloaded \(scale\(float\* x, float s\); scale\(int\* x, int s\)\)"
+                                         r": name the one you mean with a cast"):
+        m.get("scale")
+    with pytest.raises(ValueError, match="is overloaded"):
+        m.get("(void(*)(double*, double))scale")

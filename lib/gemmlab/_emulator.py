@@ -259,7 +259,7 @@ def _launch_bounds_function(signature, expr: str, symbol: str) -> str:
     if not signature.launch_bounds:
         return ""
     from .loader import parse_name_expression
-    _, args = parse_name_expression(expr)
+    _, args = parse_name_expression(expr) if not expr.startswith("(") else (None, [])
     text = signature.launch_bounds[0]
     for t, value in zip(signature.template, args):
         text = re.sub(rf"\b{re.escape(t.name)}\b", f"({value})", text)
@@ -654,7 +654,7 @@ def compile(module, expr: str, signature, racecheck: bool = False):
         translate(module.source),
         "",
         f"#line {LAUNCHER_LINE} \"<gemmlab emulator launcher>\"",
-        f"GL_EXPORT void {symbol}(void** args) {{ ::gl_emu::invoke(&{expr}, args); }}",
+        f"GL_EXPORT void {symbol}(void** args) {{ ::gl_emu::invoke({expr if expr.startswith('(') else '&' + expr}, args); }}",
         _launch_bounds_function(signature, expr, symbol),
         "GL_EXPORT long gl_emu_fork_launch(void (*body)(void**), const char* kernel, const unsigned* grid,",
         "                                  const unsigned* block, unsigned long long shared, void** args,",

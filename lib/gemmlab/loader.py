@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy
@@ -104,6 +104,12 @@ class Signature:
     template: tuple = ()
     line: int = 0
     launch_bounds: tuple = ()     # the __launch_bounds__ arguments as source text, if any
+    param_text: str = ""          # the parameter list as written (names kept, defaults dropped)
+    overloaded: bool = False      # another __global__ function has the same name
+
+    def pointer_type(self) -> str:
+        """``void(*)(...)``: names this one among overloads (a cast the compilers take as a name expression)."""
+        return f"void(*)({self.param_text})"
 
 
 def _parse_param(text: str) -> Param:
@@ -113,6 +119,23 @@ def _parse_param(text: str) -> Param:
     if len(tokens) < 2:
         return Param(name=tokens[0] if tokens else "?", ctype="?", pointer=pointer)
     return Param(name=tokens[-1], ctype=" ".join(tokens[:-1]), pointer=pointer)
+
+
+_TYPE_WORDS = {"int", "float", "double", "char", "short", "long", "unsigned", "signed", "bool", "size_t", "void"}
+
+
+def _param_type(text: str) -> tuple:
+    """(base type, is pointer) of a parameter written with or without its name: "float* x", "float*",
+    "unsigned int"."""
+    text = re.sub(r"\s*=\s*[^,]*$", "", text)
+    pointer = "*" in text or "&" in text
+    if pointer:
+        text = re.split(r"[*&]", text)[0] if not re.sub(r"^.*[*&]", "", text).strip() else text.rsplit(
+            re.findall(r"[*&]", text)[-1], 1)[0]
+    tokens = [t for t in re.split(r"[\s*&]+", text) if t and t not in _QUALIFIERS]
+    if not pointer and len(tokens) >= 2 and tokens[-1] not in _TYPE_WORDS:
+        tokens = tokens[:-1]                 # a name after the type
+    return " ".join(tokens), pointer
 
 
 def _parse_template(text: str) -> tuple:
@@ -147,10 +170,16 @@ def _namespaces(clean: str) -> list:
 
 
 def parse_kernels(source: str) -> dict:
-    """Every ``__global__`` function of a source: qualified name (``ns::k``) -> :class:`Signature`."""
+    """Every ``__global__`` function of a source: qualified name (``ns::k``) -> :class:`Signature` (the last
+    one, where a name is overloaded; :func:`parse_overloads` gives them all)."""
+    return {sig.name: sig for sig in parse_overloads(source)}
+
+
+def parse_overloads(source: str) -> list:
+    """Every ``__global__`` function of a source, in order, overloads included (each marked as such)."""
     clean = strip_comments(source)
     spaces = _namespaces(clean)
-    found = {}
+    found = []
     for m in _KERNEL.finditer(clean):
         params = tuple(_parse_param(p) for p in _split_top(m.group("params")) if p.strip() != "void")
         template = _parse_template(m.group("tpl")) if m.group("tpl") else ()
@@ -159,9 +188,14 @@ def parse_kernels(source: str) -> dict:
         where = m.start("name")
         outer = [name for start, end, name in sorted(spaces) if start < where < end and name]
         qualified = "::".join(outer + [m.group("name")])
-        found[qualified] = Signature(qualified, params, template, line=clean.count("\n", 0, where) + 1,
-                                     launch_bounds=bounds)
-    return found
+        text = ", ".join(re.sub(r"\s*=\s*[^,]*$", "", p.strip()) for p in _split_top(m.group("params")))
+        found.append(Signature(qualified, params, template, line=clean.count("\n", 0, where) + 1,
+                               launch_bounds=bounds, param_text=" ".join(text.split())))
+    names = [sig.name for sig in found]
+    return [replace(sig, overloaded=names.count(sig.name) > 1) for sig in found]
+
+
+_CAST = re.compile(r"\(\s*void\s*\(\s*\*\s*\)\s*\((?P<params>.*)\)\s*\)\s*(?P<name>(?:::)?[A-Za-z_][\w:]*)", re.S)
 
 
 def parse_name_expression(expr: str) -> tuple:
@@ -426,9 +460,13 @@ class Module:
             digest.update(text.encode())
         self.key = digest.hexdigest()[:16]
         self.kernels = parse_kernels(source)
+        self.overloads = {}
+        for sig in parse_overloads(source):
+            self.overloads.setdefault(sig.name, []).append(sig)
         for text in self.headers.values():
             for name, sig in parse_kernels(text).items():
                 self.kernels.setdefault(name, sig)
+                self.overloads.setdefault(name, [sig])
         self._cache = {}
 
     @property
@@ -471,13 +509,41 @@ class Module:
                              f"namespaces: name one ({', '.join(same)})")
         raise ValueError(f"{self.display} has no __global__ function {base!r} (it has: {have})")
 
+    def _overload(self, expr: str):
+        """(signature, expression for the compiler) of an overloaded kernel: chosen by a cast
+        ``(void(*)(float*, int))k``, or by whether template arguments are given."""
+        cast = _CAST.fullmatch(expr.strip())
+        base = cast.group("name") if cast else parse_name_expression(expr)[0]
+        sig = self._signature(base)
+        choices = self.overloads.get(sig.name, [sig])
+        if len(choices) == 1:
+            return None
+        if cast:
+            wanted = [_param_type(t) for t in _split_top(cast.group("params")) if t.strip() != "void"]
+            match = [c for c in choices if [(p.ctype, p.pointer) for p in c.params] == wanted]
+        else:
+            match = [c for c in choices if bool(c.template) == bool(parse_name_expression(expr)[1])]
+        if len(match) != 1:
+            listed = "; ".join(f"{c.name}({c.param_text})" + (" (a template)" if c.template else "") for c in choices)
+            raise ValueError(f"{sig.name} is overloaded ({listed}): name the one you mean with a cast, such as "
+                             f"get(\"({choices[0].pointer_type()}){sig.name}\")")
+        chosen = match[0]
+        if chosen.template:
+            return chosen, expr.strip()
+        return chosen, f"({chosen.pointer_type()}){chosen.name}"
+
     def get(self, name: str, **template_args) -> Kernel:
-        """Compile (once) and return one kernel: ``get("k")``, ``get("k<16>")`` or ``get("k", TILE=16)``."""
-        expr = self.expression(name, **template_args)
+        """Compile (once) and return one kernel: ``get("k")``, ``get("k<16>")`` or ``get("k", TILE=16)``;
+        among overloads, ``get("(void(*)(float*, int))k")``."""
+        expr = name.strip() if _CAST.fullmatch(name.strip()) else self.expression(name, **template_args)
         if expr in self._cache:
             return self._cache[expr]
+        overload = self._overload(expr)
+        if overload is not None and not overload[0].template:
+            sig, expr = overload
+            return self._build(expr, sig, [])
         base, targs = parse_name_expression(expr)
-        sig = self._signature(base)
+        sig = overload[0] if overload is not None else self._signature(base)
         if sig.name != base:                    # qualified with its namespace, as the compiler needs it
             expr = f"{sig.name}<{', '.join(targs)}>" if targs else sig.name
             if expr in self._cache:
@@ -488,6 +554,11 @@ class Module:
                              f"got <{', '.join(targs)}>")
         if not sig.template and targs:
             raise ValueError(f"{base} is not a template; call get({base!r})")
+        return self._build(expr, sig, targs)
+
+    def _build(self, expr: str, sig: Signature, targs: list) -> Kernel:
+        if expr in self._cache:
+            return self._cache[expr]
         substitution = {t.name: a for t, a in zip(sig.template, targs) if t.kind in ("typename", "class")}
         impl = _compiler(self.backend).compile(self, expr, sig)
         kernel = Kernel(name=expr, signature=sig, impl=impl, limits=impl.limits, origin=self.display,
