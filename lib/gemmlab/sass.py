@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import record, registry
+from . import processes, record, registry
 from .loader import parse_name_expression
 from .paths import KERNELS
 
@@ -65,9 +65,9 @@ def analyse(cases=CASES) -> dict:
             unit = Path(tmp) / "unit.cu"
             unit.write_text("\n".join(lines) + "\n")
             cubin = Path(tmp) / "unit.cubin"
-            ptxas = subprocess.run([nvcc, "-cubin", f"-arch={ARCH}", "-O3", "-Xptxas", "-v", f"-I{KERNELS}",
+            ptxas = processes.run([nvcc, "-cubin", f"-arch={ARCH}", "-O3", "-Xptxas", "-v", f"-I{KERNELS}",
                                     "-o", str(cubin), str(unit)], capture_output=True, text=True, check=True).stderr
-            sass = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, check=True,
+            sass = processes.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, check=True,
                                   env={**os.environ}).stdout
             regs, spills = {}, {}
             for chunk in ptxas.split("Compiling entry function '")[1:]:
