@@ -52,3 +52,35 @@ def print_missing_barrier(barrier: int, **kw):
         where = "CPU emulator" if backend == "emulator" else "GPU"
         print(f"  {where:<13} run {run}: {err:.2e}  {'WRONG' if not err < 1e-5 else 'right'}"
               f"{'' if run == 1 else ('  (same bits as run 1)' if same else '  (different bits from run 1)')}")
+
+
+def print_racecheck(barrier: int | None, shape=(40, 36, 50), tile: int = 16):
+    """The emulator's racecheck of the tiled kernel with barrier 1 or 2 removed (None: both kept), at a
+    size that fits no tile: each hazard with the two source lines as the kernel file has them."""
+    from .racecheck import racecheck
+    m, n, k = shape
+    rng = numpy.random.default_rng(0)
+    A = rng.standard_normal((m, k)).astype(numpy.float32)
+    B = rng.standard_normal((k, n)).astype(numpy.float32)
+    C = numpy.zeros((m, n), dtype=numpy.float32)
+    module = load(TILED, backend="emulator") if barrier is None else without_barrier(barrier, "emulator")
+    report = racecheck(module.get(f"sgemm_shared_tiling<{tile}>"), (-(-n // tile), -(-m // tile)), (tile, tile),
+                       (A, B, C, m, n, k))
+    lines = module.source.splitlines()
+    title = "both barriers" if barrier is None else f"without barrier {barrier}"
+    if report.clean:
+        print(f"racecheck, tiled kernel with {title}: no hazards")
+        return report
+    print(f"racecheck, tiled kernel {title}: {report.total:,} hazardous accesses, two threads each with "
+          f"no barrier between:")
+    seen = set()
+    for array in sorted({h.array for h in report.hazards}):
+        pairs = []
+        for h in sorted((h for h in report.hazards if h.array == array), key=lambda h: h.kind):
+            a, b = (int(x.rsplit(":", 1)[1]) for x in (h.first_line, h.second_line))
+            seen |= {a, b}
+            pairs.append(f"{h.kind} (line {a}, then {b})")
+        print(f"  {array}: " + ", ".join(pairs))
+    for number in sorted(seen):
+        print(f"  line {number}: {lines[number - 1].strip()}")
+    return report
