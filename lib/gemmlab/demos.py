@@ -70,7 +70,7 @@ def print_racecheck(barrier: int | None, shape=(40, 36, 50), tile: int = 16):
     title = "both barriers" if barrier is None else f"without barrier {barrier}"
     if report.clean:
         print(f"racecheck, tiled kernel with {title}: no hazards")
-        return report
+        return
     print(f"racecheck, tiled kernel {title}: {report.total:,} hazardous accesses, two threads each with "
           f"no barrier between:")
     seen = set()
@@ -83,4 +83,3 @@ def print_racecheck(barrier: int | None, shape=(40, 36, 50), tile: int = 16):
         print(f"  {array}: " + ", ".join(pairs))
     for number in sorted(seen):
         print(f"  line {number}: {lines[number - 1].strip()}")
-    return report
