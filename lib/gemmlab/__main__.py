@@ -29,6 +29,9 @@ def main(argv=None) -> int:
     san = sub.add_parser("sanitize", help="every registry kernel under compute-sanitizer memcheck and racecheck")
     san.add_argument("--record", action="store_true", help="write results/sanitizer-<gpu>.json")
     san.add_argument("--launch", action="store_true", help=argparse.SUPPRESS)   # internal: the sanitized half
+    san.add_argument("--demo", action="store_true",
+                     help="racecheck chapter 2's tiled kernel without each barrier (writes racecheck-demo-<gpu>.json)")
+    san.add_argument("--launch-demo", type=int, help=argparse.SUPPRESS)   # internal: one broken launch
     sa = sub.add_parser("sass", help="count the machine instructions nvcc makes of chosen kernels (no GPU needed)")
     sa.add_argument("--record", action="store_true", help="write results/sass-sm_90.json")
     bl = sub.add_parser("blas", help="check and time every DOT, GEMV and GEMM step, sweeps and the scaling study")
@@ -70,6 +73,17 @@ def main(argv=None) -> int:
         from . import sanitize
         if args.launch:
             sanitize.launch_all()
+            return 0
+        if args.launch_demo:
+            from . import demos
+            demos.launch_without_barrier(args.launch_demo, options=("-lineinfo",))
+            return 0
+        if args.demo:
+            result = sanitize.run_demo()
+            for barrier, r in result["barriers"].items():
+                print(f"without barrier {barrier}: {r['summary']}", *r["pairs"], sep="\n  ")
+            if args.record:
+                print("wrote", sanitize.save_demo(result))
             return 0
         result = sanitize.run()
         for tool, r in result["tools"].items():

@@ -9,13 +9,45 @@ from .loader import load
 TILED = "sgemm/02_shared_tiling.cu"
 
 
-def without_barrier(barrier: int, backend: str | None = None):
+def without_barrier(barrier: int, backend: str | None = None, options: tuple = ()):
     """The tiled kernel's module with barrier 1 or 2 removed (the line marked ``[barrier N]``)."""
     source = load(TILED, backend=backend).source
     marker = f"__syncthreads();  // [barrier {barrier}]"
     if marker not in source:
         raise ValueError(f"{TILED} has no line marked [barrier {barrier}]")
-    return load(code=source.replace(marker, f"// [barrier {barrier} removed]"), backend=backend)
+    return load(code=source.replace(marker, f"// [barrier {barrier} removed]"), backend=backend, options=options)
+
+
+RACE_SHAPE = (40, 36, 50)
+
+
+def launch_without_barrier(barrier: int, shape=RACE_SHAPE, tile: int = 16, options: tuple = ()):
+    """One launch of the tiled kernel without barrier 1 or 2 on the current backend (what
+    ``python -m gemmlab sanitize --demo`` runs under compute-sanitizer's racecheck)."""
+    m, n, k = shape
+    rng = numpy.random.default_rng(0)
+    A = hw.xp.asarray(rng.standard_normal((m, k)).astype(numpy.float32))
+    B = hw.xp.asarray(rng.standard_normal((k, n)).astype(numpy.float32))
+    C = hw.xp.zeros((m, n), dtype=numpy.float32)
+    kernel = without_barrier(barrier, options=options).get(f"sgemm_shared_tiling<{tile}>")
+    kernel((-(-n // tile), -(-m // tile)), (tile, tile), (A, B, C, m, n, k))
+    hw.synchronize()
+
+
+def print_sanitizer_racecheck():
+    """compute-sanitizer's racecheck of the same broken kernels on the GPU, as recorded."""
+    from . import record
+    try:
+        rec = record.load("racecheck-demo-nvidia-h200")
+    except FileNotFoundError:
+        print("no compute-sanitizer record yet (python -m gemmlab sanitize --demo --record on a GPU)")
+        return
+    env = rec["environment"]
+    print(f"compute-sanitizer racecheck on {env['gpu']}, {env['date'][:10]} ({rec['sanitizer']}):")
+    for barrier, r in rec["barriers"].items():
+        print(f"  without barrier {barrier}: {r['summary']}")
+        for pair in r["pairs"]:
+            print(f"    {pair}")
 
 
 def missing_barrier(barrier: int, shape=(200, 184, 240), tile: int = 16, runs: int = 3, seed: int = 0) -> list:

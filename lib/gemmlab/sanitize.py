@@ -52,3 +52,42 @@ def run(tools=TOOLS) -> dict:
 
 def save(result: dict):
     return record.save(f"sanitizer-{record.gpu_slug()}", result)
+
+
+def run_demo() -> dict:
+    """compute-sanitizer's racecheck of chapter 2's tiled kernel without barrier 1, then 2 (built with line
+    information), on the GPU: the summary and each distinct pair of source lines it reports."""
+    exe = shutil.which("compute-sanitizer")
+    if exe is None:
+        raise SystemExit("compute-sanitizer is not on the PATH (it ships with the CUDA toolkit)")
+    version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    out = {"sanitizer": version, "shape": "M, N, K = 40, 36, 50 (gemmlab.demos.RACE_SHAPE), TILE = 16",
+           "command": "python -m gemmlab sanitize --demo --record", "barriers": {}}
+    for barrier in (1, 2):
+        proc = processes.run([exe, "--tool", "racecheck", "--racecheck-report", "hazard", sys.executable, "-m",
+                              "gemmlab", "sanitize", "--launch-demo", str(barrier)], capture_output=True, text=True)
+        text = proc.stdout + proc.stderr
+        summary = next((line.replace("=========", "").strip() for line in text.splitlines()
+                        if "RACECHECK SUMMARY" in line), "no summary")
+        pairs, current = [], None
+        for line in text.splitlines():
+            body = line.replace("=========", "").strip()
+            access = re.search(r"(Read|Write) access at .*? in (.*?:\d+)", body)
+            if body.startswith("Error") or body.startswith("Warning"):
+                current = body
+            if access and current is not None:
+                current += f" | {access.group(1)} at {access.group(2)}"
+                if current.count("|") == 2:
+                    kind = current.split(":", 1)[0]
+                    sides = " then ".join(part.strip() for part in current.split("|")[1:])
+                    pair = f"{kind}: {sides}"
+                    if pair not in pairs:
+                        pairs.append(pair)
+                    current = None
+        out["barriers"][str(barrier)] = {"exit_code": proc.returncode, "summary": summary, "pairs": pairs[:12],
+                                         "log_head": text.splitlines()[:40]}
+    return out
+
+
+def save_demo(result: dict):
+    return record.save(f"racecheck-demo-{record.gpu_slug()}", result)
