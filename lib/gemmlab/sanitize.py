@@ -69,24 +69,31 @@ def run_demo() -> dict:
         text = proc.stdout + proc.stderr
         summary = next((line.replace("=========", "").strip() for line in text.splitlines()
                         if "RACECHECK SUMMARY" in line), "no summary")
-        pairs, current = [], None
-        for line in text.splitlines():
-            body = line.replace("=========", "").strip()
-            access = re.search(r"(Read|Write) access at .*? in (.*?:\d+)", body)
-            if body.startswith("Error") or body.startswith("Warning"):
-                current = body
-            if access and current is not None:
-                current += f" | {access.group(1)} at {access.group(2)}"
-                if current.count("|") == 2:
-                    kind = current.split(":", 1)[0]
-                    sides = " then ".join(part.strip() for part in current.split("|")[1:])
-                    pair = f"{kind}: {sides}"
-                    if pair not in pairs:
-                        pairs.append(pair)
-                    current = None
+        pairs = _hazard_pairs(text)
         out["barriers"][str(barrier)] = {"exit_code": proc.returncode, "summary": summary, "pairs": pairs[:12],
-                                         "log_head": text.splitlines()[:40]}
+                                         "log_head": text.splitlines()[:6]}
     return out
+
+
+def _hazard_pairs(text: str) -> list:
+    """Distinct hazards of a racecheck log as 'error RAW: write at line 32, read at line 38' (an error is
+    between warps; a warning, within one warp)."""
+    pairs, head, sides = [], None, []
+    for line in text.splitlines():
+        body = line.replace("=========", "").strip()
+        m = re.match(r"(Error|Warning):.*?Potential (\w+) hazard", body)
+        if m:
+            head, sides = f"{m.group(1).lower()} {m.group(2)}", []
+            continue
+        access = re.match(r"(Read|Write) Thread \([\d,]+\) at .* in \S+?:(\d+)\s*$", body)
+        if access and head is not None:
+            sides.append(f"{access.group(1).lower()} at line {access.group(2)}")
+            if len(sides) == 2:
+                pair = f"{head}: {sides[0]}, {sides[1]}"
+                if pair not in pairs:
+                    pairs.append(pair)
+                head = None
+    return sorted(pairs)
 
 
 def save_demo(result: dict):
