@@ -751,7 +751,7 @@ def test_leftovers_of_a_killed_build_are_swept(tmp_path, monkeypatch):
     for p in (old_build, old_tmp):
         os.utime(p, (time.time() - 7200, time.time() - 7200))
     monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(_emulator, "_swept", set())
+    monkeypatch.setattr(_emulator, "_ready", set())
     _emulator._cache_dir()
     assert not old_build.exists() and not old_tmp.exists()
     assert fresh.exists(), "a build under way in another process is left alone"

@@ -111,13 +111,14 @@ def _cache_dir() -> Path:
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gemmlab")
     path = Path(base) / "emulator"
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(parents=True, exist_ok=True)        # (again each time: someone may have cleared the cache)
+        if path in _ready:
+            return path
         fd, probe = tempfile.mkstemp(dir=path, prefix=".probe-")
         os.close(fd)
         os.unlink(probe)
-        if path not in _swept:
-            _swept.add(path)
-            _sweep(path)
+        _sweep(path)
+        _ready.add(path)
         return path
     except OSError as exc:
         if _private_cache is None:
@@ -129,7 +130,7 @@ def _cache_dir() -> Path:
         return _private_cache
 
 
-_swept = set()
+_ready = set()          # cache folders found writable (and swept) by this process
 
 
 def _sweep(cache: Path, age: float = 3600.0):
@@ -272,8 +273,7 @@ def _launch_bounds_function(signature, expr: str, symbol: str) -> str:
 
 
 class _Region(ctypes.Structure):
-    _fields_ = [("map", ctypes.c_ulonglong), ("map_bytes", ctypes.c_ulonglong), ("data", ctypes.c_ulonglong),
-                ("data_bytes", ctypes.c_ulonglong)]
+    _fields_ = [("data", ctypes.c_ulonglong), ("bytes", ctypes.c_ulonglong), ("touchable", ctypes.c_ulonglong)]
 
 
 class EmulatedFunction:
@@ -290,6 +290,7 @@ class EmulatedFunction:
         self.library = library
         self.memcheck = memcheck
         self.param_names = None    # set by the loader: the kernel's parameter names, for messages
+        self._locations = {}       # code offset -> 'file:line' (see _location)
         self.max_threads_per_block = max_threads or EMULATOR.max_threads_per_block
         self.body = ctypes.cast(getattr(lib, symbol), ctypes.c_void_p)
         self.fork_launch = lib.gl_emu_fork_launch
@@ -299,8 +300,8 @@ class EmulatedFunction:
                                      ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.POINTER(_Region),
                                      ctypes.c_uint]
         lib.gl_emu_shared_alloc.restype = ctypes.c_void_p
-        lib.gl_emu_shared_alloc.argtypes = [ctypes.c_ulonglong, ctypes.POINTER(ctypes.c_ulonglong)]
-        lib.gl_emu_shared_free.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_ulonglong]
+        lib.gl_emu_shared_alloc.argtypes = [ctypes.c_ulonglong]
+        lib.gl_emu_shared_free.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong]
         lib.gl_emu_status_size.restype = ctypes.c_ulonglong
         lib.gl_emu_device_vars.restype = ctypes.c_void_p
         lib.gl_emu_device_vars.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_void_p]
@@ -333,18 +334,16 @@ class EmulatedFunction:
         lib = self.lib
         regions, keep, pointers = [], [], [None] * len(args)
         status_size = lib.gl_emu_status_size()
-        mapped = ctypes.c_ulonglong()
-        status_addr = lib.gl_emu_shared_alloc(status_size, ctypes.byref(mapped))
+        status_addr = lib.gl_emu_shared_alloc(status_size)
         if not status_addr:
             raise MemoryError("the emulator could not map its status page")
-        status_mapped = mapped.value
         try:
             for start, end, members in self._regions(args):
                 size = end - start
-                buf = lib.gl_emu_shared_alloc(size, ctypes.byref(mapped))
+                buf = lib.gl_emu_shared_alloc(size)
                 if not buf:
                     raise MemoryError(f"the emulator could not map {size} bytes of shared memory")
-                regions.append((start, size, buf, mapped.value, members))
+                regions.append((start, size, buf, members))
                 ctypes.memmove(buf, start, size)
                 for i in members:
                     p = ctypes.c_void_p(buf + args[i].__array_interface__["data"][0] - start)
@@ -366,16 +365,12 @@ class EmulatedFunction:
                 pointers[i] = ctypes.cast(ctypes.pointer(c), ctypes.c_void_p)
             argv = (ctypes.c_void_p * max(len(args), 1))(*[p.value for p in pointers])
             table = (_Region * max(len(regions), 1))()
-            page = os.sysconf("SC_PAGE_SIZE")
-            for r, (start, size, buf, m, members) in zip(table, regions):
-                padded = (size + 15) & ~15
-                body = (padded + page - 1) // page * page
-                r.map, r.map_bytes = buf - (body - padded) - page, m
+            for r, (start, size, buf, members) in zip(table, regions):
                 # what may be touched: the arrays' bytes (an empty array: none)
-                r.data = buf
-                r.data_bytes = max(args[i].__array_interface__["data"][0] - start + args[i].nbytes for i in members)
+                touchable = max(args[i].__array_interface__["data"][0] - start + args[i].nbytes for i in members)
+                r.data, r.bytes, r.touchable = buf, size, touchable
             arguments = len(regions)
-            device_vars = self._device_vars_in(regions, mapped)
+            device_vars = self._device_vars_in(regions)
             ctypes.memset(status_addr, 0, status_size)
             ctypes.c_int.from_address(status_addr).value = 3
             pid = self.fork_launch(self.body, self.name.encode(), (ctypes.c_uint * 3)(*grid),
@@ -386,11 +381,11 @@ class EmulatedFunction:
             self._copy_back(regions, args)
             self._device_vars_out(device_vars)
         finally:
-            for _, size, buf, m, _ in regions:
-                lib.gl_emu_shared_free(buf, size, m)
-            lib.gl_emu_shared_free(status_addr, status_size, status_mapped)
+            for _, size, buf, _ in regions:
+                lib.gl_emu_shared_free(buf, size)
+            lib.gl_emu_shared_free(status_addr, status_size)
 
-    def _device_vars_in(self, regions, mapped):
+    def _device_vars_in(self, regions):
         """Give this library the module's __device__ variables as the last launch left them; a shared buffer
         for the child to leave them in. (Each kernel instance is its own library, with the same layout of
         the module's variables.)"""
@@ -403,10 +398,10 @@ class EmulatedFunction:
             initial = self.lib._gl_initial_device_vars = ctypes.string_at(base, size.value)
         state = getattr(self.module, "_device_state", None)
         ctypes.memmove(base, state if state is not None and len(state) == size.value else initial, size.value)
-        buf = self.lib.gl_emu_shared_alloc(size.value, ctypes.byref(mapped))
+        buf = self.lib.gl_emu_shared_alloc(size.value)
         if not buf:
             raise MemoryError("the emulator could not map room for the __device__ variables")
-        regions.append((0, size.value, buf, mapped.value, []))     # freed with the arguments' regions
+        regions.append((0, size.value, buf, []))     # freed with the arguments' regions
         self.lib.gl_emu_device_vars(ctypes.byref(size), ctypes.c_void_p(buf))
         return base, buf, size.value
 
@@ -422,7 +417,7 @@ class EmulatedFunction:
     def _copy_back(self, regions, args):
         """Write the launch's results into the caller's writable arrays; a read-only one must be unchanged."""
         located = {}
-        for start, size, buf, _, members in regions:
+        for start, _, buf, members in regions:
             for i in members:
                 located[i] = buf + args[i].__array_interface__["data"][0] - start
         writable = [i for i in located if args[i].flags.writeable]
@@ -512,8 +507,8 @@ class EmulatedFunction:
         for h in status.hazards[:status.hazards_kept]:
             out.append(Hazard(kind=HAZARD_KINDS.get(h.kind, "hazard"), array=h.array.decode(errors="replace"),
                               offset=h.offset, bytes=h.bytes, block=tuple(h.block), first_thread=tuple(h.first),
-                              second_thread=tuple(h.second), first_line=self._source_line(h.pc_first)[4:],
-                              second_line=self._source_line(h.pc_second)[4:]))
+                              second_thread=tuple(h.second), first_line=self._location(h.pc_first),
+                              second_line=self._location(h.pc_second)))
         self.hazard_total = status.hazard_count
         return out
 
@@ -523,35 +518,50 @@ class EmulatedFunction:
                 f"thread ({s.thread[0]},{s.thread[1]},{s.thread[2]})")
 
     def _source_line(self, pc):
-        """' at file:line' of a code offset in this kernel's library (from its line table), or ''."""
+        """' at file:line' of a code offset in this kernel's library, or ''."""
+        where = self._location(pc)
+        return f" at {where}" if where else ""
+
+    def _location(self, pc) -> str:
+        """'file:line' of a code offset in this kernel's library (from its line table), or ''; each offset is
+        looked up once (a racecheck report names the same few lines many times)."""
+        if pc in self._locations:
+            return self._locations[pc]
         tool = shutil.which("addr2line")
-        if not pc or not tool:
-            return ""
-        try:
-            out = subprocess.run([tool, "-e", str(self.library), "-i", hex(pc - 1)], capture_output=True, text=True,
-                                 timeout=10).stdout.split("\n")
-        except (OSError, subprocess.SubprocessError):
-            return ""
-        lines = [x.strip() for x in out if x.strip() and not x.startswith("??") and "gemmlab_emu.h" not in x]
-        if not lines:
-            return ""
-        return " at " + re.sub(r"^.*/\.build-[^/]+/", "", lines[0].split(" (discriminator")[0])
+        where = ""
+        if pc and tool:
+            try:
+                out = subprocess.run([tool, "-e", str(self.library), "-i", hex(pc - 1)], capture_output=True,
+                                     text=True, timeout=10).stdout.split("\n")
+            except (OSError, subprocess.SubprocessError):
+                out = []
+            lines = [x.strip() for x in out if x.strip() and not x.startswith("??") and "gemmlab_emu.h" not in x]
+            if lines:
+                where = re.sub(r"^.*/\.build-[^/]+/", "", lines[0].split(" (discriminator")[0])
+        self._locations[pc] = where
+        return where
+
+    @staticmethod
+    def _nearest_argument(address, regions, args):
+        """(argument index, address of its copy's first byte) of the argument nearest ``address``, or None."""
+        best = None
+        for start, _, buf, members in regions:
+            for i in members:
+                lo = buf + args[i].__array_interface__["data"][0] - start
+                hi = lo + args[i].nbytes
+                distance = 0 if lo <= address < hi else min(abs(address - lo), abs(address - hi))
+                if best is None or distance < best[0]:
+                    best = (distance, i, lo)
+        return best[1:] if best is not None else None
 
     def _explain_access(self, status, regions, args):
         """An out-of-bounds access to an argument, in the argument's elements."""
         verb = "writes" if status.access_write else "reads"
         address, n = status.fault_address, status.access_size
-        best = None
-        for start, size, buf, _, members in regions:
-            for i in members:
-                a = args[i]
-                lo = buf + a.__array_interface__["data"][0] - start
-                d = 0 if lo <= address < lo + a.nbytes else min(abs(address - lo), abs(address - lo - a.nbytes))
-                if best is None or d < best[0]:
-                    best = (d, i, lo)
-        if best is None:
+        nearest = self._nearest_argument(address, regions, args)
+        if nearest is None:
             return f"{verb} {n} bytes at address {address:#x}, outside every argument"
-        _, i, lo = best
+        i, lo = nearest
         a = args[i]
         offset = address - lo
         item = a.itemsize or 1
@@ -563,19 +573,20 @@ class EmulatedFunction:
         return (f"{verb} {n} bytes at element {element} of {self._argument(i)} ({a.dtype.name}, {a.size} "
                 f"elements): {side}")
 
-    @staticmethod
-    def _explain_address(address, regions, args):
-        for start, size, buf, _, members in regions:
-            for i in members:
-                a = args[i]
-                lo = buf + a.__array_interface__["data"][0] - start
-                hi = lo + a.nbytes
-                if hi <= address < hi + 8192:
-                    return (f": address {address:#x} is {address - hi} bytes past the end of argument {i} "
-                            f"({a.dtype.name}, {a.size} elements)")
-                if lo - 8192 <= address < lo:
-                    return (f": address {address:#x} is {lo - address} bytes before the start of argument {i} "
-                            f"({a.dtype.name}, {a.size} elements)")
+    @classmethod
+    def _explain_address(cls, address, regions, args):
+        """A crash's address, placed beside the argument it missed by less than two pages, if any."""
+        nearest = cls._nearest_argument(address, regions, args)
+        if nearest is not None:
+            i, lo = nearest
+            a = args[i]
+            hi = lo + a.nbytes
+            if hi <= address < hi + 8192:
+                return (f": address {address:#x} is {address - hi} bytes past the end of argument {i} "
+                        f"({a.dtype.name}, {a.size} elements)")
+            if lo - 8192 <= address < lo:
+                return (f": address {address:#x} is {lo - address} bytes before the start of argument {i} "
+                        f"({a.dtype.name}, {a.size} elements)")
         return f": address {address:#x}"
 
 
@@ -679,9 +690,8 @@ def compile(module, expr: str, signature, racecheck: bool = False):
         # racecheck must see every access (a read, then a write of the same word, are two events)
         flags = tuple("-O0" if f == "-O2" else f for f in FLAGS)
     command = [cxx, *flags, *memcheck, *link, *includes, *module.options]
-    _find_unsupported(module, lambda: _preprocessed(command, unit, origin, module, _cache_dir()))
     digest = hashlib.sha256()
-    for part in (RUNTIME.read_text(), unit, "\0".join(command), _compiler_version(cxx),
+    for part in (RUNTIME.read_text(), unit, "\0".join(command), _compiler_version(cxx), repr(UNSUPPORTED),
                  *(f"{p}\n{t}" for p, t in sorted(module.headers.items()))):
         digest.update(part.encode())
     key = digest.hexdigest()[:24]
@@ -689,6 +699,8 @@ def compile(module, expr: str, signature, racecheck: bool = False):
         cache = _cache_dir()
         library = _valid_entry(cache, key)
         if library is None:
+            # (a cache entry passed this scan when it was built: the scan's patterns are in its key)
+            _find_unsupported(module, lambda: _preprocessed(command, unit, origin, module, cache))
             library = _build(cache, key, command, unit, module, expr, origin, signature.line)
         try:
             lib = _loaded.get(library)

@@ -166,11 +166,22 @@ struct Status {
     } hazards[32];
 };
 
-// An array argument's copy in shared memory, as the parent mapped it: [map, map + map_bytes) with
-// the data at [data, data + data_bytes). Everything else in the mapping is out of bounds.
+// An array argument's copy in shared memory, as gl_emu_shared_alloc(bytes) mapped it, with `touchable`
+// bytes from `data` on belonging to arguments. Everything else in the mapping is out of bounds.
 struct Region {
-    unsigned long long map, map_bytes, data, data_bytes;
+    unsigned long long data, bytes, touchable;
 };
+
+// The mapping gl_emu_shared_alloc makes for `bytes`: [guard page][body: the data, 16-byte aligned, ending
+// at the next guard page][guard page]. One layout, for allocating, freeing and the memory check's bounds.
+struct Mapping { char* start; size_t total; size_t offset; };   // offset: of the data from start
+GL_NOSAN inline Mapping mapping_for(size_t bytes)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t padded = (bytes + 15) & ~size_t(15);
+    const size_t body = (padded + page - 1) / page * page;
+    return Mapping{nullptr, body + 2 * page, page + (body - padded)};
+}
 
 struct Grid {
     Fiber* fibers = nullptr;
@@ -662,11 +673,24 @@ GL_NOSAN inline void ensure_shadow(uintptr_t lo, uintptr_t hi)
 #endif
 }
 
+// This kernel library's load address: code offsets from it are what addr2line reads in the library.
+GL_NOSAN inline uintptr_t library_base()
+{
+    static uintptr_t base = 0;
+    if (!base) {
+        Dl_info info;
+        base = dladdr(reinterpret_cast<void*>(&library_base), &info) && info.dli_fbase
+            ? reinterpret_cast<uintptr_t>(info.dli_fbase) : 1;
+    }
+    return base;
+}
+
+// The offset of a code address in this library (0 when it lies elsewhere, in libc say).
 GL_NOSAN inline unsigned long long code_offset(const void* pc)
 {
     Dl_info info;
-    if (pc && dladdr(pc, &info) && info.dli_fbase)
-        return reinterpret_cast<uintptr_t>(pc) - reinterpret_cast<uintptr_t>(info.dli_fbase);
+    if (pc && dladdr(pc, &info) && reinterpret_cast<uintptr_t>(info.dli_fbase) == library_base())
+        return reinterpret_cast<uintptr_t>(pc) - library_base();
     return 0;
 }
 
@@ -796,13 +820,9 @@ GL_NOSAN inline bool race_access(uintptr_t a, size_t n, bool write, const void* 
         if (m == MAP_FAILED) return true;
         race_table = static_cast<WordState*>(m);
     }
-    static uintptr_t so_base = 0;                    // this library's load address (one dladdr a launch)
-    if (!so_base) {
-        Dl_info info;
-        so_base = dladdr(ret, &info) && info.dli_fbase ? reinterpret_cast<uintptr_t>(info.dli_fbase) : 1;
-    }
     const unsigned me = g.cur;
-    const unsigned long long pc = so_base > 1 ? reinterpret_cast<uintptr_t>(ret) - so_base : 0;
+    const uintptr_t base = library_base();            // (ret is the kernel's code: no dladdr per access)
+    const unsigned long long pc = base > 1 ? reinterpret_cast<uintptr_t>(ret) - base : 0;
     const Access now{g.epoch, g.warp_epoch[(me >> 5) & 31], pc, me};
     const size_t last = ARENA_WORDS + DYNAMIC_WORDS;
     for (size_t w = word; w < word + (n + 3) / 4 && w < last; ++w) {
@@ -881,9 +901,11 @@ GL_NOSAN inline void mark_bounds(const Region* regions, unsigned count, unsigned
 {
     for (unsigned i = 0; i < count; ++i) {
         const Region& r = regions[i];
-        ensure_shadow(r.map, r.map + r.map_bytes);
-        poison(r.map, r.map + r.map_bytes);
-        unpoison(r.data, r.data_bytes);
+        const Mapping m = mapping_for(r.bytes);
+        const uintptr_t start = r.data - m.offset;
+        ensure_shadow(start, start + m.total);
+        poison(start, start + m.total);
+        unpoison(r.data, r.touchable);
     }
     const uintptr_t dyn = reinterpret_cast<uintptr_t>(dynamic_shared);
     ensure_shadow(dyn, dyn + DYNAMIC_SHARED_BYTES);
@@ -1390,27 +1412,22 @@ GL_NOSAN inline long fork_launch(void (*body)(void**), const char* kernel, const
 
 }  // namespace gl_emu
 
-GL_EXPORT GL_NOSAN void* gl_emu_shared_alloc(unsigned long long bytes, unsigned long long* mapped)
+// Shared memory (seen by the parent and the forked child) for `bytes` of data, in gl_emu::mapping_for's layout.
+GL_EXPORT GL_NOSAN void* gl_emu_shared_alloc(unsigned long long bytes)
 {
-    // [guard page][... data ending exactly at the next guard page, 16-byte aligned start ...][guard page]
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t padded = (bytes + 15) & ~size_t(15);
-    size_t body = (padded + page - 1) / page * page;
-    size_t total = body + 2 * page;
-    char* region = static_cast<char*>(mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+    const gl_emu::Mapping m = gl_emu::mapping_for(bytes);
+    char* region = static_cast<char*>(mmap(nullptr, m.total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
     if (region == MAP_FAILED) return nullptr;
     mprotect(region, page, PROT_NONE);
-    mprotect(region + page + body, page, PROT_NONE);
-    *mapped = total;
-    return region + page + (body - padded);
+    mprotect(region + m.total - page, page, PROT_NONE);
+    return region + m.offset;
 }
 
-GL_EXPORT GL_NOSAN void gl_emu_shared_free(void* data, unsigned long long bytes, unsigned long long mapped)
+GL_EXPORT GL_NOSAN void gl_emu_shared_free(void* data, unsigned long long bytes)
 {
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t padded = (bytes + 15) & ~size_t(15);
-    size_t body = (padded + page - 1) / page * page;
-    munmap(static_cast<char*>(data) - (body - padded) - page, mapped);
+    const gl_emu::Mapping m = gl_emu::mapping_for(bytes);
+    munmap(static_cast<char*>(data) - m.offset, m.total);
 }
 
 GL_EXPORT GL_NOSAN unsigned long long gl_emu_status_size() { return sizeof(gl_emu::Status); }
