@@ -23,6 +23,7 @@ def main(argv=None) -> int:
     e.add_argument("--record", action="store_true", help="write results/emulator-benchmark.json")
     e.add_argument("--baseline", metavar="COMMIT", help="also measure COMMIT's emulator, in turns, and give the "
                                                         "ratios (needs a git checkout)")
+    e.add_argument("--rounds", type=int, default=3, help="turns of each with --baseline (default 3)")
     lad = sub.add_parser("ladder", help="check and time every SGEMM step and sweep at N=4096 in one run")
     lad.add_argument("--record", action="store_true", help="write results/ladder-<gpu>.json")
     lad.add_argument("--reps", type=int, default=10)
@@ -127,7 +128,9 @@ def main(argv=None) -> int:
         from . import _emulator, record
         if hardware.backend != "emulator":
             parser.error("emulator-bench measures the emulator: run it with GEMMLAB_BACKEND=emulator")
-        result = _emulator.compare_with(args.baseline) if args.baseline else _emulator.benchmark()
+        if args.rounds < 1:
+            parser.error(f"--rounds must be a whole number >= 1, got {args.rounds}")
+        result = _emulator.compare_with(args.baseline, args.rounds) if args.baseline else _emulator.benchmark()
         print(json.dumps(result, indent=2))
         if args.record:
             print("wrote", record.save("emulator-benchmark", result))

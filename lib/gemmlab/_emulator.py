@@ -941,7 +941,8 @@ def compare_with(revision: str, rounds: int = 3) -> dict:
     result["medians"] = mine
     result["baseline"] = {"commit": revision, "medians": theirs_, "rounds": rounds}
     result["ratio"] = {k: mine[k] / theirs_[k] for k in mine if k in theirs_ and theirs_[k]}
-    result["command"] = f"GEMMLAB_BACKEND=emulator python -m gemmlab emulator-bench --record --baseline {revision}"
+    result["command"] = (f"GEMMLAB_BACKEND=emulator python -m gemmlab emulator-bench --record --baseline {revision} "
+                         f"--rounds {rounds}")
     return result
 
 
