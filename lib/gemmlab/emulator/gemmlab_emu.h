@@ -635,6 +635,17 @@ GL_NOSAN inline void unpoison_shared(uintptr_t lo, size_t n)
 #endif
 }
 
+// Shadow memory is sparse and touched in scattered pages: transparent huge pages there only cost (a 2 MiB
+// page zeroed, or compacted for, on a first touch; measured: some processes ran the tiled SGEMM 1.75x slower).
+GL_NOSAN inline void no_huge_pages(void* at, size_t bytes)
+{
+#if defined(MADV_NOHUGEPAGE)
+    madvise(at, bytes, MADV_NOHUGEPAGE);
+#else
+    (void)at; (void)bytes;
+#endif
+}
+
 // The fault handler's helper: a first touch of a shadow page maps it (zeros: addressable).
 GL_NOSAN inline bool map_shadow(uintptr_t a)
 {
@@ -647,7 +658,7 @@ GL_NOSAN inline bool map_shadow(uintptr_t a)
         uintptr_t at = a & ~(chunk - 1);
         void* got = mmap(reinterpret_cast<void*>(at), chunk, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
-        if (got == reinterpret_cast<void*>(at)) return true;
+        if (got == reinterpret_cast<void*>(at)) { no_huge_pages(got, chunk); return true; }
         if (got != MAP_FAILED) munmap(got, chunk);
     }
     return false;
@@ -668,6 +679,7 @@ GL_NOSAN inline void ensure_shadow(uintptr_t lo, uintptr_t hi)
     void* got = mmap(reinterpret_cast<void*>(a), b - a, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
     if (got != MAP_FAILED && got != reinterpret_cast<void*>(a)) munmap(got, b - a);
+    else if (got != MAP_FAILED) no_huge_pages(got, b - a);
 #else
     (void)lo; (void)hi;
 #endif
