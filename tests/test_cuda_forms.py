@@ -9,8 +9,12 @@ import numpy
 import pytest
 
 import gemmlab as gl
+from gemmlab import _emulator
 
 xp = gl.xp
+rng_forms = numpy.random.default_rng(11)
+needs_memcheck = pytest.mark.skipif(gl.backend != "emulator" or not _emulator._memcheck_flags(_emulator._compiler()),
+                                    reason="the emulator's memory check (g++ on x86-64 Linux)")
 
 
 def _run(code, name, grid, block, *args, **kw):
@@ -166,6 +170,193 @@ def test_shfl_xor_with_a_width_reaches_earlier_segments_not_later_ones():
         segment_end = (lane & ~(width - 1)) + width
         expect = numpy.where(src < segment_end, src, lane)   # a later segment: the lane's own value
         assert (gl.to_host(out) == expect).all(), (mask, width, gl.to_host(out))
+
+
+WARP_SYNCHRONOUS = r"""
+// Pre-Volta warp-synchronous code: volatile shared memory, no __syncwarp (the SDK's reduction #6 and the
+// warp scan of GPU Gems 3, ch. 39, as they were written). A GPU's warp runs them in lockstep.
+template <unsigned int blockSize>
+__device__ void warpReduce(volatile float* sdata, unsigned int tid)
+{
+    if (blockSize >= 64) sdata[tid] += sdata[tid + 32];
+    if (blockSize >= 32) sdata[tid] += sdata[tid + 16];
+    if (blockSize >= 16) sdata[tid] += sdata[tid + 8];
+    if (blockSize >= 8) sdata[tid] += sdata[tid + 4];
+    if (blockSize >= 4) sdata[tid] += sdata[tid + 2];
+    if (blockSize >= 2) sdata[tid] += sdata[tid + 1];
+}
+template <unsigned int blockSize>
+__global__ void reduce6(const float* g_idata, float* g_odata, unsigned int n)
+{
+    extern __shared__ float sdata[];
+    unsigned int tid = threadIdx.x;
+    unsigned int i = blockIdx.x * (blockSize * 2) + tid;
+    unsigned int gridSize = blockSize * 2 * gridDim.x;
+    float s = 0;
+    while (i < n) { s += g_idata[i]; if (i + blockSize < n) s += g_idata[i + blockSize]; i += gridSize; }
+    sdata[tid] = s;
+    __syncthreads();
+    if (blockSize >= 256) { if (tid < 128) sdata[tid] += sdata[tid + 128]; __syncthreads(); }
+    if (blockSize >= 128) { if (tid < 64) sdata[tid] += sdata[tid + 64]; __syncthreads(); }
+    if (tid < 32) warpReduce<blockSize>(sdata, tid);
+    if (tid == 0) g_odata[blockIdx.x] = sdata[0];
+}
+// inclusive scan of each warp's 32 values (Hillis-Steele): lanes read what lower lanes write in the same step
+__global__ void warp_scan(const int* x, int* y)
+{
+    __shared__ int s[2 * 128];
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    volatile int* v = s + warp * 64 + 32;        // 32 zeros in front: no lane tests its index
+    v[(int)lane - 32] = 0;
+    v[lane] = x[blockIdx.x * blockDim.x + threadIdx.x];
+    v[lane] = v[lane] + v[(int)lane - 1];
+    v[lane] = v[lane] + v[(int)lane - 2];
+    v[lane] = v[lane] + v[(int)lane - 4];
+    v[lane] = v[lane] + v[(int)lane - 8];
+    v[lane] = v[lane] + v[(int)lane - 16];
+    y[blockIdx.x * blockDim.x + threadIdx.x] = v[lane];
+}
+// half of each warp takes the volatile path, the other half goes straight to the barrier
+__global__ void diverged(int* y)
+{
+    __shared__ int s[64];
+    s[threadIdx.x] = 1;
+    __syncthreads();
+    if ((threadIdx.x & 31) < 16) {
+        volatile int* v = s + (threadIdx.x & ~31u);
+        v[threadIdx.x & 31] += v[(threadIdx.x & 31) + 8];
+        v[threadIdx.x & 31] += v[(threadIdx.x & 31) + 4];
+    }
+    __syncthreads();
+    y[threadIdx.x] = s[threadIdx.x];
+}
+__global__ void past_the_end(volatile float* y, int n)
+{
+    y[threadIdx.x + n] = 1.0f;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def warp_synchronous():
+    return gl.load(code=WARP_SYNCHRONOUS)
+
+
+def test_pre_volta_warp_synchronous_reduction_gets_the_gpus_sum(warp_synchronous):
+    n, blocks = 100003, 23
+    x = rng_forms.standard_normal(n).astype(numpy.float32)
+    out = xp.zeros(blocks, dtype=numpy.float32)
+    warp_synchronous.get("reduce6<256>")(blocks, 256, (xp.asarray(x), out, numpy.uint32(n)), shared_mem=256 * 4)
+    expect = x.astype(numpy.float64).sum()
+    assert abs(float(gl.to_host(out).astype(numpy.float64).sum()) - expect) <= 1e-4 * numpy.abs(x).sum()
+
+
+def test_pre_volta_warp_scan_is_the_gpus_scan(warp_synchronous):
+    x = rng_forms.integers(-50, 50, 3 * 128).astype(numpy.int32)
+    y = xp.zeros(3 * 128, dtype=numpy.int32)
+    warp_synchronous.get("warp_scan")(3, 128, (xp.asarray(x), y))
+    expect = numpy.cumsum(x.reshape(-1, 32), axis=1).ravel()
+    assert (gl.to_host(y) == expect).all()
+
+
+def test_lanes_that_leave_the_volatile_path_do_not_stall_those_on_it(warp_synchronous):
+    y = xp.zeros(64, dtype=numpy.int32)
+    warp_synchronous.get("diverged")(1, 64, (y,))
+    got = gl.to_host(y)
+    # on a GPU: after step 1 lanes 0..15 hold 2; step 2 adds v[lane + 4]: 4 for lanes 0..11, 3 for 12..15
+    for w in (0, 32):
+        assert (got[w:w + 12] == 4).all() and (got[w + 12:w + 16] == 3).all() and (got[w + 16:w + 32] == 1).all()
+
+
+@needs_memcheck
+def test_a_volatile_access_past_an_argument_is_still_caught(warp_synchronous):
+    with pytest.raises(gl.EmulatorError, match=r"thread \(30,0,0\) .*writes 4 bytes at element 40 of argument 0 \('y'\).*past its end"):
+        warp_synchronous.get("past_the_end")(1, 32, (numpy.zeros(40, dtype=numpy.float32), 10))
+
+
+NEWER_WARP_INTRINSICS = r"""
+__global__ void warp_intrinsics(unsigned* u, int* i, const int* key, const int* val)
+{
+    const unsigned lane = threadIdx.x;
+    const int k = key[lane], v = val[lane];
+    u[lane] = __match_any_sync(0xffffffffu, k);
+    int pred = -1, agree = -1;
+    const unsigned all = __match_all_sync(0xffffffffu, k, &pred);
+    unsigned same = 0;
+    if (lane < 4) same = __match_all_sync(0x0000000fu, 7.5f, &agree);
+    if (lane == 0) { u[32] = all; u[33] = same; u[34] = (unsigned)pred * 2 + (unsigned)agree; }
+    const unsigned half = lane < 16 ? 0x0000ffffu : 0xffff0000u;
+    i[lane] = __reduce_add_sync(half, v);
+    i[32 + lane] = __reduce_min_sync(0xffffffffu, v);
+    i[64 + lane] = __reduce_max_sync(0xffffffffu, v);
+    u[35 + lane] = __reduce_min_sync(0xffffffffu, (unsigned)v);         // unsigned: -3 is the largest
+    if (lane == 0) {
+        u[67] = __reduce_and_sync(1u, 0xf0u);
+    }
+    u[68 + lane] = __reduce_or_sync(0xffffffffu, 1u << (lane & 7));
+    u[100 + lane] = __reduce_xor_sync(0xffffffffu, (unsigned)lane);
+    if (lane & 1) u[132 + lane] = __activemask();
+    else u[132 + lane] = __activemask();
+}
+__global__ void block_votes(int* out, int threshold)
+{
+    out[3 * threadIdx.x + 0] = __syncthreads_count((int)threadIdx.x < threshold);
+    out[3 * threadIdx.x + 1] = __syncthreads_and((int)threadIdx.x < threshold);
+    out[3 * threadIdx.x + 2] = __syncthreads_or((int)threadIdx.x < threshold);
+}
+// a spin lock whose waiters sleep, and the clock: a thread's later reading is never earlier
+__global__ void spin_lock(int* lock, int* total, long long* ticks)
+{
+    const long long t0 = clock64();
+    bool done = false;
+    while (!done) {
+        if (atomicCAS(lock, 0, 1) == 0) {
+            *total += (int)threadIdx.x;
+            __threadfence();
+            atomicExch(lock, 0);
+            done = true;
+        } else {
+            __nanosleep(32);
+        }
+    }
+    ticks[threadIdx.x] = clock64() - t0;
+}
+"""
+
+
+def test_match_reduce_and_activemask_warp_intrinsics():
+    k = gl.load(code=NEWER_WARP_INTRINSICS).get("warp_intrinsics")
+    key = (numpy.arange(32) % 3).astype(numpy.int32)
+    val = numpy.array([(-3 if l == 5 else l * 7 - 40) for l in range(32)], dtype=numpy.int32)
+    u, i = xp.zeros(164, dtype=numpy.uint32), xp.zeros(96, dtype=numpy.int32)
+    k(1, 32, (u, i, xp.asarray(key), xp.asarray(val)))
+    u, i = gl.to_host(u), gl.to_host(i)
+    lanes = numpy.arange(32)
+    for lane in range(32):
+        assert u[lane] == sum(1 << l for l in lanes if key[l] == key[lane])
+    assert u[32] == 0 and u[33] == 0xf and u[34] == 1      # keys differ: 0 (pred 0); four lanes agree: their mask
+    assert (i[:16] == val[:16].sum()).all() and (i[16:32] == val[16:].sum()).all()
+    assert (i[32:64] == val.min()).all() and (i[64:96] == val.max()).all()
+    assert (u[35:67] == val.view(numpy.uint32).min()).all()
+    assert u[67] == 0xf0 and (u[68:100] == 0xff).all() and (u[100:132] == numpy.bitwise_xor.reduce(lanes)).all()
+    assert set(u[132:164].tolist()) <= {0xffffffff, 0x55555555, 0xaaaaaaaa} and u[132] & 1
+
+
+@pytest.mark.parametrize("threshold", [0, 17, 96])
+def test_syncthreads_count_and_or(threshold):
+    out = xp.zeros(3 * 96, dtype=numpy.int32)
+    gl.load(code=NEWER_WARP_INTRINSICS).get("block_votes")(1, 96, (out, threshold))
+    got = gl.to_host(out).reshape(96, 3)
+    assert (got[:, 0] == threshold).all()
+    assert (got[:, 1] == int(threshold >= 96)).all() and (got[:, 2] == int(threshold > 0)).all()
+
+
+def test_a_spin_lock_with_nanosleep_and_clock64():
+    lock, total = xp.zeros(1, dtype=numpy.int32), xp.zeros(1, dtype=numpy.int32)
+    ticks = xp.zeros(64, dtype=numpy.int64)
+    gl.load(code=NEWER_WARP_INTRINSICS).get("spin_lock")(1, 64, (lock, total, ticks))
+    assert int(gl.to_host(total)[0]) == sum(range(64)) and int(gl.to_host(lock)[0]) == 0
+    assert (gl.to_host(ticks) >= 0).all()
 
 
 # ---------------------------------------------------------------------------------------------

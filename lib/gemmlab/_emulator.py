@@ -64,6 +64,13 @@ MEMCHECK_FLAGS = ("-DGL_EMU_MEMCHECK=1", "-fsanitize=kernel-address", "-fasan-sh
                   "--param", "asan-stack=0", "--param", "asan-globals=0",
                   "--param", "asan-instrumentation-with-call-threshold=1000000")
 
+# A kernel that uses volatile memory is built with ThreadSanitizer's instrumentation instead (g++), so that
+# the runtime sees its volatile accesses apart and runs each warp in lockstep through them (see
+# GL_EMU_LOCKSTEP in gemmlab_emu.h); the memory check then rides on the same calls. No runtime is linked.
+LOCKSTEP_FLAGS = ("-DGL_EMU_LOCKSTEP=1", "-fsanitize=thread", "--param", "tsan-distinguish-volatile=1",
+                  "--param", "tsan-instrument-func-entry-exit=0")
+_VOLATILE = re.compile(r"\bvolatile\b")
+
 
 class EmulatorError(RuntimeError):
     """A kernel failed on the emulator: barrier divergence, a crash, an out-of-bounds access, a time-out."""
@@ -73,9 +80,6 @@ class EmulatorError(RuntimeError):
 UNSUPPORTED = [
     (r"\basm\s*(?:volatile\s*)?\(", "inline PTX assembly (asm)"),
     (r"<<<", "launching kernels from a kernel (dynamic parallelism)"),
-    (r"\b__syncthreads_(?:count|and|or)\b", "__syncthreads_count/_and/_or"),
-    (r"\b(?:clock|clock64|__nanosleep|__activemask|__match_(?:any|all)_sync|__reduce_\w+_sync)\s*\(",
-     "this intrinsic"),
     (r"\btex[123]D\w*\b|\bsurf[123]D\w*\b|\btex1Dfetch\b", "texture and surface fetches"),
     (r"\bcudaMemcpyToSymbol\b|\b__cudaMemcpy\w*\b", "host-side CUDA API calls"),
     # what CUDA's headers declare and the emulator does not run yet (including the header is fine)
@@ -683,6 +687,12 @@ def compile(module, expr: str, signature, racecheck: bool = False):
             raise BackendError("the emulator's racecheck rides on its memory check, which needs g++ on x86-64 "
                                "Linux (and GEMMLAB_EMULATOR_MEMCHECK not 0)")
         memcheck = (*memcheck, "-DGL_EMU_RACECHECK=1")
+    if any(_VOLATILE.search(text) for text in (module.source, *module.headers.values())):
+        if "Free Software Foundation" not in _compiler_version(cxx):
+            raise BackendError(f"{expr} uses volatile memory (warp-synchronous code): the emulator runs such code "
+                               f"in lockstep warps, as a GPU does, only when it compiles with g++; {cxx} is not "
+                               f"g++: install g++ and set CXX=g++")
+        memcheck = (*(f for f in memcheck if f.startswith("-D")), *LOCKSTEP_FLAGS)
     link = LINUX_FLAGS if sys.platform.startswith("linux") else ()
     flags = FLAGS
     if "-DGL_EMU_RACECHECK=1" in memcheck:
@@ -710,7 +720,7 @@ def compile(module, expr: str, signature, racecheck: bool = False):
             if bound is not None:
                 bound.restype = ctypes.c_long
             fn = EmulatedFunction(lib, symbol, expr, bound() if bound is not None else None, library,
-                                  bool(memcheck))
+                                  "-DGL_EMU_MEMCHECK=1" in memcheck)
             fn.racecheck = "-DGL_EMU_RACECHECK=1" in memcheck
             fn.module = module
             fn.raise_hazards = fn.racecheck and not racecheck      # the setting: hazards are errors
@@ -777,7 +787,16 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
         out, dep = build / "unit.so", build / "unit.d"
         full = [*command, "-MD", "-MF", str(dep), str(src), "-o", str(out)]
         try:
-            proc = processes.run(full, capture_output=True, text=True, cwd=build)
+            if "-fsanitize=thread" in command:
+                # compiled with the instrumentation, linked without it (its runtime library stays out)
+                obj = build / "unit.o"
+                proc = processes.run([*command, "-c", "-MD", "-MF", str(dep), str(src), "-o", str(obj)],
+                                     capture_output=True, text=True, cwd=build)
+                if proc.returncode == 0:
+                    proc = processes.run([c for c in command if c != "-fsanitize=thread"] + [str(obj), "-o", str(out)],
+                                         capture_output=True, text=True, cwd=build)
+            else:
+                proc = processes.run(full, capture_output=True, text=True, cwd=build)
         except OSError as exc:
             raise module.compile_error(f"the C++ compiler {command[0]} could not be run: {exc}", expr) from None
         if proc.returncode != 0 or not out.is_file():

@@ -2,7 +2,8 @@
 //
 // A kernel's .cu file is compiled by the host C++ compiler after this header. Each launch runs the
 // grid's blocks one after another; the threads of a block are cooperative fibers, one stack each,
-// that switch only at __syncthreads(), at warp operations and at exit. The schedule is fixed: the
+// that switch only at __syncthreads(), at warp operations, at __nanosleep, at exit and (in a kernel that
+// uses volatile memory) before each volatile access, which a warp makes in lockstep. The schedule is fixed: the
 // lowest-numbered runnable thread after the current one runs next, so the same inputs give the same
 // bits every run, and a race (a missing barrier) gives the same wrong answer every run.
 //
@@ -28,6 +29,7 @@
 #include <sys/prctl.h>
 #endif
 #include <ucontext.h>
+#include <time.h>
 #include <dlfcn.h>
 #include <sys/types.h>
 #include <type_traits>
@@ -36,7 +38,11 @@
 
 #define GL_EXPORT extern "C" __attribute__((visibility("default")))
 // The emulator's own bookkeeping is never instrumented by the memory check (see memcheck below).
-#if defined(GL_EMU_MEMCHECK)
+// With GL_EMU_LOCKSTEP (a kernel that uses volatile memory) the compiler's instrumentation is ThreadSanitizer's
+// instead, whose calls the runtime below answers (no sanitizer library is linked).
+#if defined(GL_EMU_LOCKSTEP)
+#define GL_NOSAN __attribute__((no_sanitize_address, no_sanitize_thread))
+#elif defined(GL_EMU_MEMCHECK)
 #define GL_NOSAN __attribute__((no_sanitize_address))
 #else
 #define GL_NOSAN
@@ -113,10 +119,14 @@ inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return
 
 namespace gl_emu {
 
-enum State { RUNNABLE, AT_BARRIER, AT_WARP_OP, EXITED, AT_GROUP, AT_WAIT };
-enum WarpOp { OP_SYNCWARP, OP_SHFL, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR, OP_BALLOT, OP_ANY, OP_ALL, OP_COALESCE };
+enum State { RUNNABLE, AT_BARRIER, AT_WARP_OP, EXITED, AT_GROUP, AT_WAIT, AT_STEP };
+enum WarpOp { OP_SYNCWARP, OP_SHFL, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR, OP_BALLOT, OP_ANY, OP_ALL, OP_COALESCE,
+              OP_MATCH_ANY, OP_MATCH_ALL, OP_REDUCE };
 static const char* const WARP_OP_NAMES[] = {"__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
-                                            "__shfl_xor_sync", "__ballot_sync", "__any_sync", "__all_sync", "coalesced_threads()"};
+                                            "__shfl_xor_sync", "__ballot_sync", "__any_sync", "__all_sync",
+                                            "coalesced_threads() or __activemask()", "__match_any_sync",
+                                            "__match_all_sync", "__reduce_*_sync"};
+enum ReduceOp { RED_ADD, RED_MIN, RED_MAX, RED_AND, RED_OR, RED_XOR, RED_SIGNED = 8 };
 
 struct Fiber {
     void* sp;
@@ -345,7 +355,8 @@ GL_NOSAN inline int describe_threads(char* out, size_t room, State state, const 
         used += describe_threads(msg + used, sizeof msg - used, f.state, f.file, f.line, true);
         used += std::snprintf(msg + used, sizeof msg - used, " wait at %s (%s:%d)",
                               f.state == AT_BARRIER ? "__syncthreads()" : f.state == AT_GROUP ? "a group's sync()"
-                              : f.state == AT_WAIT ? "a cuda::barrier" : WARP_OP_NAMES[f.op], f.file, f.line);
+                              : f.state == AT_WAIT ? "a cuda::barrier" : f.state == AT_STEP ? "a volatile access"
+                              : WARP_OP_NAMES[f.op], f.file, f.line);
     }
     if (g.live < g.n && used < (int)sizeof msg - 300) {
         used += std::snprintf(msg + used, sizeof msg - used, "\n  threads ");
@@ -396,6 +407,35 @@ GL_NOSAN inline void resolve_coalesce(unsigned base)
     ++g.warp_epoch[(base >> 5) & 31];
 }
 
+// Lockstep (GL_EMU_LOCKSTEP, a kernel that uses volatile memory): a lane stops before each of its volatile
+// accesses until no lane of its warp can run on; then the stopped lanes go on together, lowest first, each
+// to its next stop. So every lane of a warp makes one volatile access before any makes the next, as a
+// converged warp's lanes do: pre-Volta warp-synchronous code (a volatile last-warp reduction, no
+// __syncwarp) gets the GPU's answer. (racecheck still reports its hazards: lockstep is not a __syncwarp.)
+inline unsigned pending_steps = 0;
+GL_NOSAN inline unsigned resolve_step(unsigned base)
+{
+    if (!pending_steps) return 0;
+    const unsigned lanes = (g.n - base) < 32 ? g.n - base : 32;
+    Fiber* warp = g.fibers + base;
+    unsigned mask = 0;
+    for (unsigned l = 0; l < lanes; ++l) {
+        if (warp[l].state == RUNNABLE) return 0;
+        if (warp[l].state == AT_STEP) mask |= 1u << l;
+    }
+    for (unsigned l = 0; l < lanes; ++l)
+        if ((mask >> l) & 1u) { warp[l].state = RUNNABLE; --pending_steps; }
+    return mask;
+}
+
+// Where a lane stops (at a barrier, a warp operation, a wait, its end), the lanes of its warp that it
+// held back may go on.
+GL_NOSAN inline void resolve_warp(unsigned base)
+{
+    resolve_coalesce(base);
+    resolve_step(base);
+}
+
 [[noreturn]] GL_NOSAN inline void fiber_main()
 {
     g.body(g.args);
@@ -408,29 +448,42 @@ GL_NOSAN inline void resolve_coalesce(unsigned base)
         if (f.state == AT_WARP_OP && f.op != OP_COALESCE && ((f.mask >> lane) & 1u)) exited_lane(f, lane);
     }
     if (g.at_barrier > 0) divergence("barrier divergence: a thread exited while others wait at a barrier");
-    resolve_coalesce(base);
+    resolve_warp(base);
     run_next();
     __builtin_unreachable();
 }
 
-GL_NOSAN __attribute__((noinline)) inline void syncthreads(const char* file, int line)
+// Returns the number of threads whose `predicate` was not 0 (low 32 bits) and how many arrived (high 32
+// bits): __syncthreads_count/_and/_or.
+GL_NOSAN __attribute__((noinline)) inline unsigned long long syncthreads(const char* file, int line, int predicate = 0)
 {
     Fiber& me = g.fibers[g.cur];
     me.state = AT_BARRIER;
     me.file = file;
     me.line = line;
+    me.value = predicate != 0;
     if (g.live < g.n) divergence("barrier divergence: a thread reached a barrier after others exited");
     // The barrier counts arrivals, as bar.sync does: threads may arrive from different __syncthreads()
     // calls (one in each branch of an if, say); the barrier opens when every thread of the block is there.
     if (++g.at_barrier == g.live) {
-        for (unsigned i = 0; i < g.n; ++i) g.fibers[i].state = RUNNABLE;
+        unsigned long long count = 0;
+        for (unsigned i = 0; i < g.n; ++i) count += g.fibers[i].state == AT_BARRIER && g.fibers[i].value;
+        const unsigned long long result = count | (unsigned long long)g.live << 32;
+        for (unsigned i = 0; i < g.n; ++i) { g.fibers[i].state = RUNNABLE; g.fibers[i].result = result; }
         g.at_barrier = 0;
         ++g.epoch;
         __asm__ volatile("" ::: "memory");
-        return;                                  // the last to arrive goes on; the others follow in order
+        return result;                           // the last to arrive goes on; the others follow in order
     }
-    resolve_coalesce(me.linear & ~31u);
+    resolve_warp(me.linear & ~31u);
     run_next();
+    return g.fibers[g.cur].result;
+}
+
+// __nanosleep: the thread lets the others run first (a spin-wait that sleeps lets the thread it waits for on).
+GL_NOSAN __attribute__((noinline)) inline void yield()
+{
+    if (in_child && g.fibers) run_next();
 }
 
 // The sync() of a group of `count` consecutive threads from `base` (a tile larger than a warp, a
@@ -454,7 +507,7 @@ GL_NOSAN __attribute__((noinline)) inline void group_sync(unsigned base, unsigne
         ++g.epoch;                               // racecheck: ordered (conservatively, for the whole block)
         return;
     }
-    resolve_coalesce(me.linear & ~31u);
+    resolve_warp(me.linear & ~31u);
     run_next();
 }
 
@@ -469,7 +522,7 @@ GL_NOSAN __attribute__((noinline)) inline void wait_phase(const volatile unsigne
         me.token = token;
         me.file = file;
         me.line = line;
-        resolve_coalesce(me.linear & ~31u);
+        resolve_warp(me.linear & ~31u);
         run_next();
     }
 }
@@ -499,6 +552,40 @@ GL_NOSAN inline unsigned long long resolve_lane(const Fiber& f, unsigned lane_ba
     return warp[src].value;
 }
 
+// __match_any_sync (the lanes with this lane's value), __match_all_sync (the mask if all values agree, else 0;
+// bit 32: whether they agree) and __reduce_*_sync over the lanes of `mask`.
+GL_NOSAN inline unsigned long long combine(const Fiber& f, const Fiber* warp, unsigned mask, unsigned lanes)
+{
+    unsigned same = 0, present = 0;
+    for (unsigned l = 0; l < lanes; ++l) {
+        if (!((mask >> l) & 1u)) continue;
+        present |= 1u << l;
+        if (warp[l].value == f.value) same |= 1u << l;
+    }
+    if (f.op == OP_MATCH_ANY) return same;
+    if (f.op == OP_MATCH_ALL) return same == present ? (present | (1ull << 32)) : 0;
+    const int kind = f.arg & 7;
+    const bool is_signed = f.arg & RED_SIGNED;
+    unsigned r = kind == RED_AND ? 0xffffffffu : 0;
+    bool first = true;
+    for (unsigned l = 0; l < lanes; ++l) {
+        if (!((present >> l) & 1u)) continue;
+        const unsigned v = (unsigned)warp[l].value;
+        switch (kind) {
+            case RED_ADD: r += v; break;
+            case RED_AND: r &= v; break;
+            case RED_OR: r |= v; break;
+            case RED_XOR: r ^= v; break;
+            default: {
+                const bool less = is_signed ? (int)v < (int)r : v < r;
+                if (first || (kind == RED_MIN ? less : (!less && v != r))) r = v;
+            }
+        }
+        first = false;
+    }
+    return r;
+}
+
 [[noreturn]] GL_NOSAN inline void exited_lane(const Fiber& waiting, unsigned lane)
 {
     const Fiber& gone = g.fibers[(waiting.linear & ~31u) + lane];
@@ -525,7 +612,7 @@ GL_NOSAN __attribute__((noinline)) inline unsigned long long warp_op(int op, uns
     unsigned base = me.linear & ~31u;
     if (op == OP_COALESCE) {
         ++pending_coalesce;
-        resolve_coalesce(base);
+        resolve_warp(base);
         if (me.state != RUNNABLE) run_next();
         return g.fibers[g.cur].result;
     }
@@ -551,6 +638,7 @@ GL_NOSAN __attribute__((noinline)) inline unsigned long long warp_op(int op, uns
             else if (op == OP_ANY) f.result = ballot != 0;
             else if (op == OP_ALL) f.result = (unsigned)__builtin_popcountll(ballot) == participants;
             else if (op == OP_SYNCWARP) f.result = 0;
+            else if (op == OP_MATCH_ANY || op == OP_MATCH_ALL || op == OP_REDUCE) f.result = combine(f, warp, mask, lanes);
             else f.result = resolve_lane(f, base, l, warp, lanes);
         }
         for (unsigned l = 0; l < lanes; ++l)
@@ -563,9 +651,25 @@ GL_NOSAN __attribute__((noinline)) inline unsigned long long warp_op(int op, uns
         if (present && base + (unsigned)__builtin_ctz(present) != g.cur) switch_to(base + (unsigned)__builtin_ctz(present));
         return mine;
     }
-    resolve_coalesce(base);
+    resolve_warp(base);
     run_next();
     return g.fibers[g.cur].result;
+}
+
+// A lane's stop before a volatile access (see resolve_step).
+GL_NOSAN __attribute__((noinline)) inline void step()
+{
+    Fiber& me = g.fibers[g.cur];
+    me.state = AT_STEP;
+    me.file = "(a volatile access)";
+    me.line = 0;
+    ++pending_steps;
+    const unsigned base = me.linear & ~31u;
+    resolve_coalesce(base);
+    const unsigned released = resolve_step(base);
+    if (!released) { run_next(); return; }
+    const unsigned lowest = base + (unsigned)__builtin_ctz(released);
+    if (lowest != g.cur) switch_to(lowest);
 }
 
 template <class T>
@@ -1019,6 +1123,58 @@ extern "C" GL_NOSAN __attribute__((noinline)) void __asan_report_store_n_noabort
 { ::gl_emu::checked_access(a, n, true, __builtin_return_address(0)); }
 extern "C" GL_NOSAN void __asan_handle_no_return() {}
 
+// What ThreadSanitizer's instrumentation calls (GL_EMU_LOCKSTEP): every load and store of the kernel, the
+// volatile ones apart. A volatile access outside the thread's own stack first waits for its warp (lockstep);
+// with the memory check on, every access is then checked against the shadow map, as the inline checks of
+// the usual build do. No sanitizer runtime is linked: these are the whole of it.
+#if defined(GL_EMU_LOCKSTEP)
+namespace gl_emu {
+GL_NOSAN inline void shadow_check(uintptr_t a, size_t n, bool write, const void* ret)
+{
+#if defined(GL_EMU_MEMCHECK)
+    for (uintptr_t p = a, end = a + n; p < end;) {
+        const uintptr_t stop = (p | 7) + 1 < end ? (p | 7) + 1 : end;   // the rest of this 8-byte granule
+        const signed char s = *shadow_of(p);
+        if (s != 0 && (s < 0 || (signed char)((stop - 1) & 7) >= s)) { checked_access(a, n, write, ret); return; }
+        p = stop;
+    }
+#else
+    (void)a; (void)n; (void)write; (void)ret;
+#endif
+}
+GL_NOSAN inline void plain_access(uintptr_t a, size_t n, bool write, const void* ret)
+{
+    if (in_child && g.fibers) shadow_check(a, n, write, ret);
+}
+GL_NOSAN inline void volatile_access(uintptr_t a, size_t n, bool write, const void* ret)
+{
+    if (!in_child || !g.fibers) return;
+    const uintptr_t stack = reinterpret_cast<uintptr_t>(g.fibers[g.cur].stack);
+    if (a < stack || a >= stack + g.stack_size) step();
+    shadow_check(a, n, write, ret);
+}
+}  // namespace gl_emu
+#define GL_TSAN(NAME, N, WRITE, HOW) \
+    extern "C" GL_NOSAN __attribute__((noinline)) void NAME(void* a) \
+    { ::gl_emu::HOW(reinterpret_cast<uintptr_t>(a), N, WRITE, __builtin_return_address(0)); }
+#define GL_TSAN_SIZES(N) \
+    GL_TSAN(__tsan_read##N, N, false, plain_access) GL_TSAN(__tsan_write##N, N, true, plain_access) \
+    GL_TSAN(__tsan_unaligned_read##N, N, false, plain_access) GL_TSAN(__tsan_unaligned_write##N, N, true, plain_access) \
+    GL_TSAN(__tsan_volatile_read##N, N, false, volatile_access) GL_TSAN(__tsan_volatile_write##N, N, true, volatile_access)
+GL_TSAN_SIZES(1) GL_TSAN_SIZES(2) GL_TSAN_SIZES(4) GL_TSAN_SIZES(8) GL_TSAN_SIZES(16)
+#undef GL_TSAN_SIZES
+#undef GL_TSAN
+extern "C" GL_NOSAN __attribute__((noinline)) void __tsan_read_range(void* a, size_t n)
+{ ::gl_emu::plain_access(reinterpret_cast<uintptr_t>(a), n, false, __builtin_return_address(0)); }
+extern "C" GL_NOSAN __attribute__((noinline)) void __tsan_write_range(void* a, size_t n)
+{ ::gl_emu::plain_access(reinterpret_cast<uintptr_t>(a), n, true, __builtin_return_address(0)); }
+extern "C" GL_NOSAN void __tsan_init() {}
+extern "C" GL_NOSAN void __tsan_func_entry(void*) {}
+extern "C" GL_NOSAN void __tsan_func_exit() {}
+extern "C" GL_NOSAN void __tsan_vptr_update(void*, void*) {}
+extern "C" GL_NOSAN void __tsan_vptr_read(void*) {}
+#endif
+
 // exit() is a host function (nvcc refuses it in a kernel) and assert() stops the kernel with its text;
 // in the emulator both end the launch with an error that says so, never a half-finished result.
 // (on Linux the loader links with --wrap=exit, so the kernel's calls of exit() come here)
@@ -1047,7 +1203,19 @@ extern "C" GL_NOSAN __attribute__((noreturn)) void __assert_rtn(const char* func
 #endif
 
 // ---- the CUDA device API the book's kernels use ----------------------------------------------
-#define __syncthreads() ::gl_emu::syncthreads(__FILE__, __LINE__)
+#define __syncthreads() ((void)::gl_emu::syncthreads(__FILE__, __LINE__))
+#define __syncthreads_count(p) ((int)(unsigned)::gl_emu::syncthreads(__FILE__, __LINE__, (p) ? 1 : 0))
+#define __syncthreads_and(p) ::gl_emu::barrier_and(::gl_emu::syncthreads(__FILE__, __LINE__, (p) ? 1 : 0))
+#define __syncthreads_or(p) ((int)((unsigned)::gl_emu::syncthreads(__FILE__, __LINE__, (p) ? 1 : 0) != 0))
+#define __activemask() ((unsigned)::gl_emu::warp_op(::gl_emu::OP_COALESCE, 0xffffffffu, 0, 0, 32, __FILE__, __LINE__))
+#define __match_any_sync(mask, v) ((unsigned)::gl_emu::warp_op(::gl_emu::OP_MATCH_ANY, mask, ::gl_emu::match_bits(v), 0, 32, __FILE__, __LINE__))
+#define __match_all_sync(mask, v, pred) ::gl_emu::match_all(mask, ::gl_emu::match_bits(v), pred, __FILE__, __LINE__)
+#define __reduce_add_sync(mask, v) ::gl_emu::reduce_sync(::gl_emu::RED_ADD, mask, v, __FILE__, __LINE__)
+#define __reduce_min_sync(mask, v) ::gl_emu::reduce_sync(::gl_emu::RED_MIN, mask, v, __FILE__, __LINE__)
+#define __reduce_max_sync(mask, v) ::gl_emu::reduce_sync(::gl_emu::RED_MAX, mask, v, __FILE__, __LINE__)
+#define __reduce_and_sync(mask, v) ::gl_emu::reduce_sync(::gl_emu::RED_AND, mask, (unsigned)(v), __FILE__, __LINE__)
+#define __reduce_or_sync(mask, v) ::gl_emu::reduce_sync(::gl_emu::RED_OR, mask, (unsigned)(v), __FILE__, __LINE__)
+#define __reduce_xor_sync(mask, v) ::gl_emu::reduce_sync(::gl_emu::RED_XOR, mask, (unsigned)(v), __FILE__, __LINE__)
 #define __syncwarp(...) ((void)::gl_emu::warp_op(::gl_emu::OP_SYNCWARP, ::gl_emu::syncwarp_mask(__VA_ARGS__), 0, 0, 32, __FILE__, __LINE__))
 #define __shfl_sync(mask, v, ...) ::gl_emu::shfl(::gl_emu::OP_SHFL, mask, v, __FILE__, __LINE__, __VA_ARGS__)
 #define __shfl_up_sync(mask, v, ...) ::gl_emu::shfl(::gl_emu::OP_SHFL_UP, mask, v, __FILE__, __LINE__, __VA_ARGS__)
@@ -1066,7 +1234,37 @@ inline T shfl(int op, unsigned mask, T v, const char* file, int line, int arg, i
 {
     return from_bits<T>(warp_op(op, mask, bits(v), arg, width, file, line));
 }
+inline int barrier_and(unsigned long long r) { return (unsigned)r == (unsigned)(r >> 32); }
+
+// __match_*_sync compare 32- or 64-bit values (int, unsigned, long long, unsigned long long, float, double)
+template <class T>
+inline unsigned long long match_bits(T v)
+{
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "__match_any_sync/__match_all_sync take 32- or 64-bit values");
+    return bits(v);
+}
+inline unsigned match_all(unsigned mask, unsigned long long v, int* pred, const char* file, int line)
+{
+    const unsigned long long r = warp_op(OP_MATCH_ALL, mask, v, 0, 32, file, line);
+    *pred = (int)(r >> 32);
+    return (unsigned)r;
+}
+// __reduce_*_sync: unsigned or int (min and max compare as the type is signed or not)
+inline unsigned reduce_sync(int kind, unsigned mask, unsigned v, const char* file, int line)
+{ return (unsigned)warp_op(OP_REDUCE, mask, v, kind, 32, file, line); }
+inline int reduce_sync(int kind, unsigned mask, int v, const char* file, int line)
+{ return (int)(unsigned)warp_op(OP_REDUCE, mask, (unsigned)v, kind | RED_SIGNED, 32, file, line); }
 }  // namespace gl_emu
+
+// __nanosleep lets the other threads run first; clock64() counts nanoseconds of the CPU's monotonic clock
+// (not GPU cycles: only differences mean anything); clock() is the C library's (the process's CPU time).
+__device__ inline void __nanosleep(unsigned) { ::gl_emu::yield(); }
+__device__ inline long long clock64()
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
 
 // Atomics: fibers switch only at barriers and warp operations, so a read-modify-write is never
 // interleaved with another thread's.
