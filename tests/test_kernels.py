@@ -1,4 +1,5 @@
-"""Every registry kernel, every legal parameter choice, at sizes that are not multiples of any tile.
+"""Every registry kernel, every legal parameter choice (every value of every parameter, where the choices
+are many: Variant.covering), at sizes that are not multiples of any tile.
 
 Generated from the registry: a new variant is tested here without touching this file. Runs on the
 current backend: the CPU emulator in CI, the GPU on a GPU machine.
@@ -7,7 +8,7 @@ import pytest
 
 import gemmlab as gl
 
-CASES = [(v, choice, problem) for v in gl.registry.VARIANTS for choice in v.choices() for problem in v.awkward()]
+CASES = [(v, choice, problem) for v in gl.registry.VARIANTS for choice in v.covering() for problem in v.awkward()]
 
 
 def _id(v, choice, problem):

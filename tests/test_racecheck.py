@@ -118,7 +118,7 @@ def test_every_registry_kernel_is_race_free(key):
     grid, block, shared = v.launch(problem, params)
     inputs, out = problem.inputs(numpy.random.default_rng(0)), problem.output()
     if v.prepare is not None:
-        v.prepare(problem, inputs, out)
+        v.prepare(problem, params, inputs, out)
     report = gl.racecheck(v.kernel(problem, **params), grid, block, v.args(problem, inputs, out), shared_mem=shared)
     assert report.clean, str(report)
 

@@ -27,6 +27,9 @@ def main(argv=None) -> int:
     lad = sub.add_parser("ladder", help="check and time every SGEMM step and sweep at N=4096 in one run")
     lad.add_argument("--record", action="store_true", help="write results/ladder-<gpu>.json")
     lad.add_argument("--reps", type=int, default=10)
+    cl = sub.add_parser("climb", help="Part IV: check and time the tuned SGEMM kernels against cuBLAS at every target size")
+    cl.add_argument("--record", action="store_true", help="write results/climb-<gpu>.json")
+    cl.add_argument("--reps", type=int, default=10)
     san = sub.add_parser("sanitize", help="every registry kernel under compute-sanitizer memcheck and racecheck")
     san.add_argument("--record", action="store_true", help="write results/sanitizer-<gpu>.json")
     san.add_argument("--launch", action="store_true", help=argparse.SUPPRESS)   # internal: the sanitized half
@@ -69,6 +72,13 @@ def main(argv=None) -> int:
         if args.record:
             print("wrote", ladder.save(result))
         ladder.show("06-register-tiling")
+        return 0
+    if args.command == "climb":
+        from . import climb
+        result = climb.run_all(reps=args.reps)
+        print(climb.summary(result))
+        if args.record:
+            print("wrote", climb.save(result))
         return 0
     if args.command == "sanitize":
         from . import sanitize

@@ -25,7 +25,7 @@ AGREE = 1e-5
 
 def _cases():
     for v in registry.VARIANTS:
-        for choice in v.choices():
+        for choice in v.covering():
             for problem in v.awkward():
                 yield v, choice, problem
 

@@ -32,7 +32,8 @@ class Variant:
     tolerance: float = FP32_TOLERANCE
     layout: str = "row"             # the storage the kernel expects: "row" (SGEMM ladder) or "col" (BLAS)
     problem_params: Callable | None = None   # (problem) -> template fields taken from the problem (e.g. TRANS)
-    prepare: Callable | None = None          # (problem, inputs, out) -> None, run before each launch
+    prepare: Callable | None = None          # (problem, params, inputs, out) -> None, run before each launch
+    valid: Callable | None = None            # (params) -> bool: which combinations exist (default: all)
 
     @property
     def source(self) -> str:
@@ -41,7 +42,26 @@ class Variant:
     def choices(self) -> list:
         """Every legal parameter combination, as dicts."""
         names = list(self.params)
-        return [dict(zip(names, values)) for values in itertools.product(*(self.params[n] for n in names))]
+        every = [dict(zip(names, values)) for values in itertools.product(*(self.params[n] for n in names))]
+        return [c for c in every if self.valid is None or self.valid(c)]
+
+    def covering(self, limit: int = 48) -> list:
+        """The choices that tests, sanitizer runs and crosschecks run: all of them when there are at most
+        ``limit``; else the defaults, and each value of each parameter with the others at their defaults
+        (or in the first combination that exists with it), so that every value is exercised once."""
+        every = self.choices()
+        if len(every) <= limit:
+            return every
+        base = self.resolve()
+        out = [base]
+        for name, legal in self.params.items():
+            for value in legal:
+                want = {**base, name: value}
+                pick = want if (self.valid is None or self.valid(want)) else next(
+                    (c for c in every if c[name] == value), None)
+                if pick is not None and pick not in out:
+                    out.append(pick)
+        return out
 
     def resolve(self, **params) -> dict:
         unknown = set(params) - set(self.params)
@@ -52,6 +72,8 @@ class Variant:
         for name, legal in self.params.items():
             if full.get(name) not in legal:
                 raise ValueError(f"{self.key}: {name}={full.get(name)!r} is not one of the legal values {legal}")
+        if self.valid is not None and not self.valid(full):
+            raise ValueError(f"{self.key}: {full} is not a combination the kernel supports (see its file's header)")
         return full
 
     def expression(self, problem=None, **params) -> str:
@@ -85,7 +107,7 @@ class Variant:
 
         def run(inputs, out):
             if prepare is not None:
-                prepare(problem, inputs, out)
+                prepare(problem, full, inputs, out)
             kernel(grid, block, self.args(problem, inputs, out), shared_mem=shared)
         run.__name__ = f"run_{self.key.replace('/', '_')}"
         return run
@@ -195,6 +217,60 @@ VARIANTS = [
     ),
 ]
 
+# --- Part IV: closing the gap (row-major, as the SGEMM ladder) -----------------------------------
+
+def _warp_tiled_valid(c):
+    """Warp tiles that fill the block tile, lanes as 8 x 4 with 4 x 4 sub-tiles, whole float4 loads per thread."""
+    if c["BM"] % c["WM"] or c["BN"] % c["WN"] or c["WM"] % 32 or c["WN"] % 16:
+        return False
+    threads = (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32
+    return 64 <= threads <= 1024 and (c["BM"] * c["BK"]) % (4 * threads) == 0 and (c["BK"] * c["BN"]) % (4 * threads) == 0
+
+
+def _warp_tiled_launch(shared):
+    def launch(p, c):
+        threads = (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32
+        return (cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), threads, shared(c)
+    return launch
+
+
+def _cp_async_shared(c):
+    a_tile = c["BK"] * (c["BM"] + 4) if c["AT"] else c["BM"] * (c["BK"] + 4)
+    return 4 * c["STAGES"] * (a_tile + c["BK"] * c["BN"])
+
+
+VARIANTS += [
+    Variant(
+        key="sgemm/10_double_buffer",
+        chapter=None,
+        entry="sgemm_double_buffer<{BM}, {BN}, {BK}, {WM}, {WN}, {GROUP}, {SPLITK}, {MINB}>",
+        op=ops.Gemm,
+        title="warp tiles, two shared stages fed through registers; block order in bands, split-K",
+        params={"BM": (64, 128, 256), "BN": (64, 128, 256), "BK": (8, 16, 32), "WM": (32, 64, 128),
+                "WN": (32, 64, 128), "GROUP": (1, 4, 8, 16), "SPLITK": (1, 2, 3, 4, 8), "MINB": (1, 2)},
+        defaults={"BM": 128, "BN": 128, "BK": 8, "WM": 64, "WN": 32, "GROUP": 1, "SPLITK": 1, "MINB": 2},
+        valid=_warp_tiled_valid,
+        launch=lambda p, c: ((cdiv(p.m, c["BM"]) * cdiv(p.n, c["BN"]), c["SPLITK"]),
+                             (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32,
+                             8 * c["BK"] * (c["BM"] + 4 + c["BN"])),
+        args=_gemm_args,
+        prepare=lambda p, c, inputs, out: out.fill(0) if c["SPLITK"] > 1 else None,
+    ),
+    Variant(
+        key="sgemm/11_cp_async",
+        chapter=None,
+        entry="sgemm_cp_async<{BM}, {BN}, {BK}, {WM}, {WN}, {STAGES}, {AT}, {MINB}>",
+        op=ops.Gemm,
+        title="warp tiles fed by a STAGES-deep cp.async pipeline",
+        params={"BM": (64, 128, 256), "BN": (64, 128, 256), "BK": (8, 16, 32), "WM": (32, 64, 128),
+                "WN": (32, 64, 128), "STAGES": (2, 3, 4, 5), "AT": (0, 1), "MINB": (1, 2)},
+        defaults={"BM": 128, "BN": 128, "BK": 16, "WM": 64, "WN": 32, "STAGES": 3, "AT": 1, "MINB": 2},
+        valid=_warp_tiled_valid,
+        launch=_warp_tiled_launch(_cp_async_shared),
+        args=_gemm_args,
+    ),
+]
+
 # --- the BLAS chapters: column-major, BLAS argument conventions (kernels/common/blas.cuh) -----------
 
 def _dot_args(p, inputs, out):
@@ -202,7 +278,7 @@ def _dot_args(p, inputs, out):
     return (x, 0, 1, y, 0, 1, p.n, out)
 
 
-def _zero_result(p, inputs, out):
+def _zero_result(p, c, inputs, out):
     out.fill(0)          # the kernels accumulate into the result with atomicAdd
 
 

@@ -23,7 +23,7 @@ def launch_all() -> int:
     count = 0
     for v in registry.VARIANTS:
         problem = v.awkward()[-1]                  # the largest awkward size of each kind
-        for choice in v.choices():
+        for choice in v.covering():
             v.runner(problem, **choice)(problem.inputs(numpy.random.default_rng(count)), problem.output())
             count += 1
     hw.synchronize()

@@ -1,0 +1,142 @@
+// sgemm/10_double_buffer.cu — warp tiles (09) with two shared-memory stages, fed through registers.
+//
+// C (M x N) = A (M x K) * B (K x N), all row-major FP32.
+// What changed since 09_warp_tiling: the block keeps two stages of its A and B tiles in shared memory.
+// While its warps compute on one stage, each thread has already issued the global loads of the next
+// tile into registers (LDG.128); after the FMAs of this tile it writes them into the other stage. The
+// loads' latency hides behind a whole tile of FMAs, and one __syncthreads() per tile is enough (a stage
+// is written only after every thread has left it, at the previous barrier).
+// The hierarchy (as 09): a BM x BN block tile; (BM/WM) x (BN/WN) warps, each a WM x WN warp tile; in a
+// warp, lanes as 8 rows x 4 columns, each lane a 4 x 4 sub-tile, repeated (WM/32) x (WN/16) times, so a
+// lane owns TM x TN = (WM/8) x (WN/4) values of C. The A tile is stored transposed (As[k][m], rows
+// padded by 4 floats: its column-wise stores are conflict-free), so a lane reads its 4 rows of A at one
+// k with one LDS.128, as it reads 4 columns of B.
+// MINB sets __launch_bounds__(threads, MINB): registers capped for MINB blocks per SM.
+// Two switches for the shape of the problem (Part IV's autotuning chapter): GROUP > 1 orders the blocks
+// in bands of GROUP block-rows (the grid is one-dimensional; consecutive blocks share tiles of A and
+// walk B together, so more of both is still in L2 when the next blocks want it); SPLITK > 1 cuts K into
+// SPLITK slices, one per blockIdx.y, each adding its partial tile into C with atomicAdd (C zeroed first;
+// the order of those additions varies, so the last bits of C may vary from run to run).
+// Shared memory is dynamic: 4 * 2 * (BK * (BM + 4) + BK * BN) bytes (over 48 KiB after the opt-in).
+// Expected bottleneck: FMA issue (a warp's shared loads are 1 wavefront each, 4 or fewer per 64 FMAs).
+// Sizes: any M, N, K >= 1 (gl_load4/gl_store4 fall back to guarded scalar accesses at the edges).
+
+#include "common/sgemm_tiles.cuh"
+
+// [kernel]
+template <int BM, int BN, int BK, int WM, int WN, int GROUP, int SPLITK, int MINB>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
+sgemm_double_buffer(const float* __restrict__ A, const float* __restrict__ B,
+                    float* __restrict__ C, int M, int N, int K)
+{
+    constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
+    constexpr int LR = 8, LC = 4;                           // lanes of a warp: 8 rows x 4 columns
+    constexpr int MI = WM / (4 * LR), NI = WN / (4 * LC);   // 4 x 4 sub-tiles per lane, down and across
+    constexpr int A_LOADS = BM * BK / 4 / THREADS, B_LOADS = BK * BN / 4 / THREADS;
+    constexpr int APAD = 4;
+    static_assert(WM % (4 * LR) == 0 && WN % (4 * LC) == 0, "a warp tile is a whole number of sub-tiles");
+    static_assert(BM % WM == 0 && BN % WN == 0, "the warp tiles fill the block tile");
+    static_assert(A_LOADS * THREADS * 4 == BM * BK && B_LOADS * THREADS * 4 == BK * BN,
+                  "every thread loads whole float4s of both tiles");
+    extern __shared__ __align__(16) float smem[];
+    auto As = reinterpret_cast<float (*)[BK][BM + APAD]>(smem);                    // [2][BK][BM + APAD]
+    auto Bs = reinterpret_cast<float (*)[BK][BN]>(smem + 2 * BK * (BM + APAD));   // [2][BK][BN]
+
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const int wm = (warp / (BN / WN)) * WM, wn = (warp % (BN / WN)) * WN;
+    const int lm = (lane / LC) * 4, ln = (lane % LC) * 4;
+    // this block's tile of C: blocks in bands of GROUP block-rows, column by column within a band
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const int band = GROUP * tiles_n, first = (int)(blockIdx.x / band) * GROUP;
+    const int rows_here = tiles_m - first < GROUP ? tiles_m - first : GROUP;
+    const int row0 = (first + (int)(blockIdx.x % band) % rows_here) * BM;
+    const int col0 = ((int)(blockIdx.x % band) / rows_here) * BN;
+    // this block's slice of K (whole BK tiles)
+    const int slice = ((K + SPLITK - 1) / SPLITK + BK - 1) / BK * BK;
+    const int kbegin = (int)blockIdx.y * slice, kend = kbegin + slice < K ? kbegin + slice : K;
+    const bool avec = (K % 4) == 0, bvec = (N % 4) == 0;
+
+    float4 ra[A_LOADS], rb[B_LOADS];
+    // The next tile, global memory -> registers (issued early; used after this tile's FMAs).
+    auto fetch = [&](int k0) {
+        #pragma unroll
+        for (int l = 0; l < A_LOADS; ++l) {
+            const int i = tid + l * THREADS, r = i / (BK / 4), c = (i % (BK / 4)) * 4;
+            ra[l] = gl_load4(A, M, kend, row0 + r, k0 + c, avec, K);
+        }
+        #pragma unroll
+        for (int l = 0; l < B_LOADS; ++l) {
+            const int i = tid + l * THREADS, r = i / (BN / 4), c = (i % (BN / 4)) * 4;
+            rb[l] = gl_load4(B, kend, N, k0 + r, col0 + c, bvec);
+        }
+    };
+    // registers -> stage s of shared memory (A transposed)
+    auto stash = [&](int s) {
+        #pragma unroll
+        for (int l = 0; l < A_LOADS; ++l) {
+            const int i = tid + l * THREADS, r = i / (BK / 4), c = (i % (BK / 4)) * 4;
+            As[s][c + 0][r] = ra[l].x;
+            As[s][c + 1][r] = ra[l].y;
+            As[s][c + 2][r] = ra[l].z;
+            As[s][c + 3][r] = ra[l].w;
+        }
+        #pragma unroll
+        for (int l = 0; l < B_LOADS; ++l) {
+            const int i = tid + l * THREADS, r = i / (BN / 4), c = (i % (BN / 4)) * 4;
+            *reinterpret_cast<float4*>(&Bs[s][r][c]) = rb[l];
+        }
+    };
+
+    float acc[MI * 4][NI * 4] = {};
+    const int tiles = kend > kbegin ? (kend - kbegin + BK - 1) / BK : 0;
+    if (tiles > 0) {
+        fetch(kbegin);
+        stash(0);
+    }
+    __syncthreads();
+    for (int t = 0; t < tiles; ++t) {
+        const int s = t & 1;
+        if (t + 1 < tiles) fetch(kbegin + (t + 1) * BK);
+        #pragma unroll
+        for (int k = 0; k < BK; ++k) {
+            float a[MI * 4], b[NI * 4];
+            #pragma unroll
+            for (int i = 0; i < MI; ++i) {
+                const float4 v = *reinterpret_cast<const float4*>(&As[s][k][wm + i * 4 * LR + lm]);
+                a[4 * i + 0] = v.x; a[4 * i + 1] = v.y; a[4 * i + 2] = v.z; a[4 * i + 3] = v.w;
+            }
+            #pragma unroll
+            for (int j = 0; j < NI; ++j) {
+                const float4 v = *reinterpret_cast<const float4*>(&Bs[s][k][wn + j * 4 * LC + ln]);
+                b[4 * j + 0] = v.x; b[4 * j + 1] = v.y; b[4 * j + 2] = v.z; b[4 * j + 3] = v.w;
+            }
+            #pragma unroll
+            for (int i = 0; i < MI * 4; ++i)
+                #pragma unroll
+                for (int j = 0; j < NI * 4; ++j)
+                    acc[i][j] += a[i] * b[j];
+        }
+        if (t + 1 < tiles) stash(s ^ 1);
+        __syncthreads();
+    }
+
+    const bool cvec = (N % 4) == 0;
+    #pragma unroll
+    for (int i = 0; i < MI * 4; ++i)
+        #pragma unroll
+        for (int j = 0; j < NI; ++j) {
+            const int r = row0 + wm + (i / 4) * 4 * LR + lm + i % 4;
+            const int c = col0 + wn + j * 4 * LC + ln;
+            const float4 v = make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]);
+            if (SPLITK == 1) {
+                gl_store4(C, M, N, r, c, v, cvec);
+            } else if (r < M) {
+                float* row = C + (size_t)r * N;
+                if (c < N) atomicAdd(row + c, v.x);
+                if (c + 1 < N) atomicAdd(row + c + 1, v.y);
+                if (c + 2 < N) atomicAdd(row + c + 2, v.z);
+                if (c + 3 < N) atomicAdd(row + c + 3, v.w);
+            }
+        }
+}
+// [kernel]
