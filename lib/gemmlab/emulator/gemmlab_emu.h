@@ -453,23 +453,34 @@ GL_NOSAN inline void resolve_warp(unsigned base)
     __builtin_unreachable();
 }
 
-// Returns the number of threads whose `predicate` was not 0 (low 32 bits) and how many arrived (high 32
-// bits): __syncthreads_count/_and/_or.
-GL_NOSAN __attribute__((noinline)) inline unsigned long long syncthreads(const char* file, int line, int predicate = 0)
+// With a predicate (0 or 1: __syncthreads_count/_and/_or), returns the number of threads whose predicate was
+// 1 (low 32 bits) and how many arrived (high 32 bits); a plain __syncthreads() passes -1 and counts nothing.
+inline bool barrier_counts = false;
+GL_NOSAN __attribute__((noinline)) inline unsigned long long syncthreads(const char* file, int line, int predicate = -1)
 {
     Fiber& me = g.fibers[g.cur];
     me.state = AT_BARRIER;
     me.file = file;
     me.line = line;
-    me.value = predicate != 0;
+    if (predicate >= 0) {
+        me.value = (unsigned long long)predicate;
+        barrier_counts = true;
+    } else {
+        me.value = 0;
+    }
     if (g.live < g.n) divergence("barrier divergence: a thread reached a barrier after others exited");
     // The barrier counts arrivals, as bar.sync does: threads may arrive from different __syncthreads()
     // calls (one in each branch of an if, say); the barrier opens when every thread of the block is there.
     if (++g.at_barrier == g.live) {
-        unsigned long long count = 0;
-        for (unsigned i = 0; i < g.n; ++i) count += g.fibers[i].state == AT_BARRIER && g.fibers[i].value;
-        const unsigned long long result = count | (unsigned long long)g.live << 32;
-        for (unsigned i = 0; i < g.n; ++i) { g.fibers[i].state = RUNNABLE; g.fibers[i].result = result; }
+        unsigned long long result = 0;
+        if (barrier_counts) {                    // (only then: the plain barrier's release is the hot path)
+            unsigned long long count = 0;
+            for (unsigned i = 0; i < g.n; ++i) count += g.fibers[i].state == AT_BARRIER && g.fibers[i].value;
+            result = count | (unsigned long long)g.live << 32;
+            for (unsigned i = 0; i < g.n; ++i) g.fibers[i].result = result;
+            barrier_counts = false;
+        }
+        for (unsigned i = 0; i < g.n; ++i) g.fibers[i].state = RUNNABLE;
         g.at_barrier = 0;
         ++g.epoch;
         __asm__ volatile("" ::: "memory");

@@ -1,0 +1,45 @@
+"""Part IV's recorded climb (results/climb-nvidia-h200.json): what it claims follows from what it measured."""
+from __future__ import annotations
+
+import pytest
+
+import gemmlab as gl
+from gemmlab import climb, ladder, record
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    return record.load("climb-nvidia-h200")
+
+
+def test_the_targets_are_the_issues_bar():
+    assert {label: target for label, _, target in climb.PROBLEMS} == {
+        "4096": 0.90, "1024": 0.80, "2048": 0.80, "8192": 0.80, "4097": 0.75, "3000x5000x2000": 0.75}
+
+
+def test_every_size_was_measured_on_the_h200_with_every_candidate(recorded):
+    assert recorded["environment"]["gpu"] == "NVIDIA H200" and recorded["command"] == "python -m gemmlab climb --record"
+    assert [s["size"] for s in recorded["sizes"]] == [label for label, _, _ in climb.PROBLEMS]
+    names = {ladder.case_name(k, c) for k, c in climb.CANDIDATES}
+    for s in recorded["sizes"]:
+        rows = {r["name"] for r in s["timing"]["rows"]}
+        assert rows == names | {"cuBLAS"}, s["size"]
+        assert s["timing"]["flushed_l2"] and s["timing"]["environment"]["cupy_tf32"] == "0"
+        assert all(e < 1e-4 for e in s["errors"].values()), "every kernel was checked before it was timed"
+
+
+def test_best_ratio_and_verdict_follow_from_the_medians(recorded):
+    for s in recorded["sizes"]:
+        rows = {r["name"]: r for r in s["timing"]["rows"]}
+        lib = rows.pop("cuBLAS")
+        best = max(rows.values(), key=lambda r: r["gflops"])
+        assert s["best"] == best["name"]
+        assert s["ratio"] == pytest.approx(lib["median_ms"] / best["median_ms"])
+        assert s["met"] == (s["ratio"] >= s["target"])
+
+
+def test_the_climb_wants_a_gpu():
+    if gl.on_gpu:
+        pytest.skip("a GPU is here")
+    with pytest.raises(SystemExit, match="measured on a GPU"):
+        climb.run_all()
