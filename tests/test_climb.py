@@ -43,3 +43,32 @@ def test_the_climb_wants_a_gpu():
         pytest.skip("a GPU is here")
     with pytest.raises(SystemExit, match="measured on a GPU"):
         climb.run_all()
+
+
+def test_dot_and_gemv_targets_are_the_issues_bar():
+    assert climb.DOT_PROBLEMS == [(1 << 24, 0.80), (1 << 26, 0.90)]
+    assert climb.GEMV_PROBLEMS == [(4096, "N", 0.90), (4096, "T", 0.90), (16384, "N", 0.90), (16384, "T", 0.90)]
+
+
+def test_dot_ratio_is_to_the_copy_timed_beside_it(recorded):
+    for d in recorded["dot"]:
+        rows = {r["name"]: r for r in d["timing"]["rows"]}
+        copy = rows.pop("copy (as many bytes as DOT reads)")
+        rows.pop("cuBLAS")
+        assert set(rows) == {ladder.case_name(k, c) for k, c in climb.DOT_CANDIDATES}
+        best = max(rows.values(), key=lambda r: r["gbs"])
+        assert d["best"] == best["name"]
+        assert d["copy_gbs"] == pytest.approx(16 * d["n"] / (copy["median_ms"] * 1e-3) / 1e9)
+        assert d["ratio"] == pytest.approx(best["gbs"] / d["copy_gbs"]) and d["met"] == (d["ratio"] >= d["target"])
+        assert all(e < 1e-4 for e in d["errors"].values())
+
+
+def test_gemv_ratio_follows_from_the_medians(recorded):
+    assert [(g["m"], g["trans"]) for g in recorded["gemv"]] == [(m, t) for m, t, _ in climb.GEMV_PROBLEMS]
+    for g in recorded["gemv"]:
+        rows = {r["name"]: r for r in g["timing"]["rows"]}
+        lib = rows.pop("cuBLAS")
+        assert set(rows) == {ladder.case_name(k, c) for k, c in climb.GEMV_CANDIDATES}
+        best = max(rows.values(), key=lambda r: r["gbs"])
+        assert g["best"] == best["name"] and g["ratio"] == pytest.approx(lib["median_ms"] / best["median_ms"])
+        assert g["met"] == (g["ratio"] >= g["target"])

@@ -1,11 +1,14 @@
-"""Part IV's climb to cuBLAS (FP32 SGEMM) measured in one run: ``python -m gemmlab climb --record``.
+"""Part IV's targets measured in one run: ``python -m gemmlab climb --record``.
 
-For each problem size the issue's targets name (N = 1024, 2048, 4096, 8192, and two awkward shapes), every
-candidate configuration below is checked against a float64 reference, then all are timed together with
-cuBLAS as a column (:func:`gemmlab.bench`: CUDA events, medians, L2 flushed, round-robin). The best per
-size and its ratio to cuBLAS go to ``results/climb-<gpu>.json`` beside the targets, met or not.
-The candidates are the winners of the tuning runs on the H200 (Part IV's autotuning chapter searches the
-registry's whole space); the ladder's last step before Part IV (chapter 06) is timed with them for scale.
+SGEMM: for each size the targets name (N = 1024, 2048, 4096, 8192, and two awkward shapes), every candidate
+configuration below is checked against a float64 reference, then all are timed together with cuBLAS as a
+column (:func:`gemmlab.bench`: CUDA events, medians, L2 flushed, round-robin). DOT: the same at n = 2^24
+and 2^26, with a device-to-device copy of as many bytes as DOT reads timed in the same round-robin (the
+copy bandwidth the target is a fraction of). GEMV: 'N' and 'T' at 4096^2 and 16384^2 against cuBLAS.
+The best per problem and its ratio go to ``results/climb-<gpu>.json`` beside the targets, met or not.
+The candidates are the winners of tuning runs on the H200 (Part IV's autotuning chapter searches the
+registry's whole space); the last steps before Part IV (chapters 06, 07, 08) are timed with them for scale.
+The GPU first runs cuBLAS for about a second, so that every measurement finds it at its working clock.
 """
 from __future__ import annotations
 
@@ -40,9 +43,85 @@ CANDIDATES = [
 ]
 
 
+# DOT: (n, target fraction of the copy bandwidth); GEMV: (m = n, trans, target fraction of cuBLAS)
+DOT_PROBLEMS = [(1 << 24, 0.80), (1 << 26, 0.90)]
+GEMV_PROBLEMS = [(4096, "N", 0.90), (4096, "T", 0.90), (16384, "N", 0.90), (16384, "T", 0.90)]
+
+
+def _dot(BLOCK, UNROLL, GRID, DET):
+    return ("blas/dot/07_bandwidth", dict(BLOCK=BLOCK, UNROLL=UNROLL, GRID=GRID, DET=DET))
+
+
+def _gemv(WARPS, UNROLL, SPLIT, VEC):
+    return ("blas/gemv/04_bandwidth", dict(WARPS=WARPS, UNROLL=UNROLL, SPLIT=SPLIT, VEC=VEC))
+
+
+DOT_CANDIDATES = [
+    ("blas/dot/06_warp_shuffle", dict(BLOCK=256, PER=2)),
+    _dot(1024, 2, 1056, 0), _dot(512, 2, 2112, 0), _dot(256, 2, 4224, 0), _dot(1024, 1, 2112, 0),
+    _dot(1024, 2, 1056, 1), _dot(256, 4, 1056, 1),     # deterministic: the same bits every run
+]
+GEMV_CANDIDATES = [
+    ("blas/gemv/03_row_col_split", dict(ROWS=32, SPLITS=16)),
+    _gemv(32, 8, 1, 1), _gemv(16, 8, 4, 1), _gemv(8, 4, 8, 1),
+    _gemv(8, 4, 4, 4), _gemv(8, 8, 8, 4), _gemv(16, 4, 8, 4), _gemv(4, 8, 8, 4), _gemv(16, 8, 2, 4),
+    _gemv(8, 8, 1, 1), _gemv(16, 4, 1, 1),
+]
+
+
+def _warm_up(seconds: float = 1.0):
+    import time
+    problem = ops.Gemm.square(4096)
+    inputs, out = problem.inputs(__import__("numpy").random.default_rng(0)), problem.output()
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        for _ in range(20):
+            problem.library(inputs, out)
+        hw.xp.cuda.get_current_stream().synchronize()
+
+
+def _best(t, names):
+    rows = [r for r in t.to_dict()["rows"] if r["name"] in names]
+    return max(rows, key=lambda r: r["gbs"])
+
+
+def run_dot(reps: int = 30) -> list:
+    out = []
+    for n, target in DOT_PROBLEMS:
+        src = hw.xp.ones(2 * n, dtype="float32")
+        dst = hw.xp.empty_like(src)
+        copy = {"copy (as many bytes as DOT reads)": lambda: hw.xp.copyto(dst, src)}
+        t, errors = measure_problem(DOT_CANDIDATES, ops.Dot(n=n), f"climb DOT n=2^{n.bit_length() - 1}", reps=reps,
+                                    progress=True, extra=copy)
+        print(t, flush=True)
+        names = {case_name(k, c) for k, c in DOT_CANDIDATES}
+        best = _best(t, names)
+        copy_gbs = 2 * 2 * n * 4 / (t["copy (as many bytes as DOT reads)"].median_ms * 1e-3) / 1e9
+        det = max((r for r in t.to_dict()["rows"] if "DET=1" in r["name"]), key=lambda r: r["gbs"])
+        out.append({"n": n, "target": target, "best": best["name"], "gbs": best["gbs"], "copy_gbs": copy_gbs,
+                    "ratio": best["gbs"] / copy_gbs, "met": best["gbs"] / copy_gbs >= target,
+                    "deterministic_best": det["name"], "deterministic_ratio": det["gbs"] / copy_gbs,
+                    "errors": errors, "timing": t.to_dict()})
+    return out
+
+
+def run_gemv(reps: int = 30) -> list:
+    out = []
+    for m, trans, target in GEMV_PROBLEMS:
+        problem = ops.Gemv(m=m, n=m, trans=trans, layout="col")
+        t, errors = measure_problem(GEMV_CANDIDATES, problem, f"climb GEMV {m}^2 {trans}", reps=reps, progress=True)
+        print(t, flush=True)
+        best = _best(t, {case_name(k, c) for k, c in GEMV_CANDIDATES})
+        ratio = t.ratio(best["name"])
+        out.append({"m": m, "trans": trans, "target": target, "best": best["name"], "ratio": ratio,
+                    "met": ratio is not None and ratio >= target, "errors": errors, "timing": t.to_dict()})
+    return out
+
+
 def run_all(reps: int = 10) -> dict:
     if not hw.on_gpu:
         raise SystemExit(f"the climb is measured on a GPU ({hw.backend_reason})")
+    _warm_up()
     sizes = []
     for label, problem, target in PROBLEMS:
         t, errors = measure_problem(CANDIDATES, problem, f"climb {label}", reps=reps if problem.m < 8000 else 5,
@@ -54,7 +133,7 @@ def run_all(reps: int = 10) -> dict:
         sizes.append({"size": label, "target": target, "best": best["name"], "ratio": ratio,
                       "met": ratio is not None and ratio >= target, "errors": errors, "timing": t.to_dict()})
     return {"sizes": sizes, "resources": {case_name(k, c): resources(k, c) for k, c in CANDIDATES},
-            "command": "python -m gemmlab climb --record"}
+            "dot": run_dot(), "gemv": run_gemv(), "command": "python -m gemmlab climb --record"}
 
 
 def save(result: dict):
@@ -62,8 +141,15 @@ def save(result: dict):
 
 
 def summary(result: dict) -> str:
-    lines = [f"{'size':>16}  {'best':<72} {'vs cuBLAS':>9}  target"]
+    def verdict(x):
+        return f"{100 * x['target']:.0f}% {'met' if x['met'] else 'MISSED'}"
+    lines = [f"{'SGEMM size':>16}  {'best':<72} {'vs cuBLAS':>9}  target"]
     for s in result["sizes"]:
-        lines.append(f"{s['size']:>16}  {s['best']:<72} {100 * s['ratio']:8.1f}%  {100 * s['target']:.0f}% "
-                     f"{'met' if s['met'] else 'MISSED'}")
+        lines.append(f"{s['size']:>16}  {s['best']:<72} {100 * s['ratio']:8.1f}%  {verdict(s)}")
+    for d in result.get("dot", []):
+        lines.append(f"{'DOT n=2^%d' % (d['n'].bit_length() - 1):>16}  {d['best']:<72} "
+                     f"{100 * d['ratio']:8.1f}%  {verdict(d)} of copy ({d['gbs']:.0f} of {d['copy_gbs']:.0f} GB/s); "
+                     f"deterministic {100 * d['deterministic_ratio']:.1f}%")
+    for g in result.get("gemv", []):
+        lines.append(f"{'GEMV %d^2 %s' % (g['m'], g['trans']):>16}  {g['best']:<72} {100 * g['ratio']:8.1f}%  {verdict(g)}")
     return "\n".join(lines)

@@ -76,10 +76,13 @@ def resources(key: str, params: dict, problem=None) -> dict:
     return out
 
 
-def measure_problem(cases: list, problem, label: str, reps: int = 10, progress: bool = True, names=None):
+def measure_problem(cases: list, problem, label: str, reps: int = 10, progress: bool = True, names=None,
+                    extra: dict | None = None):
     """Check (one float64 reference) and time (key, params) cases on one problem, cuBLAS a column.
 
     ``names`` optionally gives each case a display name; by default ``case_name(key, params)``.
+    ``extra`` (name -> zero-argument callable) is timed in the same round-robin, unchecked (a copy, say,
+    whose bandwidth the cases are compared with).
     """
     names = names or [case_name(k, p) for k, p in cases]
     runners = {name: registry.get(k).runner(problem, **p) for name, (k, p) in zip(names, cases)}
@@ -89,6 +92,7 @@ def measure_problem(cases: list, problem, label: str, reps: int = 10, progress: 
         raise AssertionError("wrong results, not timing them:\n" + "\n".join(bad))
     inputs, out = problem.inputs(numpy.random.default_rng()), problem.output()
     prepared = {name: (lambda r=run: r(inputs, out)) for name, run in runners.items()}
+    prepared.update(extra or {})
     t = bench(prepared, problem, reps=reps, progress=progress, label=label, warmup=2)
     return t, {name: c.error for name, c in checks.items()}
 

@@ -290,6 +290,34 @@ def _memory(a):
     return flat
 
 
+DOT_WORKSPACE = 1 + 4224     # DOT 7's deterministic pass: a counter, then a partial per block (GRID <= 4224)
+_dot_work = {}
+
+
+def dot_workspace():
+    """DOT 7's workspace on the backend in use, allocated (zeroed) once: the kernel leaves its counter at 0."""
+    from . import hardware as hw
+    key = (hw.backend, hw.xp.cuda.Device().id if hw.on_gpu else 0)
+    if key not in _dot_work:
+        _dot_work[key] = hw.xp.zeros(DOT_WORKSPACE, dtype="float32")
+    return _dot_work[key]
+
+
+_gemv_work = {}
+
+
+def gemv_workspace(m: int):
+    """GEMV 4's split-column workspace for m outputs: per-row-group counters (zeroed once; the kernel resets
+    them) and room for 8 slices of partial sums, on the backend in use; grown when a larger m comes."""
+    from . import hardware as hw
+    key = (hw.backend, hw.xp.cuda.Device().id if hw.on_gpu else 0)
+    have = _gemv_work.get(key)
+    if have is None or have[1].size < 8 * max(m, 1):
+        size = max(m, 1, 0 if have is None else have[1].size // 8)
+        have = _gemv_work[key] = (hw.xp.zeros(cdiv(size, 32), dtype="uint32"), hw.xp.empty(8 * size, dtype="float32"))
+    return have
+
+
 def _gemv_args(p, inputs, out):
     A, x = inputs
     return (_memory(A), 0, p.m, x, 0, 1, out, 0, 1, p.out_len, p.in_len, 1.0, 0.0)
@@ -349,6 +377,26 @@ VARIANTS += [
         problem_params=_TRANS,
         launch=lambda p, c: (max(1, cdiv(p.out_len, c["ROWS"])), (c["ROWS"], c["SPLITS"]), 0),
         args=_gemv_args,
+    ),
+    Variant(
+        key="blas/dot/07_bandwidth", chapter=None, entry="dot_bandwidth<{BLOCK}, {UNROLL}, {DET}>", op=ops.Dot,
+        layout="col", title="DOT 7: 16-byte loads, UNROLL of them in flight per thread, a grid sized to the GPU",
+        params={"BLOCK": (256, 512, 1024), "UNROLL": (1, 2, 4, 8), "GRID": (264, 528, 1056, 2112, 4224),
+                "DET": (0, 1)},
+        defaults={"BLOCK": 512, "UNROLL": 4, "GRID": 1056, "DET": 0},
+        launch=lambda p, c: (max(1, min(c["GRID"], cdiv(p.n, 4 * c["BLOCK"]))), c["BLOCK"], 0),
+        args=lambda p, inputs, out: (*_dot_args(p, inputs, out), dot_workspace()),
+        prepare=lambda p, c, inputs, out: None if c["DET"] else out.fill(0),
+    ),
+    Variant(
+        key="blas/gemv/04_bandwidth", chapter=None, entry="gemv_bandwidth<{WARPS}, {UNROLL}, {SPLIT}, {VEC}, {TRANS}>",
+        op=ops.Gemv, layout="col", title="GEMV 4: coalesced for 'N' and 'T', UNROLL loads in flight per thread",
+        params={"WARPS": (4, 8, 16, 32), "UNROLL": (1, 4, 8), "SPLIT": (1, 2, 4, 8), "VEC": (1, 4)},
+        defaults={"WARPS": 16, "UNROLL": 4, "SPLIT": 1, "VEC": 1},
+        problem_params=_TRANS,
+        launch=lambda p, c: ((max(1, cdiv(p.out_len, 32 * c["VEC"])), c["SPLIT"]) if p.trans == "N"
+                             else max(1, cdiv(p.out_len, c["WARPS"])), 32 * c["WARPS"], 0),
+        args=lambda p, inputs, out: (*_gemv_args(p, inputs, out), *gemv_workspace(p.out_len)),
     ),
     Variant(
         key="blas/gemm/00_naive", chapter="09-gemm", entry="gemm_naive<{TA}, {TB}>", op=ops.Gemm, layout="col",
