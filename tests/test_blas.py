@@ -141,3 +141,27 @@ def test_leading_dimension_smaller_than_rows_is_refused():
 def test_host_arrays_are_refused_on_the_gpu():
     with pytest.raises(BlasError, match="NumPy array in host memory"):
         gl.blas.dot(numpy.ones(3, dtype=numpy.float32), vec(3, 1))
+
+
+def test_dot_gives_the_same_bits_on_every_run():
+    """gl.blas.dot uses DOT 7's deterministic form: block partials added in block order, no atomics."""
+    rng = numpy.random.default_rng(5)
+    x, y = (gl.xp.asarray(rng.standard_normal(300001).astype(numpy.float32)) for _ in range(2))
+    first = gl.blas.dot(x, y)
+    assert all(gl.blas.dot(x, y) == first for _ in range(4))
+    exact = float(gl.to_host(x).astype(numpy.float64) @ gl.to_host(y).astype(numpy.float64))
+    assert abs(first - exact) <= 1e-5 * float(numpy.abs(gl.to_host(x)) @ numpy.abs(gl.to_host(y)))
+
+
+@pytest.mark.parametrize("m, n, trans", [(4100, 37, "N"), (129, 5000, "N"), (5000, 129, "T"), (1, 70000, "N")])
+def test_gemv_split_and_vector_paths_agree_with_float64(m, n, trans):
+    rng = numpy.random.default_rng(6)
+    A = numpy.asfortranarray(rng.standard_normal((m, n)).astype(numpy.float32))
+    x = rng.standard_normal(n if trans == "N" else m).astype(numpy.float32)
+    y0 = rng.standard_normal(m if trans == "N" else n).astype(numpy.float32)
+    y = gl.xp.asarray(y0.copy())          # (on the emulator asarray would not copy: y0 must stay as it was)
+    gl.blas.gemv(trans, 1.5, gl.xp.asarray(A), gl.xp.asarray(x), -0.5, y)
+    op = A.astype(numpy.float64) if trans == "N" else A.T.astype(numpy.float64)
+    expect = 1.5 * op @ x + -0.5 * y0
+    scale = 1.5 * numpy.abs(op) @ numpy.abs(x) + 0.5 * numpy.abs(y0)
+    assert (numpy.abs(gl.to_host(y) - expect) <= 1e-5 * scale + 1e-30).all()

@@ -15,8 +15,9 @@ on the emulator), FP32 only (these are the *s* routines):
 The contract of the reference BLAS: quick returns when there is nothing to do (m or n = 0; alpha = 0
 and beta = 1), alpha = 0 never reads A or B, k = 0 leaves beta * C, and beta = 0 never reads the old
 output, so a NaN there cannot leak. Bad arguments raise ``BlasError`` naming the routine and the
-argument, as the reference BLAS's XERBLA does. The kernels are the last step of each chapter:
-DOT 6 (warp shuffles), GEMV 3 (row/column split), GEMM 4 (double buffering).
+argument, as the reference BLAS's XERBLA does. The kernels: DOT 7 in its deterministic form (the same bits
+on every run) and GEMV 4, configured per shape as the recorded tuning on the H200 found best
+(results/climb-nvidia-h200.json; see ``_dot_params`` and ``_gemv_params``); GEMM 4 (double buffering).
 """
 from __future__ import annotations
 
@@ -31,9 +32,29 @@ class BlasError(ValueError):
     """An illegal argument to a BLAS routine (the routine and the argument are named)."""
 
 
-DOT = ("blas/dot/06_warp_shuffle", {"BLOCK": 256, "PER": 2})
-GEMV = ("blas/gemv/03_row_col_split", {"ROWS": 32, "SPLITS": 16})
+DOT = "blas/dot/07_bandwidth"
+GEMV = "blas/gemv/04_bandwidth"
 GEMM = ("blas/gemm/04_double_buffer", {"TT": 8})
+STREAMING_BYTES = 256 << 20   # below this, streaming loads (evict-first in L2) measured faster on the H200
+
+
+def _dot_params(n: int) -> dict:
+    """DOT 7, deterministic: 1056 blocks of 1024 threads, two 16-byte loads of each vector in flight per
+    thread; streaming loads for vectors that together take less than STREAMING_BYTES."""
+    return {"BLOCK": 1024, "UNROLL": 2, "GRID": 1056, "DET": 1, "CS": int(8 * n < STREAMING_BYTES)}
+
+
+def _gemv_params(m: int, n: int, trans: str) -> dict:
+    """GEMV 4: for 'N', 4 rows per lane and the columns split so that about 256 blocks run (a few per SM);
+    for 'T', a warp per column. Streaming loads when A takes less than STREAMING_BYTES."""
+    cs = int(4 * m * n < STREAMING_BYTES)
+    if trans == "N":
+        groups = -(-m // 128)
+        split = 1
+        while split < 16 and groups * split * 2 <= 256:
+            split *= 2
+        return {"WARPS": 8, "UNROLL": 8, "SPLIT": split, "VEC": 4, "CS": cs}
+    return {"WARPS": 8, "UNROLL": 8, "SPLIT": 1, "VEC": 1, "CS": cs}
 
 
 def _fail(routine, position, name, why):
@@ -145,7 +166,7 @@ def dot(x, y) -> float:
     if n == 0:
         return 0.0
     result = hw.xp.zeros(1, dtype=numpy.float32)
-    _launch(DOT, ops.Dot(n=n), (xr, xo, xi, yr, yo, yi, n, result))
+    _launch((DOT, _dot_params(n)), ops.Dot(n=n), (xr, xo, xi, yr, yo, yi, n, result, registry.dot_workspace()))
     return float(hw.to_host(result)[0])
 
 
@@ -169,8 +190,8 @@ def gemv(trans, alpha, A, x, beta, y):
     if alpha == 0.0:
         _scale(y, beta)
         return y
-    _launch(GEMV, ops.Gemv(m=m, n=n, trans=t, layout="col"),
-            (ar, ao, lda, xr, xo, xi, yr, yo, yi, need_y, need_x, alpha, beta))
+    _launch((GEMV, _gemv_params(m, n, t)), ops.Gemv(m=m, n=n, trans=t, layout="col"),
+            (ar, ao, lda, xr, xo, xi, yr, yo, yi, need_y, need_x, alpha, beta, *registry.gemv_workspace(need_y)))
     return y
 
 

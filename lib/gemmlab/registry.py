@@ -308,13 +308,14 @@ _gemv_work = {}
 
 def gemv_workspace(m: int):
     """GEMV 4's split-column workspace for m outputs: per-row-group counters (zeroed once; the kernel resets
-    them) and room for 8 slices of partial sums, on the backend in use; grown when a larger m comes."""
+    them) and room for 32 slices (SPLIT at most 32) of partial sums, on the backend in use; grown when a
+    larger m comes."""
     from . import hardware as hw
     key = (hw.backend, hw.xp.cuda.Device().id if hw.on_gpu else 0)
     have = _gemv_work.get(key)
-    if have is None or have[1].size < 8 * max(m, 1):
-        size = max(m, 1, 0 if have is None else have[1].size // 8)
-        have = _gemv_work[key] = (hw.xp.zeros(cdiv(size, 32), dtype="uint32"), hw.xp.empty(8 * size, dtype="float32"))
+    if have is None or have[1].size < 32 * max(m, 1):
+        size = max(m, 1, 0 if have is None else have[1].size // 32)
+        have = _gemv_work[key] = (hw.xp.zeros(cdiv(size, 32), dtype="uint32"), hw.xp.empty(32 * size, dtype="float32"))
     return have
 
 
@@ -379,20 +380,22 @@ VARIANTS += [
         args=_gemv_args,
     ),
     Variant(
-        key="blas/dot/07_bandwidth", chapter=None, entry="dot_bandwidth<{BLOCK}, {UNROLL}, {DET}>", op=ops.Dot,
+        key="blas/dot/07_bandwidth", chapter=None, entry="dot_bandwidth<{BLOCK}, {UNROLL}, {DET}, {CS}>", op=ops.Dot,
         layout="col", title="DOT 7: 16-byte loads, UNROLL of them in flight per thread, a grid sized to the GPU",
-        params={"BLOCK": (256, 512, 1024), "UNROLL": (1, 2, 4, 8), "GRID": (264, 528, 1056, 2112, 4224),
-                "DET": (0, 1)},
-        defaults={"BLOCK": 512, "UNROLL": 4, "GRID": 1056, "DET": 0},
+        params={"BLOCK": (256, 512, 1024), "UNROLL": (1, 2, 4, 8), "GRID": (264, 528, 1056, 2112, 4224, 8448),
+                "DET": (0, 1), "CS": (0, 1)},
+        defaults={"BLOCK": 512, "UNROLL": 4, "GRID": 1056, "DET": 0, "CS": 1},
+        valid=lambda c: not (c["DET"] and c["GRID"] > DOT_WORKSPACE - 1),   # a partial per block in the workspace
         launch=lambda p, c: (max(1, min(c["GRID"], cdiv(p.n, 4 * c["BLOCK"]))), c["BLOCK"], 0),
         args=lambda p, inputs, out: (*_dot_args(p, inputs, out), dot_workspace()),
         prepare=lambda p, c, inputs, out: None if c["DET"] else out.fill(0),
     ),
     Variant(
-        key="blas/gemv/04_bandwidth", chapter=None, entry="gemv_bandwidth<{WARPS}, {UNROLL}, {SPLIT}, {VEC}, {TRANS}>",
+        key="blas/gemv/04_bandwidth", chapter=None, entry="gemv_bandwidth<{WARPS}, {UNROLL}, {SPLIT}, {VEC}, {CS}, {TRANS}>",
         op=ops.Gemv, layout="col", title="GEMV 4: coalesced for 'N' and 'T', UNROLL loads in flight per thread",
-        params={"WARPS": (4, 8, 16, 32), "UNROLL": (1, 4, 8), "SPLIT": (1, 2, 4, 8), "VEC": (1, 4)},
-        defaults={"WARPS": 16, "UNROLL": 4, "SPLIT": 1, "VEC": 1},
+        params={"WARPS": (4, 8, 16, 32), "UNROLL": (1, 4, 8), "SPLIT": (1, 2, 4, 8, 16, 32), "VEC": (1, 4),
+                "CS": (0, 1)},
+        defaults={"WARPS": 16, "UNROLL": 4, "SPLIT": 1, "VEC": 1, "CS": 1},
         problem_params=_TRANS,
         launch=lambda p, c: ((max(1, cdiv(p.out_len, 32 * c["VEC"])), c["SPLIT"]) if p.trans == "N"
                              else max(1, cdiv(p.out_len, c["WARPS"])), 32 * c["WARPS"], 0),

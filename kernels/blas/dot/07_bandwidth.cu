@@ -8,6 +8,10 @@
 // (LDG.128) of x and as many of y before it adds anything: UNROLL * 32 bytes per thread in flight.
 // The grid is sized to the GPU (GRID blocks of BLOCK threads, a few per SM), not to n, and each thread
 // strides through the vectors. Other increments or offsets take a scalar grid-stride loop.
+// CS = 1 loads x and y with __ldcs (ld.global.cs, "streaming": the lines go into the L2 cache marked to
+// be evicted first). DOT reads each byte once; so marked, its lines make room for each other instead of
+// pushing out what else the L2 holds, such as dirty lines that would then have to be written back to
+// DRAM while DOT reads (after the timing's L2 flush, tens of megabytes of them).
 // The block sums go one of two ways:
 //   DET = 0  one atomicAdd per block into the result (zeroed first): the order of those additions
 //            differs from run to run, and so may the last bits of the result;
@@ -43,7 +47,7 @@ __device__ __forceinline__ float block_total(float v)
 }
 
 // [kernel]
-template <int BLOCK, int UNROLL, int DET>
+template <int BLOCK, int UNROLL, int DET, int CS>
 __global__ void __launch_bounds__(BLOCK)
 dot_bandwidth(const float* __restrict__ x, int xoff, int incx, const float* __restrict__ y, int yoff, int incy,
               int n, float* result, float* work)
@@ -62,15 +66,15 @@ dot_bandwidth(const float* __restrict__ x, int xoff, int incx, const float* __re
             float4 a[UNROLL], b[UNROLL];
             #pragma unroll
             for (int u = 0; u < UNROLL; ++u) {
-                a[u] = x4[i + u * threads];
-                b[u] = y4[i + u * threads];
+                a[u] = CS ? __ldcs(x4 + i + u * threads) : x4[i + u * threads];
+                b[u] = CS ? __ldcs(y4 + i + u * threads) : y4[i + u * threads];
             }
             #pragma unroll
             for (int u = 0; u < UNROLL; ++u)
                 sum += a[u].x * b[u].x + a[u].y * b[u].y + a[u].z * b[u].z + a[u].w * b[u].w;
         }
         for (; i < n4; i += threads) {
-            const float4 a = x4[i], b = y4[i];
+            const float4 a = CS ? __ldcs(x4 + i) : x4[i], b = CS ? __ldcs(y4 + i) : y4[i];
             sum += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
         }
         if (t < n % 4) sum += x[xoff + n4 * 4 + t] * y[yoff + n4 * 4 + t];   // the last n % 4 elements

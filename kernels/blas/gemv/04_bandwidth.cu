@@ -21,6 +21,7 @@
 //       loads in flight per lane; a warp shuffle sums the lanes. A block holds WARPS columns:
 //       ceil(M / WARPS) blocks.
 // M and N are op(A)'s rows and columns (y has M elements, x has N), as in the other GEMV steps.
+// CS = 1 loads A with __ldcs (streaming: evict-first lines in L2; A is read once; see DOT 7).
 // Each output is written once: y_i = alpha * sum + beta * y_i (beta = 0: y is not read).
 // Expected bottleneck: DRAM bandwidth for A.
 // Sizes: any M, N >= 0.
@@ -28,7 +29,7 @@
 #include "common/blas.cuh"
 
 // [kernel]
-template <int WARPS, int UNROLL, int SPLIT, int VEC, int TRANS>
+template <int WARPS, int UNROLL, int SPLIT, int VEC, int CS, int TRANS>
 __global__ void __launch_bounds__(WARPS * 32)
 gemv_bandwidth(const float* __restrict__ A, int aoff, int lda, const float* __restrict__ x, int xoff, int incx,
                float* __restrict__ y, int yoff, int incy, int M, int N, float alpha, float beta,
@@ -48,12 +49,13 @@ gemv_bandwidth(const float* __restrict__ A, int aoff, int lda, const float* __re
         const float* a = A + aoff + r0;
         auto rows_at = [&](long long j) {
             float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            if (vec) return *reinterpret_cast<const float4*>(a + j * lda);
+            if (vec) return CS ? __ldcs(reinterpret_cast<const float4*>(a + j * lda))
+                               : *reinterpret_cast<const float4*>(a + j * lda);
             const float* c = a + j * lda;
-            if (r0 < M) v.x = c[0];
-            if (VEC > 1 && r0 + 1 < M) v.y = c[1];
-            if (VEC > 2 && r0 + 2 < M) v.z = c[2];
-            if (VEC > 3 && r0 + 3 < M) v.w = c[3];
+            if (r0 < M) v.x = CS ? __ldcs(c) : c[0];
+            if (VEC > 1 && r0 + 1 < M) v.y = CS ? __ldcs(c + 1) : c[1];
+            if (VEC > 2 && r0 + 2 < M) v.z = CS ? __ldcs(c + 2) : c[2];
+            if (VEC > 3 && r0 + 3 < M) v.w = CS ? __ldcs(c + 3) : c[3];
             return v;
         };
         float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -135,7 +137,7 @@ gemv_bandwidth(const float* __restrict__ A, int aoff, int lda, const float* __re
                 float4 av[UNROLL], xv[UNROLL];
                 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u) {
-                    av[u] = a4[r + u * 32];
+                    av[u] = CS ? __ldcs(a4 + r + u * 32) : a4[r + u * 32];
                     xv[u] = x4[r + u * 32];
                 }
                 #pragma unroll
@@ -143,7 +145,7 @@ gemv_bandwidth(const float* __restrict__ A, int aoff, int lda, const float* __re
                     sum += av[u].x * xv[u].x + av[u].y * xv[u].y + av[u].z * xv[u].z + av[u].w * xv[u].w;
             }
             for (; r < m4; r += 32) {
-                const float4 a = a4[r], b = x4[r];
+                const float4 a = CS ? __ldcs(a4 + r) : a4[r], b = x4[r];
                 sum += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
             }
             if (lane < N % 4) sum += col[m4 * 4 + lane] * x[xoff + m4 * 4 + lane];
