@@ -864,3 +864,14 @@ def test_overloaded_kernels_chosen_by_name_expression():
         m.get("scale")
     with pytest.raises(ValueError, match="is overloaded"):
         m.get("(void(*)(double*, double))scale")
+
+
+def test_volatile_code_needs_a_compiler_that_can_run_it_in_lockstep(monkeypatch):
+    """Where the compiler cannot tell volatile accesses apart, a warp-synchronous kernel is refused by name,
+    never run one thread at a time (a wrong answer)."""
+    if gl.backend != "emulator":
+        pytest.skip("the emulator's refusal")
+    monkeypatch.setattr(_emulator, "_accepts", lambda cxx, flags: False)
+    code = '__global__ void k(volatile float* y) { y[threadIdx.x] += y[threadIdx.x + 1]; }  // lockstep probe 2'
+    with pytest.raises(gl.BackendError, match="volatile memory .*lockstep.*g\\+\\+ 11"):
+        gl.load(code=code).get("k")

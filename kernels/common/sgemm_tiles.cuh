@@ -40,3 +40,43 @@ __device__ __forceinline__ void gl_store4(float* __restrict__ m, int rows, int c
     if (c + 2 < cols) row[c + 2] = v.z;
     if (c + 3 < cols) row[c + 3] = v.w;
 }
+
+// The shape of a warp-tiled block (Part IV): a BM x BN block tile of (BM/WM) x (BN/WN) warps, each warp's
+// lanes as LR = 8 rows by LC = 4 columns of 4 x 4 sub-tiles, MI x NI of them per lane; A_LOADS and B_LOADS
+// float4s of the BM x BK and BK x BN tiles per thread per tile.
+template <int BM, int BN, int BK, int WM, int WN>
+struct gl_warp_tiling {
+    static constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
+    static constexpr int LR = 8, LC = 4;
+    static constexpr int MI = WM / (4 * LR), NI = WN / (4 * LC);
+    static constexpr int A_LOADS = BM * BK / 4 / THREADS, B_LOADS = BK * BN / 4 / THREADS;
+    static_assert(WM % (4 * LR) == 0 && WN % (4 * LC) == 0, "a warp tile is a whole number of sub-tiles");
+    static_assert(BM % WM == 0 && BN % WN == 0, "the warp tiles fill the block tile");
+    static_assert(A_LOADS * THREADS * 4 == BM * BK && B_LOADS * THREADS * 4 == BK * BN,
+                  "every thread moves whole float4s of both tiles");
+};
+
+// One k of a warp tile: the lane's MI sub-tile columns of the transposed A tile (row k of As[k][m]) and NI
+// sub-tile rows of B (row k of Bs[k][n]), one LDS.128 each, then their outer product into acc. wm, wn:
+// the warp's corner in the block tile; lm, ln: the lane's corner in a sub-tile.
+template <int MI, int NI, int LR, int LC>
+__device__ __forceinline__ void gl_warp_tile_fma(const float* as_k, const float* bs_k, int wm, int wn, int lm, int ln,
+                                                 float (&acc)[MI * 4][NI * 4])
+{
+    float a[MI * 4], b[NI * 4];
+    #pragma unroll
+    for (int i = 0; i < MI; ++i) {
+        const float4 v = *reinterpret_cast<const float4*>(as_k + wm + i * 4 * LR + lm);
+        a[4 * i + 0] = v.x; a[4 * i + 1] = v.y; a[4 * i + 2] = v.z; a[4 * i + 3] = v.w;
+    }
+    #pragma unroll
+    for (int j = 0; j < NI; ++j) {
+        const float4 v = *reinterpret_cast<const float4*>(bs_k + wn + j * 4 * LC + ln);
+        b[4 * j + 0] = v.x; b[4 * j + 1] = v.y; b[4 * j + 2] = v.z; b[4 * j + 3] = v.w;
+    }
+    #pragma unroll
+    for (int i = 0; i < MI * 4; ++i)
+        #pragma unroll
+        for (int j = 0; j < NI * 4; ++j)
+            acc[i][j] += a[i] * b[j];
+}

@@ -29,15 +29,10 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 sgemm_double_buffer(const float* __restrict__ A, const float* __restrict__ B,
                     float* __restrict__ C, int M, int N, int K)
 {
-    constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
-    constexpr int LR = 8, LC = 4;                           // lanes of a warp: 8 rows x 4 columns
-    constexpr int MI = WM / (4 * LR), NI = WN / (4 * LC);   // 4 x 4 sub-tiles per lane, down and across
-    constexpr int A_LOADS = BM * BK / 4 / THREADS, B_LOADS = BK * BN / 4 / THREADS;
+    using W = gl_warp_tiling<BM, BN, BK, WM, WN>;          // (common/sgemm_tiles.cuh)
+    constexpr int THREADS = W::THREADS, LR = W::LR, LC = W::LC, MI = W::MI, NI = W::NI;
+    constexpr int A_LOADS = W::A_LOADS, B_LOADS = W::B_LOADS;
     constexpr int APAD = 4;
-    static_assert(WM % (4 * LR) == 0 && WN % (4 * LC) == 0, "a warp tile is a whole number of sub-tiles");
-    static_assert(BM % WM == 0 && BN % WN == 0, "the warp tiles fill the block tile");
-    static_assert(A_LOADS * THREADS * 4 == BM * BK && B_LOADS * THREADS * 4 == BK * BN,
-                  "every thread loads whole float4s of both tiles");
     extern __shared__ __align__(16) float smem[];
     auto As = reinterpret_cast<float (*)[BK][BM + APAD]>(smem);                    // [2][BK][BM + APAD]
     auto Bs = reinterpret_cast<float (*)[BK][BN]>(smem + 2 * BK * (BM + APAD));   // [2][BK][BN]
@@ -98,24 +93,8 @@ sgemm_double_buffer(const float* __restrict__ A, const float* __restrict__ B,
         const int s = t & 1;
         if (t + 1 < tiles) fetch(kbegin + (t + 1) * BK);
         #pragma unroll
-        for (int k = 0; k < BK; ++k) {
-            float a[MI * 4], b[NI * 4];
-            #pragma unroll
-            for (int i = 0; i < MI; ++i) {
-                const float4 v = *reinterpret_cast<const float4*>(&As[s][k][wm + i * 4 * LR + lm]);
-                a[4 * i + 0] = v.x; a[4 * i + 1] = v.y; a[4 * i + 2] = v.z; a[4 * i + 3] = v.w;
-            }
-            #pragma unroll
-            for (int j = 0; j < NI; ++j) {
-                const float4 v = *reinterpret_cast<const float4*>(&Bs[s][k][wn + j * 4 * LC + ln]);
-                b[4 * j + 0] = v.x; b[4 * j + 1] = v.y; b[4 * j + 2] = v.z; b[4 * j + 3] = v.w;
-            }
-            #pragma unroll
-            for (int i = 0; i < MI * 4; ++i)
-                #pragma unroll
-                for (int j = 0; j < NI * 4; ++j)
-                    acc[i][j] += a[i] * b[j];
-        }
+        for (int k = 0; k < BK; ++k)
+            gl_warp_tile_fma<MI, NI, LR, LC>(As[s][k], Bs[s][k], wm, wn, lm, ln, acc);
         if (t + 1 < tiles) stash(s ^ 1);
         __syncthreads();
     }

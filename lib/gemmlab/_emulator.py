@@ -701,10 +701,11 @@ def compile(module, expr: str, signature, racecheck: bool = False):
                                "Linux (and GEMMLAB_EMULATOR_MEMCHECK not 0)")
         memcheck = (*memcheck, "-DGL_EMU_RACECHECK=1")
     if any(_VOLATILE.search(text) for text in (module.source, *module.headers.values())):
-        if "Free Software Foundation" not in _compiler_version(cxx):
+        if "Free Software Foundation" not in _compiler_version(cxx) or not _accepts(cxx, LOCKSTEP_FLAGS):
             raise BackendError(f"{expr} uses volatile memory (warp-synchronous code): the emulator runs such code "
-                               f"in lockstep warps, as a GPU does, only when it compiles with g++; {cxx} is not "
-                               f"g++: install g++ and set CXX=g++")
+                               f"in lockstep warps, as a GPU does, only when it compiles with g++ 11 or later "
+                               f"(ThreadSanitizer's tsan-distinguish-volatile); {cxx} is not that: install it "
+                               f"and set CXX=g++")
         memcheck = (*(f for f in memcheck if f.startswith("-D")), *LOCKSTEP_FLAGS)
     link = LINUX_FLAGS if sys.platform.startswith("linux") else ()
     flags = FLAGS
@@ -837,6 +838,17 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
         return library
     finally:
         shutil.rmtree(build, ignore_errors=True)
+
+
+@functools.lru_cache(maxsize=None)
+def _accepts(cxx: str, flags: tuple) -> bool:
+    """Whether the compiler takes these flags (compiling a one-line unit, once per process)."""
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            return subprocess.run([cxx, "-x", "c++", "-c", *flags, "-o", os.path.join(tmp, "probe.o"), "-"],
+                                  input="int gl_probe;\n", capture_output=True, text=True, timeout=60).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
 
 
 @functools.lru_cache(maxsize=None)
