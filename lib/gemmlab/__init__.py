@@ -10,7 +10,7 @@
 Module map: backend (which machine), loader (load, compile, launch checks), registry (every kernel
 variant), ops (FLOP and byte counts, references, cuBLAS calls), check (correctness), timing (bench),
 device (ceilings and presets), roofline, record (results/ with GPU, date, versions), refresh (re-run
-chapter notebooks on a GPU).
+chapter notebooks on a GPU), climb (Part IV's targets in one run).
 """
 from . import ops, record
 from .hardware import BackendError, backend, backend_reason, on_gpu, size, synchronize, to_host, xp
@@ -19,7 +19,7 @@ from .loader import CompileError, Kernel, Module, load
 from ._emulator import EmulatorError
 from .timing import TimingUnavailable, bench, sweep
 from .racecheck import RaceReport, racecheck
-from . import blas, blasbench, demos, explorers, profiling, paths, device, ladder, memory, registry, roofline, sass, tilemap  # noqa: E402
+from . import blas, blasbench, climb, demos, explorers, profiling, paths, device, ladder, memory, registry, roofline, sass, tilemap  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -27,5 +27,5 @@ __all__ = [
     "backend", "backend_reason", "on_gpu", "xp", "size", "synchronize", "to_host", "BackendError",
     "load", "Module", "Kernel", "CompileError", "EmulatorError", "check", "rel_error", "CheckResult",
     "bench", "sweep", "TimingUnavailable", "racecheck", "RaceReport", "ops", "record", "device", "registry", "roofline", "ladder",
-    "tilemap", "demos", "memory", "sass", "blas", "blasbench", "explorers", "profiling", "paths",
+    "tilemap", "demos", "memory", "sass", "blas", "blasbench", "climb", "explorers", "profiling", "paths",
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from . import hardware as hw
 from . import ops, record
+from .timing import Timings
 from .ladder import case_name, measure_problem, resources
 
 # (size label, problem, target ratio to cuBLAS): the issue's bar, never lowered here
@@ -85,37 +86,76 @@ def _best(t, names):
     return max(rows, key=lambda r: r["gbs"])
 
 
+COPY = "copy (as many bytes as DOT reads)"
+
+
+def measure_dot(n: int, target: float, reps: int = 30, progress: bool = True) -> dict:
+    """DOT's candidates at n, checked, then timed with cuBLAS and a copy of 8n bytes in one round-robin."""
+    src = hw.xp.ones(2 * n, dtype="float32")
+    dst = hw.xp.empty_like(src)
+    t, errors = measure_problem(DOT_CANDIDATES, ops.Dot(n=n), f"climb DOT n=2^{n.bit_length() - 1}", reps=reps,
+                                progress=progress, extra={COPY: lambda: hw.xp.copyto(dst, src)})
+    best = _best(t, {case_name(k, c) for k, c in DOT_CANDIDATES})
+    copy_gbs = 2 * 2 * n * 4 / (t[COPY].median_ms * 1e-3) / 1e9
+    det = max((r for r in t.to_dict()["rows"] if "DET=1" in r["name"]), key=lambda r: r["gbs"])
+    return {"n": n, "target": target, "best": best["name"], "gbs": best["gbs"], "copy_gbs": copy_gbs,
+            "ratio": best["gbs"] / copy_gbs, "met": best["gbs"] / copy_gbs >= target,
+            "deterministic_best": det["name"], "deterministic_ratio": det["gbs"] / copy_gbs,
+            "errors": errors, "timing": t.to_dict()}
+
+
+def measure_gemv(m: int, trans: str, target: float, reps: int = 30, progress: bool = True) -> dict:
+    """GEMV's candidates on an m x m column-major A, checked, then timed with cuBLAS in one round-robin."""
+    problem = ops.Gemv(m=m, n=m, trans=trans, layout="col")
+    t, errors = measure_problem(GEMV_CANDIDATES, problem, f"climb GEMV {m}^2 {trans}", reps=reps, progress=progress)
+    best = _best(t, {case_name(k, c) for k, c in GEMV_CANDIDATES})
+    ratio = t.ratio(best["name"])
+    return {"m": m, "trans": trans, "target": target, "best": best["name"], "ratio": ratio,
+            "met": ratio is not None and ratio >= target, "errors": errors, "timing": t.to_dict()}
+
+
 def run_dot(reps: int = 30) -> list:
     out = []
     for n, target in DOT_PROBLEMS:
-        src = hw.xp.ones(2 * n, dtype="float32")
-        dst = hw.xp.empty_like(src)
-        copy = {"copy (as many bytes as DOT reads)": lambda: hw.xp.copyto(dst, src)}
-        t, errors = measure_problem(DOT_CANDIDATES, ops.Dot(n=n), f"climb DOT n=2^{n.bit_length() - 1}", reps=reps,
-                                    progress=True, extra=copy)
-        print(t, flush=True)
-        names = {case_name(k, c) for k, c in DOT_CANDIDATES}
-        best = _best(t, names)
-        copy_gbs = 2 * 2 * n * 4 / (t["copy (as many bytes as DOT reads)"].median_ms * 1e-3) / 1e9
-        det = max((r for r in t.to_dict()["rows"] if "DET=1" in r["name"]), key=lambda r: r["gbs"])
-        out.append({"n": n, "target": target, "best": best["name"], "gbs": best["gbs"], "copy_gbs": copy_gbs,
-                    "ratio": best["gbs"] / copy_gbs, "met": best["gbs"] / copy_gbs >= target,
-                    "deterministic_best": det["name"], "deterministic_ratio": det["gbs"] / copy_gbs,
-                    "errors": errors, "timing": t.to_dict()})
+        out.append(measure_dot(n, target, reps))
+        print(Timings.from_dict(out[-1]["timing"], recorded=False), flush=True)
     return out
 
 
 def run_gemv(reps: int = 30) -> list:
     out = []
     for m, trans, target in GEMV_PROBLEMS:
-        problem = ops.Gemv(m=m, n=m, trans=trans, layout="col")
-        t, errors = measure_problem(GEMV_CANDIDATES, problem, f"climb GEMV {m}^2 {trans}", reps=reps, progress=True)
-        print(t, flush=True)
-        best = _best(t, {case_name(k, c) for k, c in GEMV_CANDIDATES})
-        ratio = t.ratio(best["name"])
-        out.append({"m": m, "trans": trans, "target": target, "best": best["name"], "ratio": ratio,
-                    "met": ratio is not None and ratio >= target, "errors": errors, "timing": t.to_dict()})
+        out.append(measure_gemv(m, trans, target, reps))
+        print(Timings.from_dict(out[-1]["timing"], recorded=False), flush=True)
     return out
+
+
+def recorded() -> dict:
+    return record.load("climb-nvidia-h200")
+
+
+_warmed = False
+
+
+def now_or_recorded(kind: str, key) -> tuple:
+    """A chapter's timing cell: DOT at n = key, or GEMV at key = (m, trans), measured now on a GPU (the
+    record's candidates and method), else the H200 run recorded by ``python -m gemmlab climb --record``.
+    Returns (the entry, its Timings)."""
+    global _warmed
+    if hw.on_gpu and not _warmed:
+        _warm_up(2.0)
+        _warmed = True
+    if kind == "dot":
+        target = dict(DOT_PROBLEMS).get(key, 0.0)
+        entry = measure_dot(key, target, progress=False) if hw.on_gpu else next(
+            d for d in recorded()["dot"] if d["n"] == key)
+    elif kind == "gemv":
+        target = {(m, t): x for m, t, x in GEMV_PROBLEMS}.get(tuple(key), 0.0)
+        entry = measure_gemv(*key, target, progress=False) if hw.on_gpu else next(
+            g for g in recorded()["gemv"] if (g["m"], g["trans"]) == tuple(key))
+    else:
+        raise ValueError(f"kind must be 'dot' or 'gemv', got {kind!r}")
+    return entry, Timings.from_dict(entry["timing"], recorded=not hw.on_gpu)
 
 
 def run_all(reps: int = 10) -> dict:
