@@ -14,6 +14,7 @@ from gemmlab import record
 from pathlib import Path
 
 CHAPTERS = Path(__file__).resolve().parents[1] / "chapters"
+RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
 
 
 def prose(name: str) -> str:
@@ -56,3 +57,24 @@ def test_chapter_8_step_0_is_eight_blocks_of_eight_warps():
     text = prose("08-gemv.ipynb")
     assert "2048 threads,\n64 warps" in text and "(about 2.5% of cuBLAS's speed, about 70 GB/s)" in text
     assert "16 warps each" not in text and "gives each thread one row" not in text
+
+
+def _scaling(kernel_start: str) -> dict:
+    import csv
+    lines = [l for l in (RESULTS_DIR / "blas-scaling-nvidia-h200.csv").read_text().splitlines() if not l.startswith("#")]
+    return {int(r["size"]): float(r["gbs"]) for r in csv.DictReader(lines)
+            if r["family"] == "DOT" and r["kernel"].startswith(kernel_start)}
+
+
+def test_chapters_7_and_10_dot_bandwidth_levels_off_instead_of_climbing():
+    dot6 = _scaling("DOT 6")
+    assert [round(dot6[2 ** e]) for e in (24, 25, 26)] == [1966, 2013, 1841]
+    assert dot6[2 ** 26] < dot6[2 ** 24] < 2 * dot6[2 ** 24]          # four times the length, no more bandwidth
+    for k in ("DOT 2", "DOT 3", "DOT 4"):
+        tree = _scaling(k)
+        assert tree[2 ** 26] < tree[2 ** 25] < tree[2 ** 24]
+        assert [round(tree[2 ** e], -1) for e in (24, 25, 26)] == pytest.approx([1080, 1030, 995], abs=15)
+    assert "1,966 GB/s at $2^{24}$, 2,013 at $2^{25}$ and\n1,841 at $2^{26}$" in prose("07-dot.ipynb")
+    assert "weigh as much as the streaming" not in prose("07-dot.ipynb")
+    text = prose("10-scaling.ipynb")
+    assert "1,966, 2,013 and 1,841 GB/s" in text and "The bandwidth climbs with $n$ for every" not in text
