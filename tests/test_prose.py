@@ -78,3 +78,21 @@ def test_chapters_7_and_10_dot_bandwidth_levels_off_instead_of_climbing():
     assert "weigh as much as the streaming" not in prose("07-dot.ipynb")
     text = prose("10-scaling.ipynb")
     assert "1,966, 2,013 and 1,841 GB/s" in text and "The bandwidth climbs with $n$ for every" not in text
+
+
+def test_chapter_6_quarter_bound_scope_and_eight_by_eight_registers():
+    text = prose("06-register-tiling.ipynb")
+    # one 32-wide shared load per clock against 128 FMAs per clock: 1/4 at one load per FMA, 1/8 at two
+    assert 32 / 128 == 1 / 4 and 32 / 2 / 128 == 1 / 8
+    assert "one-quarter-of-peak bound" in text and "same one-eighth-of-peak bound" not in text
+    assert "warp-level tiling" in text and "tensor cores" in text
+    ladder = record.load("ladder-nvidia-h200")["resources"]["05_cache_blocking[TM=8,TN=8]"]
+    assert (ladder["registers"], ladder["local_bytes"]) == (127, 0)
+    climb = record.load("climb-nvidia-h200")["resources"]
+    big = [v for k, v in climb.items() if k.startswith("10_double_buffer") and "MINB=1" in k]
+    assert big and all(v["local_bytes"] == 0 for v in big)
+    assert max(v["registers"] for k, v in climb.items() if k.startswith("10_")) == 254
+    assert min(v["registers"] for k, v in climb.items() if k.startswith("10_")) == 127
+    capped = [v for k, v in climb.items() if v["local_bytes"]]
+    assert capped and all(v["registers"] <= 128 for v in capped)
+    assert "127 registers and no spill" in text and "in 127 to 254 registers" in text
