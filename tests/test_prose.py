@@ -96,3 +96,39 @@ def test_chapter_6_quarter_bound_scope_and_eight_by_eight_registers():
     capped = [v for k, v in climb.items() if v["local_bytes"]]
     assert capped and all(v["registers"] <= 128 for v in capped)
     assert "127 registers and no spill" in text and "in 127 to 254 registers" in text
+
+
+def test_chapter_3_slowdowns_exceed_the_sector_ratios():
+    t = rows("ladder-nvidia-h200", "coalescing")
+    for block, (good, bad) in ((16, (4, 17)), (32, (5, 33))):
+        slowdown = t[f"03_uncoalesced[BLOCK={block}]"]["median_ms"] / t[f"01_naive[BLOCK={block}]"]["median_ms"]
+        assert slowdown > bad / good, (block, slowdown)
+    assert 5 < t["03_uncoalesced[BLOCK=16]"]["median_ms"] / t["01_naive[BLOCK=16]"]["median_ms"] < 6
+    assert 11 < t["03_uncoalesced[BLOCK=32]"]["median_ms"] / t["01_naive[BLOCK=32]"]["median_ms"] < 12
+    text = prose("03-coalescing.ipynb")
+    assert "exceeds it" in text and "not\nevery sector comes from DRAM" not in text
+
+
+def test_chapter_9_scheduler_counters_as_ncu_recorded():
+    kernels = {k["kernel"].split("(")[0]: k for k in record.load("ncu-nvidia-h200")["kernels"]}
+    before = kernels["void gemm_register_tiling<8, 0, 0>"]["no_eligible_pct"]
+    after = kernels["void gemm_double_buffer<8, 0, 0>"]["no_eligible_pct"]
+    assert f"falls from {before:.1f}% to {after:.1f}%" in prose("09-gemm.ipynb")
+
+
+def test_chapter_10_gemv_gap_and_the_partial_wave():
+    import csv
+    lines = [l for l in (RESULTS_DIR / "blas-scaling-nvidia-h200.csv").read_text().splitlines() if not l.startswith("#")]
+    gap = {int(r["size"]): 1 / float(r["vs_cublas"]) for r in csv.DictReader(lines)
+           if r["family"] == "GEMV" and r["kernel"].startswith("GEMV 3")}
+    assert round(gap[2048], 1) == round(gap[4096], 1) == 2.7 and round(gap[8192], 1) == 1.6
+    blocks, sms = (4096 // 128) ** 2, 132
+    assert (blocks // sms, blocks % sms, sms - blocks % sms) == (7, 100, 32)
+    text = prose("10-scaling.ipynb")
+    assert "2.7 times slower at 2048 and 4096, 1.6 times at 8192" in text
+    assert "leaves 32 of the 132 SMs idle" in text and "two to three times behind" not in text
+
+
+def test_chapter_2_answer_on_1024_thread_blocks():
+    text = prose("02-naive-and-tiled.ipynb")
+    assert "a third of the SM's threads stay unused" in text and "a third or half" not in text
