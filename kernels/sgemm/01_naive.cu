@@ -6,8 +6,10 @@
 // Expected bottleneck: memory traffic. Each output reads a full row of A and a full column of B,
 // 2K loads for 2K FLOPs, so the source-level intensity is 1 FLOP per 4 bytes whatever N is; the
 // caches catch much of it, which is why it still runs at a few TFLOP/s on a modern GPU.
-// Coalescing: threadIdx.x walks col, so a warp reads one A element (a broadcast) and 32 neighbouring
-// B elements, and writes 32 neighbouring C elements.
+// Coalescing: threadIdx.x walks col. With BLOCK = 32 a warp is one row of the block: it reads one A
+// element (a broadcast) and 32 neighbouring B elements, and writes 32 neighbouring C elements. With
+// BLOCK = 16 (the default) a warp is two half rows: two A elements, the same 16 neighbouring B
+// elements for both halves, and two runs of 16 neighbouring C elements.
 // Leaves out: any reuse through shared memory or registers (the next steps).
 // Sizes: any M, N, K >= 1; threads past the edge of C return before touching memory.
 

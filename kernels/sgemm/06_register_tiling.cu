@@ -27,7 +27,8 @@ sgemm_register_tiling(const float* __restrict__ A, const float* __restrict__ B,
 
     float acc[RM][RN] = {};
     for (int p = 0; p < K; p += T) {
-        // The T x T tiles, RM x RN elements per thread; consecutive tx cover consecutive columns.
+        // The T x T tiles, RM x RN elements per thread: thread tx covers columns tx*RN .. tx*RN + RN-1, so
+        // consecutive tx are RN columns apart (and lanes of a warp read RN-strided addresses).
         #pragma unroll
         for (int i = 0; i < RM; ++i)
             #pragma unroll
