@@ -72,3 +72,20 @@ def test_gemv_ratio_follows_from_the_medians(recorded):
         best = max(rows.values(), key=lambda r: r["gbs"])
         assert g["best"] == best["name"] and g["ratio"] == pytest.approx(lib["median_ms"] / best["median_ms"])
         assert g["met"] == (g["ratio"] >= g["target"])
+
+
+def test_the_sass_record_shows_what_part_iv_kernels_claim():
+    """results/sass-sm_90.json (python -m gemmlab sass --record): the instructions each header promises."""
+    kernels = record.load("sass-sm_90")["kernels"]
+    part4 = {k: v["instructions"] for k, v in kernels.items() if k.startswith(("10_", "11_", "dot[", "gemv["))}
+    assert len(part4) == 10
+    for name, ins in part4.items():
+        if name.startswith(("10_", "11_")):
+            assert ins.get("LDS.128", 0) > 0 and ins["FFMA"] >= 512, name         # 4 x 4 sub-tiles read 16 bytes at once
+        if name.startswith("10_"):
+            assert ins.get("LDG.E.128.CONSTANT", 0) > 0, name                      # float4 global loads
+        if name.startswith("11_"):
+            assert any(k.startswith("LDGSTS.E.BYPASS.128") for k in ins), name      # cp.async, 16 bytes
+        if "CS=1" in name:
+            assert ins.get("LDG.E.EF.128", 0) > 0, name                           # __ldcs: evict-first loads
+    assert "LDG.E.EF.128" not in part4["dot[BLOCK=1024,UNROLL=2,GRID=1056,DET=0,CS=0]"]

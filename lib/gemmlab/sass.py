@@ -1,10 +1,11 @@
-"""What the compiler made of a kernel: registers and machine instructions (chapters 04-06).
+"""What the compiler made of a kernel: registers and machine instructions (chapters 04-06, Part IV).
 
     python -m gemmlab sass --record      (needs nvcc and cuobjdump; no GPU)
 
 Compiles registry configurations with ``nvcc -cubin -arch=sm_90 -Xptxas -v`` and counts, per kernel, the
 instructions the chapters talk about: FFMA (fused multiply-adds), LDS/STS (shared loads and stores, with
-their width: LDS.128 moves four floats at once), LDG (global loads) and local-memory traffic (spills).
+their width: LDS.128 moves four floats at once), LDG (global loads, LDG.E.128 four floats), LDGSTS (cp.async
+copies from global to shared memory) and local-memory traffic (spills).
 Without a GPU this answers "did the compiler vectorise, unroll, spill?" at no device time.
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import processes, record, registry
+from . import ops, processes, record, registry
 from .loader import parse_name_expression
 from .paths import KERNELS
 
@@ -30,8 +31,17 @@ CASES = [
     *[("sgemm/05_cache_blocking", {"TM": m, "TN": n}) for m, n in ((1, 1), (4, 4), (8, 4), (8, 8))],
     *[("sgemm/06_register_tiling", {"T": 32, "RM": m, "RN": n, "MINB": b})
       for m, n in ((2, 2), (4, 2), (4, 4)) for b in (1, 8)],
+    # Part IV: the configurations the recorded climb times (lib/gemmlab/climb.py)
+    *[("sgemm/10_double_buffer", dict(BM=bm, BN=bn, BK=bk, WM=wm, WN=wn, GROUP=g, SPLITK=sk, MINB=mb))
+      for bm, bn, bk, wm, wn, g, sk, mb in ((128, 128, 8, 64, 32, 1, 1, 2), (128, 256, 16, 64, 64, 8, 1, 1),
+                                             (128, 128, 16, 64, 32, 8, 2, 2), (64, 64, 16, 32, 32, 8, 1, 2))],
+    *[("sgemm/11_cp_async", dict(BM=bm, BN=bn, BK=bk, WM=wm, WN=wn, STAGES=st, AT=at, MINB=mb))
+      for bm, bn, bk, wm, wn, st, at, mb in ((128, 256, 16, 64, 64, 4, 1, 1), (128, 128, 16, 64, 32, 3, 0, 2))],
+    *[("blas/dot/07_bandwidth", dict(BLOCK=1024, UNROLL=2, GRID=1056, DET=d, CS=c)) for d, c in ((0, 0), (1, 1))],
+    *[("blas/gemv/04_bandwidth", dict(WARPS=8, UNROLL=8, SPLIT=8, VEC=4, CS=1), t) for t in ("N", "T")],
 ]
-CLASSES = re.compile(r"\b(FFMA|LDS(?:\.\w+)?|STS(?:\.\w+)?|LDG(?:\.[\w.]+)?|STG(?:\.[\w.]+)?|LDL(?:\.\w+)?|STL(?:\.\w+)?|BAR\.SYNC)\b")
+CLASSES = re.compile(r"\b(FFMA|LDS(?:\.\w+)?|STS(?:\.\w+)?|LDGSTS(?:\.[\w.]+)?|LDG(?:\.[\w.]+)?|STG(?:\.[\w.]+)?"
+                     r"|LDL(?:\.\w+)?|STL(?:\.\w+)?|BAR\.SYNC)\b")
 
 
 def _tool(name):
@@ -51,17 +61,18 @@ def analyse(cases=CASES) -> dict:
     nvcc, cuobjdump = _tool("nvcc"), _tool("cuobjdump")
     out = {}
     by_file = collections.defaultdict(list)
-    for key, params in cases:
-        by_file[registry.get(key).source].append((key, params))
+    for key, params, *trans in cases:       # a GEMV case names its transpose ('N' or 'T')
+        by_file[registry.get(key).source].append((key, params, trans[0] if trans else None))
     with tempfile.TemporaryDirectory() as tmp:
         for source, items in by_file.items():
             lines = [f'#include "{source}"']
             names = {}
-            for key, params in items:
+            for key, params, trans in items:
                 v = registry.get(key)
-                expr = v.entry.format(**v.resolve(**params))
+                problem = ops.Gemv(trans=trans, layout="col") if trans else None
+                expr = v.expression(problem, **params)
                 lines.append(_instance(expr, len(names)))
-                names[expr] = (key, params)
+                names[expr] = (key, {**params, "TRANS": trans} if trans else params)
             unit = Path(tmp) / "unit.cu"
             unit.write_text("\n".join(lines) + "\n")
             cubin = Path(tmp) / "unit.cubin"
