@@ -77,12 +77,18 @@ def test_gemv_quick_return_leaves_y_alone(trans, m, n):
     assert numpy.array_equal(host(y), before)
 
 
-GEMM_CASES = list(itertools.product(("N", "T"), ("n", "T"), ((1, 1, 1), (33, 17, 65), (3, 4, 0)), (0, 2),
-                                    (0.0, -1.25), (0.0, 1.0, 0.75)))
+GEMM_CASES = list(itertools.product(("N", "T"), ("n", "T"), ((1, 1, 1), (33, 17, 65), (3, 4, 0), (32, 24, 36)),
+                                    (0, 2), (0.0, -1.25), (0.0, 1.0, 0.75)))
+# the kernel gl.blas.gemm calls, and GEMM 5 (Part IV's warp tiles; 16-byte paths where ld is a multiple of 4)
+GEMM_KERNELS = {"default": None, "gemm5": ("blas/gemm/05_warp_tiled", {"BM": 64, "BN": 64, "BK": 8, "WM": 32,
+                                                                         "WN": 32, "GROUP": 8, "MINB": 2})}
 
 
+@pytest.mark.parametrize("kernel", list(GEMM_KERNELS))
 @pytest.mark.parametrize("ta, tb, shape, extra, alpha, beta", GEMM_CASES)
-def test_gemm(ta, tb, shape, extra, alpha, beta):
+def test_gemm(ta, tb, shape, extra, alpha, beta, kernel, monkeypatch):
+    if GEMM_KERNELS[kernel] is not None:
+        monkeypatch.setattr(gl.blas, "GEMM", GEMM_KERNELS[kernel])
     m, n, k = shape
     A = mat(m, k, extra) if ta.upper() == "N" else mat(k, m, extra)
     B = mat(k, n, extra) if tb.upper() == "N" else mat(n, k, extra)

@@ -429,6 +429,19 @@ VARIANTS += [
         launch=lambda p, c: ((max(1, cdiv(p.m, 16 * c["TT"])), max(1, cdiv(p.n, 16 * c["TT"]))), (16, 16), 0),
         args=_gemm_col_args,
     ),
+    Variant(
+        key="blas/gemm/05_warp_tiled", chapter=None,
+        entry="gemm_warp_tiled<{BM}, {BN}, {BK}, {WM}, {WN}, {GROUP}, {MINB}, {TA}, {TB}>", op=ops.Gemm, layout="col",
+        title="GEMM 5: Part IV's warp tiles, two stages, for every transpose",
+        params={"BM": (64, 128, 256), "BN": (64, 128, 256), "BK": (8, 16), "WM": (32, 64), "WN": (32, 64),
+                "GROUP": (1, 8), "MINB": (1, 2)},
+        defaults={"BM": 128, "BN": 128, "BK": 8, "WM": 64, "WN": 32, "GROUP": 8, "MINB": 2},
+        valid=_warp_tiled_valid, problem_params=_TRANS2,
+        launch=lambda p, c: (max(1, cdiv(p.m, c["BM"]) * cdiv(p.n, c["BN"])),
+                             (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32,
+                             8 * c["BK"] * (c["BM"] + c["BN"] + 8)),
+        args=_gemm_col_args,
+    ),
 ]
 
 REGISTRY = {v.key: v for v in VARIANTS}

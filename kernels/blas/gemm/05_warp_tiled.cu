@@ -1,0 +1,134 @@
+// blas/gemm/05_warp_tiled.cu — column-major GEMM step 5: Part IV's warp tiles, for every transpose.
+//
+// C = alpha * op(A) op(B) + beta * C, all column-major with leading dimensions and offsets (common/blas.cuh).
+// What changed since 04_double_buffer: the block, warp and lane tiles of sgemm/10_double_buffer
+// (common/sgemm_tiles.cuh: BM x BN block tiles of WM x WN warp tiles, 8 x 4 lanes of 4 x 4 sub-tiles,
+// the A tile stored as As[k][m] and the B tile as Bs[k][n], two stages fed through registers, blocks
+// in bands of GROUP block-rows). Column-major storage read as row-major is the transpose, so each
+// operand comes in one of two ways, and the transpose flags choose:
+//   op(A) = A   ('N'): memory holds k rows of m (lda apart); a 16-byte load of 4 consecutive m lands
+//                      in As[k][m] as it is;
+//   op(A) = A^T ('T'): memory holds m rows of k; 4 consecutive k are transposed into As on the way;
+//   op(B) = B   ('N'): memory holds n rows of k; transposed into Bs[k][n] on the way;
+//   op(B) = B^T ('T'): memory holds k rows of n; lands in Bs[k][n] as it is.
+// 16-byte loads where a leading dimension and an offset are multiples of 4 (else float by float), and
+// C written 4 rows (one column's 16 contiguous bytes) at a time on the same condition. beta = 0 never
+// reads C (a NaN there cannot leak).
+// Shared memory is dynamic: 4 * 2 * (BK * (BM + 4) + BK * (BN + 4)) bytes.
+// Sizes: any M, N, K >= 0.
+
+#include "common/blas.cuh"
+#include "common/sgemm_tiles.cuh"
+
+// [kernel]
+template <int BM, int BN, int BK, int WM, int WN, int GROUP, int MINB, int TA, int TB>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
+gemm_warp_tiled(const float* __restrict__ A, int aoff, int lda, const float* __restrict__ B, int boff, int ldb,
+                float* __restrict__ C, int coff, int ldc, int M, int N, int K, float alpha, float beta)
+{
+    using W = gl_warp_tiling<BM, BN, BK, WM, WN>;          // (common/sgemm_tiles.cuh)
+    constexpr int THREADS = W::THREADS, LR = W::LR, LC = W::LC, MI = W::MI, NI = W::NI;
+    constexpr int A_LOADS = W::A_LOADS, B_LOADS = W::B_LOADS;
+    constexpr int AP = BM + 4, BP = BN + 4;                 // padded rows: the transposing stores are conflict-free
+    extern __shared__ __align__(16) float smem[];
+    auto As = reinterpret_cast<float (*)[BK][AP]>(smem);                // [2][BK][AP]
+    auto Bs = reinterpret_cast<float (*)[BK][BP]>(smem + 2 * BK * AP);  // [2][BK][BP]
+
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const int wm = (warp / (BN / WN)) * WM, wn = (warp % (BN / WN)) * WN;
+    const int lm = (lane / LC) * 4, ln = (lane % LC) * 4;
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const int band = GROUP * tiles_n, first = (int)(blockIdx.x / band) * GROUP;
+    const int rows_here = tiles_m - first < GROUP ? tiles_m - first : GROUP;
+    const int row0 = (first + (int)(blockIdx.x % band) % rows_here) * BM;
+    const int col0 = ((int)(blockIdx.x % band) / rows_here) * BN;
+    const float* a = A + aoff;
+    const float* b = B + boff;
+    const bool avec = aoff % 4 == 0 && lda % 4 == 0, bvec = boff % 4 == 0 && ldb % 4 == 0;
+
+    float4 ra[A_LOADS], rb[B_LOADS];
+    // The next tile, global memory -> registers: op(A)'s BM x BK and op(B)'s BK x BN, in their storage's rows.
+    auto fetch = [&](int k0) {
+        #pragma unroll
+        for (int l = 0; l < A_LOADS; ++l) {
+            const int i = tid + l * THREADS;
+            if (TA == 0) { const int r = i / (BM / 4), c = (i % (BM / 4)) * 4; ra[l] = gl_load4(a, K, M, k0 + r, row0 + c, avec, lda); }
+            else         { const int r = i / (BK / 4), c = (i % (BK / 4)) * 4; ra[l] = gl_load4(a, M, K, row0 + r, k0 + c, avec, lda); }
+        }
+        #pragma unroll
+        for (int l = 0; l < B_LOADS; ++l) {
+            const int i = tid + l * THREADS;
+            if (TB == 1) { const int r = i / (BN / 4), c = (i % (BN / 4)) * 4; rb[l] = gl_load4(b, K, N, k0 + r, col0 + c, bvec, ldb); }
+            else         { const int r = i / (BK / 4), c = (i % (BK / 4)) * 4; rb[l] = gl_load4(b, N, K, col0 + r, k0 + c, bvec, ldb); }
+        }
+    };
+    // registers -> stage s: as they are, or transposed
+    auto stash = [&](int s) {
+        #pragma unroll
+        for (int l = 0; l < A_LOADS; ++l) {
+            const int i = tid + l * THREADS;
+            if (TA == 0) {
+                const int r = i / (BM / 4), c = (i % (BM / 4)) * 4;
+                *reinterpret_cast<float4*>(&As[s][r][c]) = ra[l];
+            } else {
+                const int r = i / (BK / 4), c = (i % (BK / 4)) * 4;
+                As[s][c + 0][r] = ra[l].x; As[s][c + 1][r] = ra[l].y; As[s][c + 2][r] = ra[l].z; As[s][c + 3][r] = ra[l].w;
+            }
+        }
+        #pragma unroll
+        for (int l = 0; l < B_LOADS; ++l) {
+            const int i = tid + l * THREADS;
+            if (TB == 1) {
+                const int r = i / (BN / 4), c = (i % (BN / 4)) * 4;
+                *reinterpret_cast<float4*>(&Bs[s][r][c]) = rb[l];
+            } else {
+                const int r = i / (BK / 4), c = (i % (BK / 4)) * 4;
+                Bs[s][c + 0][r] = rb[l].x; Bs[s][c + 1][r] = rb[l].y; Bs[s][c + 2][r] = rb[l].z; Bs[s][c + 3][r] = rb[l].w;
+            }
+        }
+    };
+
+    float acc[MI * 4][NI * 4] = {};
+    const int tiles = (K + BK - 1) / BK;
+    if (tiles > 0) {
+        fetch(0);
+        stash(0);
+    }
+    __syncthreads();
+    for (int t = 0; t < tiles; ++t) {
+        const int s = t & 1;
+        if (t + 1 < tiles) fetch((t + 1) * BK);
+        #pragma unroll
+        for (int k = 0; k < BK; ++k)
+            gl_warp_tile_fma<MI, NI, LR, LC>(As[s][k], Bs[s][k], wm, wn, lm, ln, acc);
+        if (t + 1 < tiles) stash(s ^ 1);
+        __syncthreads();
+    }
+
+    // C: column by column, the lane's 4 consecutive rows of each sub-tile in one 16-byte access
+    float* c = C + coff;
+    const bool cvec = coff % 4 == 0 && ldc % 4 == 0;
+    #pragma unroll
+    for (int i = 0; i < MI; ++i)
+        #pragma unroll
+        for (int j = 0; j < NI * 4; ++j) {
+            const int r = row0 + wm + i * 4 * LR + lm;
+            const int col = col0 + wn + (j / 4) * 4 * LC + ln + j % 4;
+            if (col >= N || r >= M) continue;
+            float* out = c + (size_t)col * ldc + r;
+            float4 v = make_float4(alpha * acc[4 * i][j], alpha * acc[4 * i + 1][j], alpha * acc[4 * i + 2][j],
+                                   alpha * acc[4 * i + 3][j]);
+            if (cvec && r + 3 < M) {
+                if (beta != 0.0f) {
+                    const float4 old = *reinterpret_cast<const float4*>(out);
+                    v.x += beta * old.x; v.y += beta * old.y; v.z += beta * old.z; v.w += beta * old.w;
+                }
+                *reinterpret_cast<float4*>(out) = v;
+            } else {
+                const float vv[4] = {v.x, v.y, v.z, v.w};
+                for (int q = 0; q < 4 && r + q < M; ++q)
+                    out[q] = vv[q] + (beta == 0.0f ? 0.0f : beta * out[q]);
+            }
+        }
+}
+// [kernel]
