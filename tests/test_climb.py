@@ -89,3 +89,10 @@ def test_the_sass_record_shows_what_part_iv_kernels_claim():
         if "CS=1" in name:
             assert ins.get("LDG.E.EF.128", 0) > 0, name                           # __ldcs: evict-first loads
     assert "LDG.E.EF.128" not in part4["dot[BLOCK=1024,UNROLL=2,GRID=1056,DET=0,CS=0]"]
+
+
+def test_gemm_targets_are_the_issues_bar_and_the_candidates_exist():
+    assert climb.GEMM_PROBLEMS == [("N", "N", 0.85), ("N", "T", 0.85), ("T", "N", 0.85), ("T", "T", 0.85)]
+    from gemmlab import registry
+    for key, params in climb.GEMM_CANDIDATES:
+        registry.get(key).resolve(**params)

@@ -5,6 +5,7 @@ configuration below is checked against a float64 reference, then all are timed t
 column (:func:`gemmlab.bench`: CUDA events, medians, L2 flushed, round-robin). DOT: the same at n = 2^24
 and 2^26, with a device-to-device copy of as many bytes as DOT reads timed in the same round-robin (the
 copy bandwidth the target is a fraction of). GEMV: 'N' and 'T' at 4096^2 and 16384^2 against cuBLAS.
+GEMM (column-major, gemmlab.blas's kernel): the four transpose cases at N = 4096 against cuBLAS.
 The best per problem and its ratio go to ``results/climb-<gpu>.json`` beside the targets, met or not.
 The candidates are the winners of tuning runs on the H200 (Part IV's autotuning chapter searches the
 registry's whole space); the last steps before Part IV (chapters 06, 07, 08) are timed with them for scale.
@@ -46,6 +47,8 @@ CANDIDATES = [
 
 # DOT: (n, target fraction of the copy bandwidth); GEMV: (m = n, trans, target fraction of cuBLAS)
 DOT_PROBLEMS = [(1 << 24, 0.80), (1 << 26, 0.90)]
+# gemmlab.blas.gemm's kernel, column-major, N = 4096: (transa, transb, target fraction of cuBLAS)
+GEMM_PROBLEMS = [("N", "N", 0.85), ("N", "T", 0.85), ("T", "N", 0.85), ("T", "T", 0.85)]
 GEMV_PROBLEMS = [(4096, "N", 0.90), (4096, "T", 0.90), (16384, "N", 0.90), (16384, "T", 0.90)]
 
 
@@ -67,6 +70,17 @@ GEMV_CANDIDATES = [
     ("blas/gemv/03_row_col_split", dict(ROWS=32, SPLITS=16)),
     _gemv(8, 8, 8, 4, 1), _gemv(8, 8, 4, 4, 1), _gemv(8, 4, 16, 4, 1), _gemv(8, 8, 8, 4, 0), _gemv(16, 4, 8, 4, 0),
     _gemv(4, 8, 16, 4, 0), _gemv(32, 8, 1, 1, 0), _gemv(8, 8, 1, 1, 0), _gemv(8, 8, 1, 1, 1),
+]
+
+
+def _gemm5(BM, BN, BK, WM, WN, GROUP, MINB):
+    return ("blas/gemm/05_warp_tiled", dict(BM=BM, BN=BN, BK=BK, WM=WM, WN=WN, GROUP=GROUP, MINB=MINB))
+
+
+GEMM_CANDIDATES = [
+    ("blas/gemm/04_double_buffer", dict(TT=8)),
+    _gemm5(128, 256, 16, 64, 64, 8, 1), _gemm5(256, 128, 16, 64, 64, 8, 1), _gemm5(128, 128, 8, 64, 32, 8, 2),
+    _gemm5(128, 128, 16, 64, 32, 8, 2), _gemm5(128, 256, 8, 64, 64, 8, 1),
 ]
 
 
@@ -112,6 +126,27 @@ def measure_gemv(m: int, trans: str, target: float, reps: int = 30, progress: bo
     ratio = t.ratio(best["name"])
     return {"m": m, "trans": trans, "target": target, "best": best["name"], "ratio": ratio,
             "met": ratio is not None and ratio >= target, "errors": errors, "timing": t.to_dict()}
+
+
+def measure_gemm(transa: str, transb: str, target: float, n: int = 4096, reps: int = 10,
+                 progress: bool = True) -> dict:
+    """The column-major GEMM candidates (gemmlab.blas.gemm's kernel) at N = n, checked, then timed with
+    cuBLAS called with the same transposes, in one round-robin."""
+    problem = ops.Gemm(m=n, n=n, k=n, transa=transa, transb=transb, layout="col")
+    t, errors = measure_problem(GEMM_CANDIDATES, problem, f"climb GEMM {n} {transa}{transb}", reps=reps,
+                                progress=progress)
+    best = _best(t, {case_name(k, c) for k, c in GEMM_CANDIDATES})
+    ratio = t.ratio(best["name"])
+    return {"transa": transa, "transb": transb, "n": n, "target": target, "best": best["name"], "ratio": ratio,
+            "met": ratio is not None and ratio >= target, "errors": errors, "timing": t.to_dict()}
+
+
+def run_gemm(reps: int = 10) -> list:
+    out = []
+    for ta, tb, target in GEMM_PROBLEMS:
+        out.append(measure_gemm(ta, tb, target, reps=reps))
+        print(Timings.from_dict(out[-1]["timing"], recorded=False), flush=True)
+    return out
 
 
 def run_dot(reps: int = 30) -> list:
@@ -173,7 +208,7 @@ def run_all(reps: int = 10) -> dict:
         sizes.append({"size": label, "target": target, "best": best["name"], "ratio": ratio,
                       "met": ratio is not None and ratio >= target, "errors": errors, "timing": t.to_dict()})
     return {"sizes": sizes, "resources": {case_name(k, c): resources(k, c) for k, c in CANDIDATES},
-            "dot": run_dot(), "gemv": run_gemv(), "command": "python -m gemmlab climb --record"}
+            "dot": run_dot(), "gemv": run_gemv(), "gemm": run_gemm(), "command": "python -m gemmlab climb --record"}
 
 
 def save(result: dict):
@@ -192,4 +227,7 @@ def summary(result: dict) -> str:
                      f"deterministic {100 * d['deterministic_ratio']:.1f}%")
     for g in result.get("gemv", []):
         lines.append(f"{'GEMV %d^2 %s' % (g['m'], g['trans']):>16}  {g['best']:<72} {100 * g['ratio']:8.1f}%  {verdict(g)}")
+    for g in result.get("gemm", []):
+        lines.append(f"{'GEMM %d %s%s' % (g['n'], g['transa'], g['transb']):>16}  {g['best']:<72} "
+                     f"{100 * g['ratio']:8.1f}%  {verdict(g)}")
     return "\n".join(lines)
