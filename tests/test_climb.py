@@ -96,3 +96,12 @@ def test_gemm_targets_are_the_issues_bar_and_the_candidates_exist():
     from gemmlab import registry
     for key, params in climb.GEMM_CANDIDATES:
         registry.get(key).resolve(**params)
+
+
+def test_the_sass_record_shows_sgemm_07s_wide_loads():
+    kernels = record.load("sass-sm_90")["kernels"]
+    seven = {k: v["instructions"] for k, v in kernels.items() if k.startswith("07_vectorized")}
+    assert len(seven) == 4
+    for name, ins in seven.items():
+        assert ins.get("LDG.E.128.CONSTANT", 0) > 0 and ins.get("LDS.128", 0) >= 4 * 8, name   # 8 k x (2 + 2)
+        assert ins["FFMA"] == 8 * 64, name                                                   # BK x (8 x 8)

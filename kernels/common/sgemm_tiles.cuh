@@ -80,3 +80,43 @@ __device__ __forceinline__ void gl_warp_tile_fma(const float* as_k, const float*
         for (int j = 0; j < NI * 4; ++j)
             acc[i][j] += a[i] * b[j];
 }
+
+// Registers <- global memory: thread tid's AL float4s of the BM x BK tile of A at (row0, k0), and BL of
+// the BK x BN tile of B at (k0, col0), A four consecutive k at a time and B four consecutive columns.
+// Columns of A and rows of B at or past kend read as zeros (K, or the end of a split-K slice).
+template <int BM, int BN, int BK, int THREADS, int AL, int BL>
+__device__ __forceinline__ void gl_fetch_tiles(const float* __restrict__ A, const float* __restrict__ B, int M, int N,
+                                               int K, int kend, int row0, int col0, int k0, bool avec, bool bvec,
+                                               int tid, float4 (&ra)[AL], float4 (&rb)[BL])
+{
+    #pragma unroll
+    for (int l = 0; l < AL; ++l) {
+        const int i = tid + l * THREADS, r = i / (BK / 4), c = (i % (BK / 4)) * 4;
+        ra[l] = gl_load4(A, M, kend, row0 + r, k0 + c, avec, K);
+    }
+    #pragma unroll
+    for (int l = 0; l < BL; ++l) {
+        const int i = tid + l * THREADS, r = i / (BN / 4), c = (i % (BN / 4)) * 4;
+        rb[l] = gl_load4(B, kend, N, k0 + r, col0 + c, bvec);
+    }
+}
+
+// Shared memory <- registers, what gl_fetch_tiles loaded: A transposed into as[k][m] (rows of AP floats),
+// B as it lies into bs[k][n] (rows of BP floats, a multiple of 4).
+template <int BN, int BK, int THREADS, int AP, int BP, int AL, int BL>
+__device__ __forceinline__ void gl_stash_tiles(float* as, float* bs, int tid, const float4 (&ra)[AL], const float4 (&rb)[BL])
+{
+    #pragma unroll
+    for (int l = 0; l < AL; ++l) {
+        const int i = tid + l * THREADS, r = i / (BK / 4), c = (i % (BK / 4)) * 4;
+        as[(c + 0) * AP + r] = ra[l].x;
+        as[(c + 1) * AP + r] = ra[l].y;
+        as[(c + 2) * AP + r] = ra[l].z;
+        as[(c + 3) * AP + r] = ra[l].w;
+    }
+    #pragma unroll
+    for (int l = 0; l < BL; ++l) {
+        const int i = tid + l * THREADS, r = i / (BN / 4), c = (i % (BN / 4)) * 4;
+        *reinterpret_cast<float4*>(bs + r * BP + c) = rb[l];
+    }
+}

@@ -52,35 +52,12 @@ sgemm_double_buffer(const float* __restrict__ A, const float* __restrict__ B,
     const bool avec = (K % 4) == 0, bvec = (N % 4) == 0;
 
     float4 ra[A_LOADS], rb[B_LOADS];
-    // The next tile, global memory -> registers (issued early; used after this tile's FMAs).
+    // The next tile, global memory -> registers (issued early; used after this tile's FMAs), and
+    // registers -> stage s of shared memory, A transposed (common/sgemm_tiles.cuh)
     auto fetch = [&](int k0) {
-        #pragma unroll
-        for (int l = 0; l < A_LOADS; ++l) {
-            const int i = tid + l * THREADS, r = i / (BK / 4), c = (i % (BK / 4)) * 4;
-            ra[l] = gl_load4(A, M, kend, row0 + r, k0 + c, avec, K);
-        }
-        #pragma unroll
-        for (int l = 0; l < B_LOADS; ++l) {
-            const int i = tid + l * THREADS, r = i / (BN / 4), c = (i % (BN / 4)) * 4;
-            rb[l] = gl_load4(B, kend, N, k0 + r, col0 + c, bvec);
-        }
+        gl_fetch_tiles<BM, BN, BK, THREADS>(A, B, M, N, K, kend, row0, col0, k0, avec, bvec, tid, ra, rb);
     };
-    // registers -> stage s of shared memory (A transposed)
-    auto stash = [&](int s) {
-        #pragma unroll
-        for (int l = 0; l < A_LOADS; ++l) {
-            const int i = tid + l * THREADS, r = i / (BK / 4), c = (i % (BK / 4)) * 4;
-            As[s][c + 0][r] = ra[l].x;
-            As[s][c + 1][r] = ra[l].y;
-            As[s][c + 2][r] = ra[l].z;
-            As[s][c + 3][r] = ra[l].w;
-        }
-        #pragma unroll
-        for (int l = 0; l < B_LOADS; ++l) {
-            const int i = tid + l * THREADS, r = i / (BN / 4), c = (i % (BN / 4)) * 4;
-            *reinterpret_cast<float4*>(&Bs[s][r][c]) = rb[l];
-        }
-    };
+    auto stash = [&](int s) { gl_stash_tiles<BN, BK, THREADS, BM + APAD, BN>(&As[s][0][0], &Bs[s][0][0], tid, ra, rb); };
 
     float acc[MI * 4][NI * 4] = {};
     const int tiles = kend > kbegin ? (kend - kbegin + BK - 1) / BK : 0;

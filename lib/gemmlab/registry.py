@@ -239,7 +239,27 @@ def _cp_async_shared(c):
     return 4 * c["STAGES"] * (a_tile + c["BK"] * c["BN"])
 
 
+def _vectorized_valid(c):
+    threads = (c["BM"] // c["TM"]) * (c["BN"] // c["TN"])
+    return (not (c["PAD"] and c["SWZ"]) and (not c["SPLIT"] or (c["TM"] % 8 == 0 and c["TN"] % 8 == 0))
+            and 64 <= threads <= 1024 and (c["BM"] * c["BK"]) % (4 * threads) == 0
+            and (c["BK"] * c["BN"]) % (4 * threads) == 0)
+
+
 VARIANTS += [
+    Variant(
+        key="sgemm/07_vectorized",
+        chapter=None,
+        entry="sgemm_vectorized<{BM}, {BN}, {BK}, {TM}, {TN}, {PAD}, {SWZ}, {SPLIT}>",
+        op=ops.Gemm,
+        title="128 x 128 tiles, 16-byte loads, a transposed A tile, 8 x 8 per thread; padding, swizzle, split",
+        params={"BM": (64, 128), "BN": (64, 128), "BK": (8, 16), "TM": (4, 8), "TN": (4, 8), "PAD": (0, 1),
+                "SWZ": (0, 1), "SPLIT": (0, 1)},
+        defaults={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8, "PAD": 0, "SWZ": 0, "SPLIT": 0},
+        valid=_vectorized_valid,
+        launch=lambda p, c: ((cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), (c["BM"] // c["TM"]) * (c["BN"] // c["TN"]), 0),
+        args=_gemm_args,
+    ),
     Variant(
         key="sgemm/10_double_buffer",
         chapter=None,

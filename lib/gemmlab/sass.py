@@ -31,7 +31,9 @@ CASES = [
     *[("sgemm/05_cache_blocking", {"TM": m, "TN": n}) for m, n in ((1, 1), (4, 4), (8, 4), (8, 8))],
     *[("sgemm/06_register_tiling", {"T": 32, "RM": m, "RN": n, "MINB": b})
       for m, n in ((2, 2), (4, 2), (4, 4)) for b in (1, 8)],
-    # Part IV: the configurations the recorded climb times (lib/gemmlab/climb.py)
+    # Part IV: 07's switches, and the configurations the recorded climb times (lib/gemmlab/climb.py)
+    *[("sgemm/07_vectorized", dict(BM=128, BN=128, BK=8, TM=8, TN=8, PAD=p, SWZ=w, SPLIT=t))
+      for p, w, t in ((0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 1, 1))],
     *[("sgemm/10_double_buffer", dict(BM=bm, BN=bn, BK=bk, WM=wm, WN=wn, GROUP=g, SPLITK=sk, MINB=mb))
       for bm, bn, bk, wm, wn, g, sk, mb in ((128, 128, 8, 64, 32, 1, 1, 2), (128, 256, 16, 64, 64, 8, 1, 1),
                                              (128, 128, 16, 64, 32, 8, 2, 2), (64, 64, 16, 32, 32, 8, 1, 2))],
