@@ -261,6 +261,18 @@ VARIANTS += [
         args=_gemm_args,
     ),
     Variant(
+        key="sgemm/09_warp_tiling",
+        chapter=None,
+        entry="sgemm_warp_tiling<{BM}, {BN}, {BK}, {WM}, {WN}>",
+        op=ops.Gemm,
+        title="block, warp and lane tiles (8 x 4 lanes of 4 x 4 sub-tiles), one stage",
+        params={"BM": (64, 128), "BN": (128,), "BK": (8, 16), "WM": (32, 64), "WN": (32, 64)},
+        defaults={"BM": 128, "BN": 128, "BK": 8, "WM": 64, "WN": 32},
+        valid=lambda c: _warp_tiled_valid(c) and 4 * c["BK"] * (c["BM"] + 4 + c["BN"]) <= 48 * 1024,
+        launch=lambda p, c: ((cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32, 0),
+        args=_gemm_args,
+    ),
+    Variant(
         key="sgemm/10_double_buffer",
         chapter=None,
         entry="sgemm_double_buffer<{BM}, {BN}, {BK}, {WM}, {WN}, {GROUP}, {SPLITK}, {MINB}>",

@@ -34,6 +34,7 @@ CASES = [
     # Part IV: 07's switches, and the configurations the recorded climb times (lib/gemmlab/climb.py)
     *[("sgemm/07_vectorized", dict(BM=128, BN=128, BK=8, TM=8, TN=8, PAD=p, SWZ=w, SPLIT=t))
       for p, w, t in ((0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 1, 1))],
+    ("sgemm/09_warp_tiling", dict(BM=128, BN=128, BK=8, WM=64, WN=32)),
     *[("sgemm/10_double_buffer", dict(BM=bm, BN=bn, BK=bk, WM=wm, WN=wn, GROUP=g, SPLITK=sk, MINB=mb))
       for bm, bn, bk, wm, wn, g, sk, mb in ((128, 128, 8, 64, 32, 1, 1, 2), (128, 256, 16, 64, 64, 8, 1, 1),
                                              (128, 128, 16, 64, 32, 8, 2, 2), (64, 64, 16, 32, 32, 8, 1, 2))],
