@@ -192,3 +192,48 @@ def test_refresh_keeps_the_html_form_of_widgets_and_no_widget_state():
     assert drop_widget_views(nb) == [nb.cells[1].id]
     assert "widgets" not in nb.metadata
     assert [sorted(c.outputs[0].data) for c in nb.cells] == [["text/html", "text/plain"], ["text/plain"]]
+
+
+WARP_CASES = [(128, 128, 64, 32, 3, 17), (128, 256, 64, 64, 7, 31), (64, 128, 32, 64, 2, 0), (64, 64, 32, 32, 3, 9)]
+
+
+@needs_node
+@pytest.mark.parametrize("BM, BN, WM, WN, warp, lane", WARP_CASES)
+def test_warp_map_matches_gemmlab_tilemap(BM, BN, WM, WN, warp, lane):
+    args = f"{BM},{BN},{WM},{WN},{warp},{lane}"
+    got = run_model(f"[M.warpCorner({BM},{BN},{WM},{WN},{warp}), M.laneAsCols({args}), M.laneBsCols({args}), "
+                    f"M.laneOutputs({args})]")
+    assert tuple(got[0]) == tilemap.warp_corner(BM, BN, WM, WN, warp)
+    assert got[1] == tilemap.lane_as_cols(BM, BN, WM, WN, warp, lane)
+    assert got[2] == tilemap.lane_bs_cols(BM, BN, WM, WN, warp, lane)
+    assert [tuple(x) for x in got[3]] == tilemap.lane_outputs(BM, BN, WM, WN, warp, lane)
+
+
+@pytest.mark.parametrize("BM, BN, WM, WN", [(128, 128, 64, 32), (64, 128, 32, 64)])
+def test_the_warp_tiled_kernel_writes_what_the_warp_map_draws(BM, BN, WM, WN):
+    """sgemm/09_warp_tiling with its stores replaced by warp * 1000 + lane: who wrote each element of C."""
+    source = gl.load("sgemm/09_warp_tiling.cu").source
+    old = "make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]), cvec);"
+    assert old in source
+    source = source.replace(old, "make_float4(warp * 1000.0f + lane, warp * 1000.0f + lane, warp * 1000.0f + lane, "
+                                 "warp * 1000.0f + lane), cvec);")
+    kernel = gl.load(code=source).get(f"sgemm_warp_tiling<{BM}, {BN}, 8, {WM}, {WN}>")
+    A = gl.xp.ones((BM, 8), dtype=numpy.float32)
+    B = gl.xp.ones((8, BN), dtype=numpy.float32)
+    C = gl.xp.full((BM, BN), numpy.nan, dtype=numpy.float32)
+    kernel(1, (BM // WM) * (BN // WN) * 32, (A, B, C, BM, BN, 8))
+    owner = gl.to_host(C)
+    expect = numpy.full((BM, BN), numpy.nan)
+    for warp in range((BM // WM) * (BN // WN)):
+        for lane in range(32):
+            for r, c in tilemap.lane_outputs(BM, BN, WM, WN, warp, lane):
+                assert numpy.isnan(expect[r, c]), "each element has one owner"
+                expect[r, c] = warp * 1000 + lane
+    assert not numpy.isnan(expect).any() and (owner == expect).all()
+
+
+def test_the_warp_map_refuses_what_the_kernel_cannot_be():
+    with pytest.raises(ValueError, match="warp tiles 48x32"):
+        tilemap.lane_outputs(128, 128, 48, 32, 0, 0)
+    with pytest.raises(ValueError, match="warps 0..7"):
+        tilemap.lane_outputs(128, 128, 64, 32, 8, 0)

@@ -90,6 +90,43 @@ def _check_thread(T, RM, RN, tx, ty):
         raise ValueError(f"thread ({tx}, {ty}) is outside the {T // RN} x {T // RM} block")
 
 
+# Warp tiling (sgemm/09_warp_tiling.cu, 10, 11; common/sgemm_tiles.cuh): a BM x BN block tile of WM x WN
+# warp tiles, warp w at row (w / (BN/WN)) * WM, column (w % (BN/WN)) * WN; in a warp, lane l at sub-tile
+# corner ((l / 4) * 4, (l % 4) * 4) of 8 x 4 lanes, its 4 x 4 sub-tile repeated every 32 rows and 16 columns.
+
+def _check_warp(BM, BN, WM, WN, warp, lane):
+    if BM % WM or BN % WN or WM % 32 or WN % 16:
+        raise ValueError(f"warp tiles {WM}x{WN} must fill the block tile {BM}x{BN} and be multiples of 32x16")
+    warps = (BM // WM) * (BN // WN)
+    if not (0 <= warp < warps and 0 <= lane < 32):
+        raise ValueError(f"warp {warp} lane {lane}: a {BM}x{BN} block has warps 0..{warps - 1}, lanes 0..31")
+
+
+def warp_corner(BM, BN, WM, WN, warp) -> tuple:
+    """(row, column) of warp `warp`'s WM x WN tile in the block tile."""
+    _check_warp(BM, BN, WM, WN, warp, 0)
+    return ((warp // (BN // WN)) * WM, (warp % (BN // WN)) * WN)
+
+
+def lane_as_cols(BM, BN, WM, WN, warp, lane) -> list:
+    """Columns m of the transposed A tile As[k][m] that the lane reads at every k (its rows of C)."""
+    _check_warp(BM, BN, WM, WN, warp, lane)
+    wm, _ = warp_corner(BM, BN, WM, WN, warp)
+    return [wm + i * 32 + (lane // 4) * 4 + q for i in range(WM // 32) for q in range(4)]
+
+
+def lane_bs_cols(BM, BN, WM, WN, warp, lane) -> list:
+    """Columns n of Bs[k][n] that the lane reads at every k (its columns of C)."""
+    _check_warp(BM, BN, WM, WN, warp, lane)
+    _, wn = warp_corner(BM, BN, WM, WN, warp)
+    return [wn + j * 16 + (lane % 4) * 4 + q for j in range(WN // 16) for q in range(4)]
+
+
+def lane_outputs(BM, BN, WM, WN, warp, lane) -> list:
+    """(row, column) of the block's C tile that the lane computes and stores."""
+    return [(r, c) for r in lane_as_cols(BM, BN, WM, WN, warp, lane) for c in lane_bs_cols(BM, BN, WM, WN, warp, lane)]
+
+
 def figure(n: int = 8, tile: int = 2, bi: int = 1, bj: int = 2, p: int = 0, ax=None):
     """A, B and C side by side: the block's C tile, and the A and B tiles of phase p (done phases paler)."""
     import matplotlib.pyplot as plt

@@ -8,7 +8,8 @@ HTML. The arithmetic they draw lives in ``model.js``, and tests check it against
 - :func:`roofline_calculator` (chapter 01): GPU, operation, sizes, precision, beta -> F, Q, intensity,
   ridge point, binding ceiling, floor time, on a roofline with the measured kernels of results/.
 - :func:`tilemap_trainer` (chapters 02 and 06): which tiles a block loads in each phase; which outputs
-  and shared rows one thread of a register-tiled kernel owns and reads.
+  and shared rows one thread of a register-tiled kernel owns and reads; which outputs one lane of a
+  warp-tiled kernel owns, and what its warp reads of the shared tiles.
 - :func:`sweep_explorer` (chapters 02, 05, 06 and 08): sliders over a sweep recorded on the H200. In a
   live notebook it is a widget (``live.py``) with the same front end that also re-runs the chosen
   configuration: timed against cuBLAS on a GPU, checked against float64 on the CPU emulator.
@@ -101,7 +102,8 @@ def roofline_calculator(this_gpu=None) -> Explorer:
 
 
 def tilemap_trainer(mode: int = 0) -> Explorer:
-    """The tile-map trainer: mode 0 shared-memory tiling (chapter 02), 1 register tiling (chapter 06)."""
+    """The tile-map trainer: mode 0 shared-memory tiling (chapter 02), 1 register tiling (chapter 06),
+    2 warp tiling (Part IV: block, warp and lane tiles)."""
     return Explorer("tilemap", {"mode": mode}, "Tile map")
 
 

@@ -129,18 +129,30 @@
   function tilemap(rootEl, data) {
     ownKeys(rootEl);
     const ui = el("div", { class: "gl-controls" }, rootEl);
-    const mode = select(["shared-memory tiling (chapter 2)", "register tiling (chapter 6)"], data.mode || 0);
+    const mode = select(["shared-memory tiling (chapter 2)", "register tiling (chapter 6)", "warp tiling (Part IV)"], data.mode || 0);
     control(ui, "mode", mode);
     const c = {
       n: range(4, 32, 8), tile: select(["1", "2", "4", "8"], 1), bi: range(0, 3, 1), bj: range(0, 3, 2), p: range(0, 3, 0),
       T: select(["8", "16", "32"], 1), RM: select(["1", "2", "4"], 1), RN: select(["1", "2", "4"], 1), tx: range(0, 7, 3), ty: range(0, 7, 1),
+      BM: select(["64", "128"], 1), BN: select(["64", "128", "256"], 1), WM: select(["32", "64"], 1), WN: select(["32", "64"], 0),
+      warp: range(0, 7, 0), lane: range(0, 31, 5),
     };
     const o = {};
-    const labels = { n: "N", tile: "TILE", bi: "block row bi", bj: "block column bj", p: "phase p", T: "tile T (BM = BN = BK)", RM: "RM (TM)", RN: "RN (TN)", tx: "thread tx", ty: "thread ty" };
+    const labels = { n: "N", tile: "TILE", bi: "block row bi", bj: "block column bj", p: "phase p", T: "tile T (BM = BN = BK)", RM: "RM (TM)", RN: "RN (TN)", tx: "thread tx", ty: "thread ty",
+      BM: "block tile BM", BN: "block tile BN", WM: "warp tile WM", WN: "warp tile WN", warp: "warp", lane: "lane" };
     for (const k in c) o[k] = control(ui, labels[k], c[k]);
     const text = el("pre", { class: "gl-readout", "aria-live": "polite" }, rootEl);
     const svg = el("svg:svg", { viewBox: "0 0 660 240", class: "gl-chart", role: "img" }, rootEl);
-    const shared = ["n", "tile", "bi", "bj", "p"], reg = ["T", "RM", "RN", "tx", "ty"];
+    const shared = ["n", "tile", "bi", "bj", "p"], reg = ["T", "RM", "RN", "tx", "ty"], warpKeys = ["BM", "BN", "WM", "WN", "warp", "lane"];
+
+    // a rows x cols grid of cells cw wide and ch tall at (x0, y0); a list entry is [row, col, class, rows, cols]
+    function cells(x0, y0, cw, ch, rows, cols, list, title, caption) {
+      const H = rows * ch, Wd = cols * cw;
+      el("svg:text", { x: x0 + Wd / 2, y: y0 - 6, "text-anchor": "middle", class: "gl-label" }, svg, title);
+      for (const [r, col, cls, h, w] of list) el("svg:rect", { x: x0 + col * cw, y: y0 + r * ch, width: (w || 1) * cw, height: (h || 1) * ch, class: cls }, svg);
+      el("svg:rect", { x: x0, y: y0, width: Wd, height: H, class: "gl-frame" }, svg);
+      if (caption) el("svg:text", { x: x0 + Wd / 2, y: y0 + H + 14, "text-anchor": "middle", class: "gl-small" }, svg, caption);
+    }
 
     function grid(x0, title, n, cells, caption) {
       const S = 180, cs = S / n;
@@ -159,7 +171,32 @@
       const m = +mode.value;
       shared.forEach((k) => (c[k].parentNode.style.display = m === 0 ? "" : "none"));
       reg.forEach((k) => (c[k].parentNode.style.display = m === 1 ? "" : "none"));
-      if (m === 0) {
+      warpKeys.forEach((k) => (c[k].parentNode.style.display = m === 2 ? "" : "none"));
+      if (m === 2) {
+        const BM = [64, 128][+c.BM.value], BN = [64, 128, 256][+c.BN.value], WM = [32, 64][+c.WM.value], WN = [32, 64][+c.WN.value];
+        const warps = (BM / WM) * (BN / WN);
+        c.warp.max = warps - 1; if (+c.warp.value > warps - 1) c.warp.value = warps - 1;
+        const w = +c.warp.value, l = +c.lane.value;
+        o.BM.textContent = BM; o.BN.textContent = BN; o.WM.textContent = WM; o.WN.textContent = WN;
+        o.warp.textContent = w + " of " + warps; o.lane.textContent = l + " of 32";
+        const [wr, wc] = M.warpCorner(BM, BN, WM, WN, w);
+        const rows = M.laneAsCols(BM, BN, WM, WN, w, l), cols = M.laneBsCols(BM, BN, WM, WN, w, l);
+        const C = [];
+        for (let v = 0; v < warps; v++) { const [r0, c0] = M.warpCorner(BM, BN, WM, WN, v); C.push([r0, c0, v === w ? "gl-done-c" : "gl-cell-box", WM, WN]); }
+        for (const [r, cc] of M.laneOutputs(BM, BN, WM, WN, w, l)) C.push([r, cc, "gl-now-c"]);
+        const cs = Math.min(300 / BN, 180 / BM);
+        cells(10, 30, cs, cs, BM, BN, C, "C block tile (" + BM + " x " + BN + ")", "warp " + w + ": rows " + wr + "..+" + (WM - 1) + ", columns " + wc + "..+" + (WN - 1));
+        const A = [[0, wr, "gl-done-a", 1, WM]].concat(rows.map((r) => [0, r, "gl-now-a"]));
+        const B = [[0, wc, "gl-done-b", 1, WN]].concat(cols.map((cc) => [0, cc, "gl-now-b"]));
+        const sw = 300 / Math.max(BM, BN);
+        cells(340, 60, sw, 14, 1, BM, A, "As[k][m] at one k (m = the block's rows)", "the warp reads " + WM + " values; this lane " + rows.length);
+        cells(340, 150, sw, 14, 1, BN, B, "Bs[k][n] at one k (n = the block's columns)", "the warp reads " + WN + " values; this lane " + cols.length);
+        text.textContent = "block tile " + BM + " x " + BN + " in " + warps + " warp tiles of " + WM + " x " + WN + "; lanes as 8 rows x 4 columns of 4 x 4 sub-tiles, " +
+          (WM / 32) + " x " + (WN / 16) + " of them per lane: " + rows.length + " x " + cols.length + " outputs per lane\n" +
+          "warp " + w + ", lane " + l + " owns rows " + rows.join(",") + " and columns " + cols.join(",") + " of the block tile; per k the warp reads " +
+          WM + " values of As and " + WN + " of Bs (each 16-byte group by 8 or 4 lanes at once) for " + (WM * WN) + " multiply-adds";
+        svg.setAttribute("aria-label", text.textContent);
+      } else if (m === 0) {
         const n = +c.n.value, tile = [1, 2, 4, 8][+c.tile.value], t = M.tiles(n, tile);
         for (const k of ["bi", "bj", "p"]) { c[k].max = t - 1; if (+c[k].value > t - 1) c[k].value = t - 1; }
         const bi = +c.bi.value, bj = +c.bj.value, p = +c.p.value;
