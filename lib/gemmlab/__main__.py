@@ -30,6 +30,12 @@ def main(argv=None) -> int:
     cl = sub.add_parser("climb", help="Part IV: check and time the tuned SGEMM kernels against cuBLAS at every target size")
     cl.add_argument("--record", action="store_true", help="write results/climb-<gpu>.json")
     cl.add_argument("--reps", type=int, default=10)
+    tu = sub.add_parser("tune", help="search a variant's parameter space on the GPU within a time budget")
+    tu.add_argument("key", help="a registry variant, e.g. sgemm/10_double_buffer")
+    tu.add_argument("--sizes", default="1024,2048,4096", help="comma-separated: N (square) or MxNxK")
+    tu.add_argument("--budget", type=float, default=600.0, help="seconds in all, shared among the sizes")
+    tu.add_argument("--seed", type=int, default=0)
+    tu.add_argument("--record", action="store_true", help="write results/tune-<variant>-<gpu>.json")
     san = sub.add_parser("sanitize", help="every registry kernel under compute-sanitizer memcheck and racecheck")
     san.add_argument("--record", action="store_true", help="write results/sanitizer-<gpu>.json")
     san.add_argument("--launch", action="store_true", help=argparse.SUPPRESS)   # internal: the sanitized half
@@ -79,6 +85,14 @@ def main(argv=None) -> int:
         print(climb.summary(result))
         if args.record:
             print("wrote", climb.save(result))
+        return 0
+    if args.command == "tune":
+        from . import tune
+        if args.budget <= 0:
+            raise SystemExit(f"--budget must be a positive number of seconds, got {args.budget:g}")
+        result = tune.run(args.key, [x for x in args.sizes.split(",") if x], args.budget, args.seed)
+        if args.record:
+            print("wrote", tune.save(result))
         return 0
     if args.command == "sanitize":
         from . import sanitize

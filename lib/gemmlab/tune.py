@@ -1,0 +1,122 @@
+"""Autotuning: search a registry variant's parameter space on the GPU within a time budget.
+
+    python -m gemmlab tune sgemm/10_double_buffer --sizes 1024,2048,4096 --budget 600 --record
+
+For each size, the legal configurations (``Variant.choices``) are tried in a fixed order: the variant's
+defaults first, then the rest shuffled with a fixed seed (so an interrupted or budget-limited search is
+a fair sample, and reruns try the same ones). Each one is compiled (a configuration the compiler or the
+GPU refuses is noted, with its reason, and skipped), checked against the float64 reference of that size,
+then timed alone (CUDA events, medians, L2 flushed). When the budget runs out the search stops and says
+how many it tried. At the end the best few of each size are timed again together with cuBLAS in one
+round-robin (:func:`gemmlab.bench`): those are the recorded winners, in ``results/tune-<variant>-<gpu>.json``.
+"""
+from __future__ import annotations
+
+import random
+import time
+
+import numpy
+
+from . import hardware as hw
+from . import ops, record, registry
+from .check import check_many
+from .ladder import case_name
+from .timing import bench
+
+FINALISTS = 4
+
+
+def order(v, seed: int = 0) -> list:
+    """The order in which the search tries v's configurations: defaults first, the rest shuffled (fixed seed)."""
+    every = v.choices()
+    first = v.resolve()
+    rest = [c for c in every if c != first]
+    random.Random(seed).shuffle(rest)
+    return [first] + rest
+
+
+def search(key: str, problem, budget_s: float, reps: int = 5, seed: int = 0, progress: bool = True,
+           clock=time.monotonic) -> dict:
+    """Try configurations of ``key`` on ``problem`` until ``budget_s`` seconds are spent; returns what was
+    tried (timed, wrong or refused) and how many were left untried."""
+    v = registry.get(key)
+    candidates = order(v, seed)
+    start = clock()
+    tried, refused, wrong = [], [], []
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=len(candidates), desc=f"tuning {key} on {problem.label}", leave=False)
+    inputs, out = problem.inputs(numpy.random.default_rng(seed)), problem.output()
+    done = 0
+    for params in candidates:
+        if clock() - start >= budget_s:
+            break
+        done += 1
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix_str(f"{clock() - start:.0f}/{budget_s:.0f} s")
+        name = case_name(key, params)
+        try:
+            run = v.runner(problem, **params)
+            check = check_many({name: run}, problem, tolerance=v.tolerance, seed=seed)[name]
+        except Exception as exc:                      # the compiler or the launch refused this configuration
+            refused.append({"params": params, "reason": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"})
+            continue
+        if not check.ok:
+            wrong.append({"params": params, "check": str(check)})
+            continue
+        t = bench({name: lambda r=run: r(inputs, out)}, problem, library=False, reps=reps, warmup=1)
+        tried.append({"params": params, "median_ms": t[name].median_ms, "error": check.error})
+    if bar is not None:
+        bar.close()
+    tried.sort(key=lambda x: x["median_ms"])
+    return {"key": key, "problem": problem.label, "budget_s": budget_s, "spent_s": clock() - start,
+            "space": len(candidates), "tried": tried, "refused": refused, "wrong": wrong,
+            "untried": len(candidates) - done}
+
+
+def finals(key: str, problem, found: dict, reps: int = 10) -> dict:
+    """The best few of a search, timed again together with cuBLAS in one round-robin."""
+    v = registry.get(key)
+    best = [x["params"] for x in found["tried"][:FINALISTS]]
+    if not best:
+        return {"winner": None, "timing": None}
+    inputs, out = problem.inputs(numpy.random.default_rng(1)), problem.output()
+    runs = {case_name(key, p): v.runner(problem, **p) for p in best}
+    t = bench({n: (lambda r=r: r(inputs, out)) for n, r in runs.items()}, problem, reps=reps, label=f"tune {key} {problem.label}")
+    winner = min(best, key=lambda p: t[case_name(key, p)].median_ms)
+    return {"winner": winner, "ratio": t.ratio(case_name(key, winner)), "timing": t.to_dict()}
+
+
+def problem_for(key: str, size: str):
+    """A problem of the variant's operation from "4096" (square) or "3000x5000x2000" (m x n x k)."""
+    v = registry.get(key)
+    dims = [int(x) for x in size.lower().split("x")]
+    if v.op is ops.Gemm:
+        m, n, k = dims if len(dims) == 3 else dims * 3 if len(dims) == 1 else (None, None, None)
+        if m is None:
+            raise ValueError(f"a GEMM size is N or MxNxK, got {size!r}")
+        return ops.Gemm(m=m, n=n, k=k, layout=v.layout)
+    raise ValueError(f"tune handles GEMM variants; {key} computes {v.op.__name__}")
+
+
+def run(key: str, sizes: list, budget_s: float, seed: int = 0) -> dict:
+    if not hw.on_gpu:
+        raise SystemExit(f"tuning measures on a GPU ({hw.backend_reason})")
+    per = budget_s / max(1, len(sizes))
+    out = []
+    for size in sizes:
+        problem = problem_for(key, size)
+        found = search(key, problem, per, seed=seed)
+        result = finals(key, problem, found)
+        print(f"{problem.label}: tried {len(found['tried'])} of {found['space']} in {found['spent_s']:.0f} s "
+              f"({len(found['refused'])} refused, {len(found['wrong'])} wrong, {found['untried']} untried); winner "
+              f"{result['winner']} at {100 * (result.get('ratio') or 0):.1f}% of cuBLAS", flush=True)
+        out.append({**found, **result, "size": size})
+    return {"key": key, "budget_s": budget_s, "seed": seed, "sizes": out,
+            "command": f"python -m gemmlab tune {key} --sizes {','.join(sizes)} --budget {budget_s:g} --record"}
+
+
+def save(result: dict):
+    return record.save(f"tune-{result['key'].replace('/', '-')}-{record.gpu_slug()}", result)
