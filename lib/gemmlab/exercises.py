@@ -1,0 +1,176 @@
+"""'Write the kernel' exercises: a scaffold to complete, a check that runs it on any backend, a solution.
+
+    code = gl.exercises.scaffold("dot_strided")     # the kernel to complete (kernels/exercises/)
+    ...                                             # edit it in the notebook
+    gl.exercises.check("dot_strided", code)         # True when right at every awkward size, twice
+
+The check loads the code with :func:`gemmlab.load` on the backend in use (a GPU, or the CPU emulator,
+which also catches out-of-bounds accesses), runs it on fresh random inputs at sizes that are multiples
+of nothing, compares with float64, and prints one verdict per size. The reference solutions live in
+``kernels/solutions/``; the test suite checks every one of them (and that every scaffold, as given,
+fails), so an exercise cannot rot.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy
+
+from . import hardware as hw
+from . import ops
+from .check import FP32_TOLERANCE, rel_error
+from .limits import cdiv
+from .loader import CompileError, load
+from .paths import KERNELS
+from ._emulator import EmulatorError
+
+
+# --- the problems the exercises solve (ops covers the book's operations; these are the variations) -----
+
+def _blas_indices(n: int, inc: int) -> numpy.ndarray:
+    i = numpy.arange(n)
+    return i * inc if inc > 0 else (n - 1 - i) * -inc
+
+
+@dataclass(frozen=True)
+class StridedDot:
+    """sum_i x[i*incx] * y[i*incy] with BLAS increments (negative: from the high end of the storage)."""
+    n: int
+    incx: int
+    incy: int
+
+    @property
+    def label(self):
+        return f"DOT n={self.n}, incx={self.incx}, incy={self.incy}"
+
+    def inputs(self, rng):
+        return tuple(hw.xp.asarray(rng.standard_normal(1 + (self.n - 1) * abs(inc)).astype(numpy.float32))
+                     for inc in (self.incx, self.incy))
+
+    def output(self):
+        return hw.xp.zeros(1, dtype=numpy.float32)      # the kernel adds into it
+
+    def _pairs(self, inputs):
+        x, y = (hw.to_host(a).astype(numpy.float64) for a in inputs)
+        return x[_blas_indices(self.n, self.incx)], y[_blas_indices(self.n, self.incy)]
+
+    def reference(self, inputs):
+        x, y = self._pairs(inputs)
+        return numpy.array([x @ y])
+
+    def error_scale(self, inputs):
+        x, y = self._pairs(inputs)
+        return float(numpy.abs(x) @ numpy.abs(y))
+
+
+@dataclass(frozen=True)
+class GemmBT:
+    """C = A B^T with A m x k and B n x k, row-major."""
+    m: int
+    n: int
+    k: int
+
+    @property
+    def label(self):
+        return f"C = A B^T, {self.m}x{self.n}x{self.k}"
+
+    def inputs(self, rng):
+        return (hw.xp.asarray(rng.standard_normal((self.m, self.k)).astype(numpy.float32)),
+                hw.xp.asarray(rng.standard_normal((self.n, self.k)).astype(numpy.float32)))
+
+    def output(self):
+        return hw.xp.full((self.m, self.n), numpy.nan, dtype=numpy.float32)
+
+    def reference(self, inputs):
+        A, B = (hw.to_host(a).astype(numpy.float64) for a in inputs)
+        return A @ B.T
+
+    def error_scale(self, inputs):
+        return float(numpy.linalg.norm(self.reference(inputs)))
+
+
+@dataclass(frozen=True)
+class Exercise:
+    name: str
+    chapter: str
+    title: str
+    entry: str
+    problems: tuple
+    launch: Callable            # problem -> (grid, block)
+    args: Callable              # (problem, inputs, out) -> kernel arguments
+    tolerance: float = FP32_TOLERANCE
+
+    @property
+    def scaffold_path(self):
+        return KERNELS / "exercises" / f"{self.name}.cu"
+
+    @property
+    def solution_path(self):
+        return KERNELS / "solutions" / f"{self.name}.cu"
+
+
+EXERCISES = {e.name: e for e in (
+    Exercise("dot_strided", "07-dot", "a DOT with BLAS increments", "dot_strided",
+             (StridedDot(1, 1, 1), StridedDot(1000, 2, -3), StridedDot(4097, -1, 1), StridedDot(100003, 3, 2)),
+             launch=lambda p: (cdiv(p.n, 256), 256),
+             args=lambda p, inputs, out: (inputs[0], p.incx, inputs[1], p.incy, p.n, out)),
+    Exercise("gemv_split", "08-gemv", "a GEMV with each row split across a warp", "gemv_split",
+             tuple(ops.Gemv(m=m, n=n, layout="row") for m, n in ((1, 1), (77, 1000), (1031, 45), (300, 33))),
+             launch=lambda p: (cdiv(p.m, 8), (32, 8)),
+             args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n)),
+    Exercise("gemm_bt", "09-gemm", "a tiled SGEMM of C = A B^T", "gemm_bt",
+             (GemmBT(1, 1, 1), GemmBT(33, 17, 65), GemmBT(100, 131, 7), GemmBT(257, 255, 129)),
+             launch=lambda p: ((cdiv(p.n, 16), cdiv(p.m, 16)), (16, 16)),
+             args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k)),
+)}
+
+
+def get(name: str) -> Exercise:
+    if name not in EXERCISES:
+        raise KeyError(f"no exercise {name!r}; there are: {', '.join(EXERCISES)}")
+    return EXERCISES[name]
+
+
+def scaffold(name: str) -> str:
+    """The kernel to complete, as text (put it in a cell, edit, pass it to check)."""
+    return get(name).scaffold_path.read_text()
+
+
+def solution(name: str) -> str:
+    return get(name).solution_path.read_text()
+
+
+def check(name: str, code: str, draws: int = 2, seed=None, quiet: bool = False) -> bool:
+    """Run the exercise's kernel from ``code`` at every size, ``draws`` times on fresh inputs; print a
+    verdict per size (or the compiler's or the emulator's message); True when every one is right."""
+    e = get(name)
+    say = (lambda s: None) if quiet else print
+    try:
+        kernel = load(code=code).get(e.entry)
+    except (CompileError, ValueError) as exc:
+        say(f"{name}: does not compile:\n{exc}")
+        return False
+    rng = numpy.random.default_rng(seed)
+    ok = True
+    for p in e.problems:
+        worst, unwritten = 0.0, 0
+        try:
+            for _ in range(draws):
+                inputs, out = p.inputs(rng), p.output()
+                grid, block = e.launch(p)
+                kernel(grid, block, e.args(p, inputs, out))
+                hw.synchronize()
+                host = hw.to_host(out)
+                unwritten = max(unwritten, int(numpy.isnan(host).sum()))
+                err = rel_error(host, p.reference(inputs), p.error_scale(inputs)) if not unwritten else float("nan")
+                worst = err if not numpy.isfinite(err) else max(worst, err)
+        except EmulatorError as exc:
+            say(f"{name}, {p.label}: the emulator stopped it: {str(exc).splitlines()[0]}")
+            ok = False
+            continue
+        right = unwritten == 0 and numpy.isfinite(worst) and worst < e.tolerance
+        ok &= right
+        note = f" ({unwritten} outputs never written)" if unwritten else ""
+        say(f"{name}, {p.label}: rel. error < {e.tolerance:g}: {right}{note}")
+    return ok
