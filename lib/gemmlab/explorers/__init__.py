@@ -101,10 +101,13 @@ def roofline_calculator(this_gpu=None) -> Explorer:
                     "Roofline calculator")
 
 
-def tilemap_trainer(mode: int = 0) -> Explorer:
+def tilemap_trainer(mode: int = 0, seed: int = 1) -> Explorer:
     """The tile-map trainer: mode 0 shared-memory tiling (chapter 02), 1 register tiling (chapter 06),
-    2 warp tiling (Part IV: block, warp and lane tiles)."""
-    return Explorer("tilemap", {"mode": mode}, "Tile map")
+    2 warp tiling (Part IV: block, warp and lane tiles), 3 a quiz (which tiles does a block load in phase
+    p, which elements does a thread own; answered by clicking, checked; ``seed`` picks the first question)."""
+    if mode not in (0, 1, 2, 3):
+        raise ValueError(f"mode is 0 (shared-memory tiling), 1 (register tiling), 2 (warp tiling) or 3 (quiz), got {mode!r}")
+    return Explorer("tilemap", {"mode": mode, "seed": int(seed)}, "Tile map")
 
 
 # name -> (where it is recorded, the recorded timing's label, the variant, its sliders)

@@ -129,7 +129,8 @@
   function tilemap(rootEl, data) {
     ownKeys(rootEl);
     const ui = el("div", { class: "gl-controls" }, rootEl);
-    const mode = select(["shared-memory tiling (chapter 2)", "register tiling (chapter 6)", "warp tiling (Part IV)"], data.mode || 0);
+    const mode = select(["shared-memory tiling (chapter 2)", "register tiling (chapter 6)", "warp tiling (Part IV)",
+                         "quiz: test yourself"], data.mode || 0);
     control(ui, "mode", mode);
     const c = {
       n: range(4, 32, 8), tile: select(["1", "2", "4", "8"], 1), bi: range(0, 3, 1), bj: range(0, 3, 2), p: range(0, 3, 0),
@@ -141,6 +142,47 @@
     const labels = { n: "N", tile: "TILE", bi: "block row bi", bj: "block column bj", p: "phase p", T: "tile T (BM = BN = BK)", RM: "RM (TM)", RN: "RN (TN)", tx: "thread tx", ty: "thread ty",
       BM: "block tile BM", BN: "block tile BN", WM: "warp tile WM", WN: "warp tile WN", warp: "warp", lane: "lane" };
     for (const k in c) o[k] = control(ui, labels[k], c[k]);
+    // the quiz (mode 3): a question with random parameters (a seeded generator, so a page always starts
+    // with the same one), answered by clicking cells, checked against the model's answer
+    const quizUi = el("div", { class: "gl-controls" }, rootEl);
+    const ask = el("button", { type: "button", class: "gl-button" }, quizUi, "new question");
+    const answer = el("button", { type: "button", class: "gl-button" }, quizUi, "check my answer");
+    let seed = (data.seed || 1) >>> 0;
+    const rand = (n) => { seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0; return (seed >>> 16) % n; };   // high bits: an LCG's low ones cycle
+    let quiz = null;
+    function newQuestion() {
+      if (rand(2) === 0) {
+        const tile = [2, 4][rand(2)], t = 3 + rand(3), n = tile * t;
+        quiz = { kind: "tiles", n, tile, t, bi: rand(t), bj: rand(t), p: rand(t), picks: { A: null, B: null } };
+      } else {
+        const T = [8, 16][rand(2)], RM = [1, 2, 4][rand(3)], RN = [1, 2, 4][rand(3)];
+        quiz = { kind: "owner", T, RM, RN, tx: rand(T / RN), ty: rand(T / RM), picks: new Set() };
+      }
+      quiz.verdict = "";
+    }
+    function quizAnswer() {
+      if (quiz.kind === "tiles") return { A: M.aTile(quiz.bi, quiz.bj, quiz.p), B: M.bTile(quiz.bi, quiz.bj, quiz.p) };
+      return M.threadOutputs(quiz.T, quiz.RM, quiz.RN, quiz.tx, quiz.ty).map((rc) => rc.join(","));
+    }
+    function checkQuiz() {
+      const want = quizAnswer();
+      let right;
+      if (quiz.kind === "tiles") {
+        right = quiz.picks.A !== null && quiz.picks.B !== null && quiz.picks.A.join() === want.A.join() && quiz.picks.B.join() === want.B.join();
+        quiz.verdict = right ? "right: A tile (" + want.A.join(", ") + ") and B tile (" + want.B.join(", ") + ")" :
+          "not quite: in phase p a block loads the A tile in its own tile row and column p, (" + want.A.join(", ") +
+          "), and the B tile in row p and its own tile column, (" + want.B.join(", ") + ")";
+      } else {
+        right = quiz.picks.size === want.length && want.every((x) => quiz.picks.has(x));
+        quiz.verdict = right ? "right: " + want.length + " elements, rows " + M.threadAsRows(quiz.T, quiz.RM, quiz.RN, quiz.tx, quiz.ty).join(",") +
+          ", columns " + M.threadBsCols(quiz.T, quiz.RM, quiz.RN, quiz.tx, quiz.ty).join(",") :
+          "not quite: thread (tx, ty) owns rows ty*RM .. ty*RM+RM-1 and columns tx*RN .. tx*RN+RN-1: " + want.length + " elements";
+      }
+      rootEl.setAttribute("data-quiz-verdict", right ? "right" : "wrong");
+    }
+    ask.addEventListener("click", () => { newQuestion(); draw(); });
+    answer.addEventListener("click", () => { checkQuiz(); draw(); });
+
     const text = el("pre", { class: "gl-readout", "aria-live": "polite" }, rootEl);
     const svg = el("svg:svg", { viewBox: "0 0 660 240", class: "gl-chart", role: "img" }, rootEl);
     const shared = ["n", "tile", "bi", "bj", "p"], reg = ["T", "RM", "RN", "tx", "ty"], warpKeys = ["BM", "BN", "WM", "WN", "warp", "lane"];
@@ -172,7 +214,40 @@
       shared.forEach((k) => (c[k].parentNode.style.display = m === 0 ? "" : "none"));
       reg.forEach((k) => (c[k].parentNode.style.display = m === 1 ? "" : "none"));
       warpKeys.forEach((k) => (c[k].parentNode.style.display = m === 2 ? "" : "none"));
-      if (m === 2) {
+      quizUi.style.display = m === 3 ? "" : "none";
+      if (m === 3) {
+        if (!quiz) newQuestion();
+        rootEl.setAttribute("data-quiz", JSON.stringify(Object.assign({}, quiz, { picks: undefined, verdict: undefined })));
+        const pick = (x, y, w, h, cls, key, onClick) => {
+          const r = el("svg:rect", { x, y, width: w, height: h, class: cls, "data-cell": key, tabindex: 0, role: "button" }, svg);
+          r.addEventListener("click", () => { onClick(); draw(); });
+          r.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); onClick(); draw(); } });
+        };
+        if (quiz.kind === "tiles") {
+          const S = 180, cs = S / quiz.t;
+          for (const [x0, name, cls] of [[40, "A", "gl-now-a"], [300, "B", "gl-now-b"]]) {
+            el("svg:text", { x: x0 + S / 2, y: 14, "text-anchor": "middle", class: "gl-label" }, svg, name + " (click one tile)");
+            for (let r = 0; r < quiz.t; r++) for (let q = 0; q < quiz.t; q++) {
+              const chosen = quiz.picks[name] && quiz.picks[name][0] === r && quiz.picks[name][1] === q;
+              pick(x0 + q * cs, 22 + r * cs, cs, cs, chosen ? cls : "gl-cell-box", name + ":" + r + "," + q, () => { quiz.picks[name] = [r, q]; });
+            }
+          }
+          text.textContent = "N = " + quiz.n + ", TILE = " + quiz.tile + " (" + quiz.t + " x " + quiz.t + " tiles): which tile of A and which tile of B does block (" +
+            quiz.bi + ", " + quiz.bj + ") load in phase " + quiz.p + "?" + (quiz.verdict ? "\n" + quiz.verdict : "");
+        } else {
+          const S = 200, cs = S / quiz.T;
+          el("svg:text", { x: 40 + S / 2, y: 14, "text-anchor": "middle", class: "gl-label" }, svg, "C tile (click every element the thread computes)");
+          for (let r = 0; r < quiz.T; r++) for (let q = 0; q < quiz.T; q++) {
+            const key = r + "," + q;
+            pick(40 + q * cs, 22 + r * cs, cs, cs, quiz.picks.has(key) ? "gl-now-c" : "gl-cell-box", "C:" + key,
+              () => { if (quiz.picks.has(key)) quiz.picks.delete(key); else quiz.picks.add(key); });
+          }
+          text.textContent = "T = " + quiz.T + ", micro-tile RM x RN = " + quiz.RM + " x " + quiz.RN + " (" + (quiz.T / quiz.RN) + " x " + (quiz.T / quiz.RM) +
+            " threads): which elements of the C tile does thread (tx, ty) = (" + quiz.tx + ", " + quiz.ty + ") compute?" +
+            (quiz.verdict ? "\n" + quiz.verdict : "");
+        }
+        svg.setAttribute("aria-label", text.textContent);
+      } else if (m === 2) {
         const BM = [64, 128][+c.BM.value], BN = [64, 128, 256][+c.BN.value], WM = [32, 64][+c.WM.value], WN = [32, 64][+c.WN.value];
         const warps = (BM / WM) * (BN / WN);
         c.warp.max = warps - 1; if (+c.warp.value > warps - 1) c.warp.value = warps - 1;
