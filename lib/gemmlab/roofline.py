@@ -55,23 +55,72 @@ def plot(models, points=(), ax=None, title=None):
                 label=f"{m.name}, {m.source.split(':')[0]}: {m.peak_fp32 / TFLOP:.1f} TFLOP/s, "
                       f"{m.bandwidth / GBS:,.0f} GB/s")
         ax.axvline(m.ridge, color=ax.lines[-1].get_color(), lw=0.8, ls=":")
-    previous, drop = None, 0
-    for label, intensity, rate in sorted(points, key=lambda p: p[1]):
+    for label, intensity, rate in points:
         ax.plot([intensity], [rate / TFLOP], "o", ms=7)
-        # points close together on the x axis get their labels stacked downwards instead of overlapping
-        drop = drop + 11 if previous is not None and intensity < 3 * previous else 0
-        previous = intensity
-        ax.annotate(label, (intensity, rate / TFLOP), textcoords="offset points", xytext=(7, -12 - drop),
-                    fontsize=8)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("TFLOP/s (FP32)")
     ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize=7.5, loc="upper left")
+    ax.legend(fontsize=7.5, loc="lower right")
+    lo_y, hi_y = ax.get_ylim()
+    ax.set_ylim(lo_y, hi_y * 3)               # room above the roof for the labels of the points on it
     if title:
         ax.set_title(title, fontsize=10)
+    label_points(ax, [(label, intensity, rate / TFLOP) for label, intensity, rate in points])
     return ax
+
+
+def label_points(ax, points, fontsize: float = 8):
+    """Label (label, x, y) points so that no label overlaps another label or a point and each stays inside
+    the axes: beside its point where it can, else moved up or down (in steps of a line) with a leader
+    line back to the point. Returns the annotations."""
+    ax.figure.canvas.draw()                   # final limits and transforms
+    renderer = ax.figure.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    placed = [ax.transData.transform((x, y)) for _, x, y in points]
+    occupied = [(px - 5, py - 5, px + 5, py + 5) for px, py in placed]
+    legend = ax.get_legend()
+    if legend is not None:
+        lb = legend.get_window_extent(renderer)
+        occupied.append((lb.x0, lb.y0, lb.x1, lb.y1))
+    pt = ax.figure.dpi / 72                   # pixels per point
+    out = []
+    order = sorted(range(len(points)), key=lambda i: -points[i][2])
+
+    def clear(b):
+        return (b.x0 >= frame.x0 and b.x1 <= frame.x1 and b.y0 >= frame.y0 and b.y1 <= frame.y1
+                and not any(b.x0 < o[2] and o[0] < b.x1 and b.y0 < o[3] and o[1] < b.y1 for o in occupied))
+
+    for i in order:
+        label, x, y = points[i]
+        choice = None
+        for step in range(13):
+            for dy in ([0] if step == 0 else [11 * step, -11 * step]):
+                for dx, ha in ((7, "left"), (-7, "right")):
+                    a = ax.annotate(label, (x, y), textcoords="offset points", xytext=(dx, dy - 3), fontsize=fontsize,
+                                    ha=ha)
+                    b = a.get_window_extent(renderer)
+                    if clear(b):
+                        choice = (a, b, dy)
+                        break
+                    a.remove()
+                if choice:
+                    break
+            if choice:
+                break
+        if choice is None:
+            a = ax.annotate(label, (x, y), textcoords="offset points", xytext=(7, -3), fontsize=fontsize)
+            choice = (a, a.get_window_extent(renderer), 0)
+        a, b, dy = choice
+        if abs(dy) > 6:
+            a.arrow_patch = None
+            a.remove()
+            a = ax.annotate(label, (x, y), textcoords="offset points", xytext=a.xyann, fontsize=fontsize, ha=a.get_ha(),
+                            arrowprops={"arrowstyle": "-", "lw": 0.6, "alpha": 0.6, "shrinkA": 0, "shrinkB": 4})
+        occupied.append((b.x0 - pt, b.y0 - pt, b.x1 + pt, b.y1 + pt))
+        out.append(a)
+    return out
 
 
 def measured_points(model: DeviceModel) -> list:

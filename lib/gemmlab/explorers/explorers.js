@@ -109,15 +109,44 @@
       const ridge = peak / g.bw;
       const x0 = 10 ** xs[0];
       el("svg:polyline", { points: [X(x0) + "," + Y(x0 * g.bw), X(ridge) + "," + Y(peak), X(10 ** xs[1]) + "," + Y(peak)].join(" "), class: "gl-roof" }, svg);
-      let prev = null, drop = 0;
-      for (const p of points.slice().sort((a, b) => a.I - b.I || b.flops - a.flops)) {
-        const dot = el("svg:circle", { cx: X(p.I), cy: Y(p.flops), r: 4, class: "gl-measured" }, svg);
+      // Measured points, each labelled where its label overlaps no other label and no point, and stays in
+      // the frame: beside the point if it can, else a little above or below it with a leader line.
+      const boxes = [];
+      const clash = (a) => a.x < L || a.x + a.w > W - R || a.y < T || a.y + a.h > H - B ||
+        boxes.some((b) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h);
+      const opX = X(Math.min(Math.max(I, x0), 10 ** xs[1])), opY = Y(P);
+      boxes.push({ x: opX - 8, y: opY - 8, w: 16, h: 16 });
+      const shown = points.slice().sort((a, b) => b.flops - a.flops || a.I - b.I);
+      for (const p of shown) boxes.push({ x: X(p.I) - 5, y: Y(p.flops) - 5, w: 10, h: 10 });
+      for (const p of shown) {
+        const px = X(p.I), py = Y(p.flops);
+        const dot = el("svg:circle", { cx: px, cy: py, r: 4, class: "gl-measured" }, svg);
         el("svg:title", {}, dot, p.label + ": " + si(p.flops, "FLOP/s") + " at " + fmt(p.I) + " FLOP/byte");
-        drop = prev !== null && p.I < prev * 2.5 ? drop + 11 : 0;
-        prev = p.I;
-        el("svg:text", { x: X(p.I) + 7, y: Y(p.flops) + 4 + drop, class: "gl-small" }, svg, p.label);
+        const label = el("svg:text", { x: 0, y: 0, class: "gl-small gl-point-label" }, svg, p.label);
+        let w = 0;
+        try { w = label.getComputedTextLength(); } catch (e) { w = 0; }
+        w = w || p.label.length * 5.6;
+        const h = 11;
+        let best = null;
+        for (let step = 0; step <= 12 && !best; step++) {
+          for (const dy of step === 0 ? [0] : [-step * h, step * h]) {
+            for (const x of [px + 8, px - 8 - w]) {
+              const box = { x, y: py - h / 2 + dy, w, h };
+              if (!clash(box)) { best = box; break; }
+            }
+            if (best) break;
+          }
+        }
+        best = best || { x: px + 8, y: py - h / 2, w, h };
+        boxes.push(best);
+        label.setAttribute("x", best.x);
+        label.setAttribute("y", best.y + h - 2);
+        if (Math.abs(best.y + h / 2 - py) > h / 2) {
+          const ex = best.x > px ? best.x - 1 : best.x + w + 1;
+          el("svg:line", { x1: px, y1: py, x2: ex, y2: best.y + h / 2, class: "gl-leader" }, svg);
+        }
       }
-      el("svg:circle", { cx: X(Math.min(Math.max(I, x0), 10 ** xs[1])), cy: Y(P), r: 7, class: "gl-point" }, svg);
+      el("svg:circle", { cx: opX, cy: opY, r: 7, class: "gl-point" }, svg);
       svg.setAttribute("aria-label", "roofline of " + g.name + " with the operation at intensity " + fmt(I));
     }
 
