@@ -359,8 +359,6 @@ def test_endless_kernel_is_stopped(faults, monkeypatch):
 @emulator_only
 @pytest.mark.parametrize("code, names", [
     ('__global__ void k(int* x) { asm volatile("membar.gl;"); }', "inline PTX assembly"),
-    ('#include <mma.h>\nusing namespace nvcuda;\n__global__ void k(int* x) { wmma::fragment<int> f; }',
-     "tensor-core matrix operations"),
     ('__global__ void k(float* x) { x[0] = tex1Dfetch<float>(0, 1); }', "texture and surface fetches"),
     ('__global__ void c(int* x) {}\n__global__ void k(int* x) { c<<<1, 1>>>(x); }', "dynamic parallelism"),
 ])

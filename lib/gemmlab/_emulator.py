@@ -83,8 +83,6 @@ UNSUPPORTED = [
     (r"<<<", "launching kernels from a kernel (dynamic parallelism)"),
     (r"\btex[123]D\w*\b|\bsurf[123]D\w*\b|\btex1Dfetch\b", "texture and surface fetches"),
     (r"\bcudaMemcpyToSymbol\b|\b__cudaMemcpy\w*\b", "host-side CUDA API calls"),
-    # what CUDA's headers declare and the emulator does not run yet (including the header is fine)
-    (r"\bnvcuda\s*::|\bwmma\s*::", "tensor-core matrix operations (nvcuda::wmma, <mma.h>)"),
 ]
 
 

@@ -49,6 +49,9 @@ _KERNEL = re.compile(
 C_TYPES = {
     "float": (numpy.float32, 1), "double": (numpy.float64, 1), "__half": (numpy.float16, 1),
     "half": (numpy.float16, 1), "__half2": (numpy.float16, 2), "half2": (numpy.float16, 2), "int": (numpy.int32, 1), "int32_t": (numpy.int32, 1),
+    # NumPy has no bfloat16: a __nv_bfloat16 array is passed as its bits, uint16 (gemmlab.ops.to_bf16_bits)
+    "__nv_bfloat16": (numpy.uint16, 1), "nv_bfloat16": (numpy.uint16, 1), "__nv_bfloat162": (numpy.uint16, 2),
+    "unsigned short": (numpy.uint16, 1), "short": (numpy.int16, 1), "uint16_t": (numpy.uint16, 1), "int16_t": (numpy.int16, 1),
     "unsigned": (numpy.uint32, 1), "unsigned int": (numpy.uint32, 1), "uint32_t": (numpy.uint32, 1),
     "long long": (numpy.int64, 1), "long long int": (numpy.int64, 1), "int64_t": (numpy.int64, 1),
     "long": (numpy.int64, 1), "unsigned long long": (numpy.uint64, 1), "uint64_t": (numpy.uint64, 1),

@@ -237,3 +237,17 @@ class Copy(Op):
 
     def library(self, inputs, out):
         hw.xp.copyto(out, inputs[0])
+
+
+def to_bf16_bits(a) -> numpy.ndarray:
+    """float32 values rounded to bfloat16 (to nearest, ties to even, as __float2bfloat16 does), as their
+    16 bits in a uint16 array: how a __nv_bfloat16 array is passed to a kernel (NumPy has no bfloat16)."""
+    u = numpy.ascontiguousarray(a, dtype=numpy.float32).view(numpy.uint32).astype(numpy.uint64)
+    nan = (u & 0x7FFFFFFF) > 0x7F800000
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    return numpy.where(nan, (u >> 16) | 0x40, rounded).astype(numpy.uint16)
+
+
+def from_bf16_bits(b) -> numpy.ndarray:
+    """The float32 values of bfloat16 bits (uint16)."""
+    return (numpy.asarray(b, dtype=numpy.uint16).astype(numpy.uint32) << 16).view(numpy.float32)

@@ -1,3 +1,132 @@
-// Emulator stand-in for <mma.h>: including it is fine; what it declares, tensor-core matrix operations (nvcuda::wmma), the CPU
-// emulator does not run yet, and a kernel that uses it is refused by name when it is compiled.
+// Emulator version of <mma.h>: nvcuda::wmma, warp-wide matrix multiply-accumulate on fragments.
+//
+// Shapes and types as CUDA has them for the tensor cores the book uses: m16n16k16, m32n8k16 and
+// m8n32k16 with __half or __nv_bfloat16 inputs, m16n16k8 with precision::tf32 (float storage);
+// accumulators float or __half. On a GPU the elements of a fragment are spread over the warp's lanes in
+// an order CUDA leaves unspecified; here every lane holds the whole tile (num_elements is the tile's
+// size, x[] row by row), so element-wise code over x[0 .. num_elements) means the same. Loads read the
+// tile in every lane; a store is shared among the warp's lanes (each element written once); mma_sync
+// computes D = A B + C with exact products (an FP16, BF16 or TF32 product fits in FP32) added in FP32
+// in k order. A TF32 operand keeps 10 of its 23 mantissa bits: __float_to_tf32 rounds to nearest, ties
+// away from zero (cvt.rna.tf32.f32); a value left unconverted loses its low bits by truncation.
 #pragma once
+#include "gemmlab_emu.h"
+#include "gl_emu_half.h"
+
+namespace nvcuda {
+namespace wmma {
+
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+namespace precision { struct tf32 {}; }
+
+template <class Use, int M, int N, int K> struct gl_shape;
+template <int M, int N, int K> struct gl_shape<matrix_a, M, N, K> { static constexpr int rows = M, cols = K; };
+template <int M, int N, int K> struct gl_shape<matrix_b, M, N, K> { static constexpr int rows = K, cols = N; };
+template <int M, int N, int K> struct gl_shape<accumulator, M, N, K> { static constexpr int rows = M, cols = N; };
+
+template <class T> struct gl_storage { using type = T; };
+template <> struct gl_storage<precision::tf32> { using type = float; };
+
+template <class T, int M, int N, int K> struct gl_legal { static constexpr bool value = false; };
+#define GL_WMMA_SHAPE(T, M, N, K) template <> struct gl_legal<T, M, N, K> { static constexpr bool value = true; };
+GL_WMMA_SHAPE(__half, 16, 16, 16) GL_WMMA_SHAPE(__half, 32, 8, 16) GL_WMMA_SHAPE(__half, 8, 32, 16)
+GL_WMMA_SHAPE(__nv_bfloat16, 16, 16, 16) GL_WMMA_SHAPE(__nv_bfloat16, 32, 8, 16) GL_WMMA_SHAPE(__nv_bfloat16, 8, 32, 16)
+GL_WMMA_SHAPE(precision::tf32, 16, 16, 8)
+GL_WMMA_SHAPE(float, 16, 16, 16) GL_WMMA_SHAPE(float, 32, 8, 16) GL_WMMA_SHAPE(float, 8, 32, 16) GL_WMMA_SHAPE(float, 16, 16, 8)
+#undef GL_WMMA_SHAPE
+
+template <class Use, int M, int N, int K, class T, class Layout = void>
+struct fragment {
+    static_assert(gl_legal<T, M, N, K>::value, "this wmma fragment shape and type is not one CUDA offers");
+    using element_type = typename gl_storage<T>::type;
+    static constexpr int rows = gl_shape<Use, M, N, K>::rows, cols = gl_shape<Use, M, N, K>::cols;
+    static constexpr int num_elements = rows * cols;      // the whole tile, in every lane (see above)
+    element_type x[num_elements];                          // row by row
+};
+
+template <class Use, int M, int N, int K, class T, class L, class V>
+inline void fill_fragment(fragment<Use, M, N, K, T, L>& f, const V& v)
+{
+    for (int i = 0; i < f.num_elements; ++i) f.x[i] = static_cast<typename fragment<Use, M, N, K, T, L>::element_type>(v);
+}
+
+template <class F, class P>
+inline void gl_load(F& f, const P* p, unsigned ldm, bool row)
+{
+    for (int r = 0; r < F::rows; ++r)
+        for (int c = 0; c < F::cols; ++c)
+            f.x[r * F::cols + c] = static_cast<typename F::element_type>(row ? p[(size_t)r * ldm + c] : p[(size_t)c * ldm + r]);
+}
+
+template <class Use, int M, int N, int K, class T, class P>
+inline void load_matrix_sync(fragment<Use, M, N, K, T, row_major>& f, const P* p, unsigned ldm) { gl_load(f, p, ldm, true); }
+template <class Use, int M, int N, int K, class T, class P>
+inline void load_matrix_sync(fragment<Use, M, N, K, T, col_major>& f, const P* p, unsigned ldm) { gl_load(f, p, ldm, false); }
+template <int M, int N, int K, class T, class P>
+inline void load_matrix_sync(fragment<accumulator, M, N, K, T>& f, const P* p, unsigned ldm, layout_t layout)
+{
+    gl_load(f, p, ldm, layout == mem_row_major);
+}
+
+// A store is the warp's: element e of the tile is written by lane e % (lanes in the warp), once.
+template <int M, int N, int K, class T, class P>
+inline void store_matrix_sync(P* p, const fragment<accumulator, M, N, K, T>& f, unsigned ldm, layout_t layout)
+{
+    using F = fragment<accumulator, M, N, K, T>;
+    const unsigned me = ::gl_emu::g.fibers[::gl_emu::g.cur].linear, base = me & ~31u;
+    const unsigned lanes = ::gl_emu::g.n - base < 32 ? ::gl_emu::g.n - base : 32, lane = me - base;
+    for (int e = (int)lane; e < F::num_elements; e += (int)lanes) {
+        const int r = e / F::cols, c = e % F::cols;
+        P& out = layout == mem_row_major ? p[(size_t)r * ldm + c] : p[(size_t)c * ldm + r];
+        out = static_cast<P>(f.x[e]);
+    }
+}
+
+// TF32: 10 mantissa bits. __float_to_tf32 rounds to nearest, ties away (cvt.rna.tf32.f32); an operand
+// that was not converted is truncated, as the tensor cores read only its top 19 bits.
+inline float __float_to_tf32(float f)
+{
+    unsigned u;
+    std::memcpy(&u, &f, 4);
+    if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+template <class T> inline float gl_operand(T v) { return static_cast<float>(v); }
+inline float gl_tf32_operand(float f)
+{
+    unsigned u;
+    std::memcpy(&u, &f, 4);
+    if ((u & 0x7f800000u) != 0x7f800000u) u &= 0xffffe000u;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+template <class T> struct gl_is_tf32 { static constexpr bool value = false; };
+template <> struct gl_is_tf32<precision::tf32> { static constexpr bool value = true; };
+
+template <int M, int N, int K, class TA, class LA, class TB, class LB, class TC, class TD>
+inline void mma_sync(fragment<accumulator, M, N, K, TD>& d, const fragment<matrix_a, M, N, K, TA, LA>& a,
+                     const fragment<matrix_b, M, N, K, TB, LB>& b, const fragment<accumulator, M, N, K, TC>& c)
+{
+    static_assert(std::is_same<TA, TB>::value, "matrix_a and matrix_b fragments of one mma_sync have one type");
+    float out[M * N];
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+            float acc = static_cast<float>(c.x[i * N + j]);
+            for (int k = 0; k < K; ++k) {
+                float av = gl_operand(a.x[i * K + k]), bv = gl_operand(b.x[k * N + j]);
+                if (gl_is_tf32<TA>::value) { av = gl_tf32_operand(av); bv = gl_tf32_operand(bv); }
+                acc = std::fma(av, bv, acc);
+            }
+            out[i * N + j] = acc;
+        }
+    for (int e = 0; e < M * N; ++e) d.x[e] = static_cast<typename fragment<accumulator, M, N, K, TD>::element_type>(out[e]);
+}
+
+}  // namespace wmma
+}  // namespace nvcuda

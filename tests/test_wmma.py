@@ -1,0 +1,136 @@
+"""nvcuda::wmma on the backend in use: FP16, BF16 and TF32 tensor-core products against float64.
+
+On a GPU these run on the tensor cores; on the emulator, on its model of them (include/mma.h). The same
+expectations hold on both: FP16 and BF16 inputs multiply exactly and add in FP32, so against float64 on
+the same (rounded) inputs the error is FP32's; TF32 keeps 10 mantissa bits of FP32 inputs, so its error
+is some hundred times FP32's, with or without __float_to_tf32 (which rounds instead of truncating).
+"""
+from __future__ import annotations
+
+import numpy
+import pytest
+
+import gemmlab as gl
+from gemmlab import ops
+
+xp = gl.xp
+
+WMMA = r'''
+#include <mma.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+using namespace nvcuda;
+
+// C (M x N, float, row-major) = A (M x K) B (K x N): one warp per 16 x 16 tile of C; M, N, K multiples of 16
+template <class T>
+__global__ void wmma_gemm(const T* A, const T* B, float* C, int M, int N, int K)
+{
+    const int tile = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    const int tr = tile / (N / 16), tc = tile % (N / 16);
+    if (tr >= M / 16) return;
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> a;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> b;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;
+    wmma::fill_fragment(c, 0.0f);
+    for (int k = 0; k < K; k += 16) {
+        wmma::load_matrix_sync(a, A + (size_t)tr * 16 * K + k, K);
+        wmma::load_matrix_sync(b, B + (size_t)k * N + tc * 16, N);
+        wmma::mma_sync(c, a, b, c);
+    }
+    wmma::store_matrix_sync(C + (size_t)tr * 16 * N + tc * 16, c, N, wmma::mem_row_major);
+}
+
+// TF32, B given transposed (N x K row-major = K x N column-major); C column-major this time
+__global__ void wmma_tf32(const float* A, const float* BT, float* C, int M, int N, int K, int convert)
+{
+    const int tile = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+    const int tr = tile / (N / 16), tc = tile % (N / 16);
+    if (tr >= M / 16) return;
+    wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a;
+    wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> b;
+    wmma::fragment<wmma::accumulator, 16, 16, 8, float> c;
+    wmma::fill_fragment(c, 0.0f);
+    for (int k = 0; k < K; k += 8) {
+        wmma::load_matrix_sync(a, A + (size_t)tr * 16 * K + k, K);
+        wmma::load_matrix_sync(b, BT + (size_t)tc * 16 * K + k, K);
+        if (convert) {
+            for (int i = 0; i < a.num_elements; ++i) a.x[i] = wmma::__float_to_tf32(a.x[i]);
+            for (int i = 0; i < b.num_elements; ++i) b.x[i] = wmma::__float_to_tf32(b.x[i]);
+        }
+        wmma::mma_sync(c, a, b, c);
+    }
+    wmma::store_matrix_sync(C + (size_t)tc * 16 * M + tr * 16, c, M, wmma::mem_col_major);
+}
+
+// an accumulator loaded from memory (beta * C), scaled element by element, stored back
+__global__ void wmma_axpby(const __half* A, const __half* B, float* C, float alpha, float beta)
+{
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::col_major> a;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> b;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc, c;
+    wmma::load_matrix_sync(a, A, 16);
+    wmma::load_matrix_sync(b, B, 16);
+    wmma::load_matrix_sync(c, C, 16, wmma::mem_row_major);
+    wmma::fill_fragment(acc, 0.0f);
+    wmma::mma_sync(acc, a, b, acc);
+    for (int i = 0; i < acc.num_elements; ++i) acc.x[i] = alpha * acc.x[i] + beta * c.x[i];
+    wmma::store_matrix_sync(C, acc, 16, wmma::mem_row_major);
+}
+'''
+
+rng = numpy.random.default_rng(14)
+
+
+@pytest.fixture(scope="module")
+def wmma():
+    return gl.load(code=WMMA)
+
+
+def _rel(out, ref):
+    out = gl.to_host(out).astype(numpy.float64)
+    return numpy.linalg.norm(out - ref) / numpy.linalg.norm(ref)
+
+
+@pytest.mark.parametrize("kind", ["half", "bf16"])
+def test_fp16_and_bf16_products_are_fp32_accurate_on_their_inputs(wmma, kind):
+    M, N, K = 48, 32, 80
+    A32, B32 = rng.standard_normal((M, K)).astype(numpy.float32), rng.standard_normal((K, N)).astype(numpy.float32)
+    if kind == "half":
+        A, B = A32.astype(numpy.float16), B32.astype(numpy.float16)
+        Ah, Bh = A.astype(numpy.float64), B.astype(numpy.float64)
+        name = "wmma_gemm<__half>"
+    else:
+        A, B = ops.to_bf16_bits(A32), ops.to_bf16_bits(B32)
+        Ah, Bh = ops.from_bf16_bits(A).astype(numpy.float64), ops.from_bf16_bits(B).astype(numpy.float64)
+        name = "wmma_gemm<__nv_bfloat16>"
+    C = xp.full((M, N), numpy.nan, dtype=numpy.float32)
+    wmma.get(name)((M // 16) * (N // 16) // 2, 64, (xp.asarray(A), xp.asarray(B), C, M, N, K))
+    assert _rel(C, Ah @ Bh) < 5e-6
+    assert _rel(C, A32.astype(numpy.float64) @ B32.astype(numpy.float64)) > 1e-4     # the inputs' own rounding
+
+
+@pytest.mark.parametrize("convert", [0, 1])
+def test_tf32_keeps_ten_mantissa_bits(wmma, convert):
+    M, N, K = 32, 48, 64
+    A, BT = rng.standard_normal((M, K)).astype(numpy.float32), rng.standard_normal((N, K)).astype(numpy.float32)
+    C = xp.full(M * N, numpy.nan, dtype=numpy.float32)
+    wmma.get("wmma_tf32")((M // 16) * (N // 16) // 2, 64, (xp.asarray(A), xp.asarray(BT), C, M, N, K, convert))
+    got = gl.to_host(C).reshape(N, M).T                              # column-major C
+    err = _rel(got, A.astype(numpy.float64) @ BT.T.astype(numpy.float64))
+    assert 1e-5 < err < 2e-3, err
+
+
+def test_accumulators_load_scale_and_store(wmma):
+    A, B = (rng.standard_normal((16, 16)).astype(numpy.float16) for _ in range(2))
+    C0 = rng.standard_normal((16, 16)).astype(numpy.float32)
+    C = xp.asarray(C0.copy())
+    wmma.get("wmma_axpby")(1, 32, (xp.asarray(A), xp.asarray(B), C, 2.0, -0.5))
+    # col_major fragments read A and B as their transposes' storage
+    ref = 2.0 * (A.T.astype(numpy.float64) @ B.T.astype(numpy.float64)) - 0.5 * C0
+    assert _rel(C, ref) < 5e-6
+
+
+def test_bf16_bits_round_to_nearest_even():
+    x = numpy.array([1.0, 1.00390625, 1.005859375, -3.14159, numpy.inf], numpy.float32)
+    assert ops.to_bf16_bits(x).tolist() == [0x3F80, 0x3F80, 0x3F81, 0xC049, 0x7F80]
+    assert numpy.isnan(ops.from_bf16_bits(ops.to_bf16_bits(numpy.array([numpy.nan], numpy.float32)))).all()
