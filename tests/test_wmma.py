@@ -134,3 +134,20 @@ def test_bf16_bits_round_to_nearest_even():
     x = numpy.array([1.0, 1.00390625, 1.005859375, -3.14159, numpy.inf], numpy.float32)
     assert ops.to_bf16_bits(x).tolist() == [0x3F80, 0x3F80, 0x3F81, 0xC049, 0x7F80]
     assert numpy.isnan(ops.from_bf16_bits(ops.to_bf16_bits(numpy.array([numpy.nan], numpy.float32)))).all()
+
+
+def test_tc_gemm_sees_the_inputs_the_tensor_cores_see():
+    p = ops.TcGemm(m=16, n=16, k=16, precision="tf32")
+    inputs = p.inputs(numpy.random.default_rng(3))
+    A, _ = p.seen(inputs)
+    assert (A == ops.tf32_round(gl.to_host(inputs[0])).astype(numpy.float64)).all()
+    assert numpy.abs(p.reference(inputs) - p.exact(inputs)).max() > 0        # TF32 rounding shows
+    with pytest.raises(ValueError, match="precision must be one of"):
+        ops.TcGemm(m=16, n=16, k=16, precision="fp8")
+    assert ops.tf32_round(numpy.array([1 + 2 ** -11, 1 + 2 ** -12], numpy.float32)).tolist() == [1 + 2 ** -10, 1.0]
+
+
+def test_the_first_wmma_kernel_refuses_sizes_that_are_not_whole_wmma_tiles():
+    v = gl.registry.get("tc/01_wmma")
+    with pytest.raises(ValueError, match="multiples of 16 \\(the wmma tile\\), got 33 x 16 x 16"):
+        v.runner(ops.TcGemm(m=33, n=16, k=16))

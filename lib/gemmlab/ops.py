@@ -209,6 +209,87 @@ class Gemm(Op):
             hw.xp.matmul(A, B, out=out)
 
 
+def tf32_round(a) -> numpy.ndarray:
+    """float32 values rounded to TF32 (10 mantissa bits; to nearest, ties away: __float_to_tf32)."""
+    u = numpy.ascontiguousarray(a, dtype=numpy.float32).view(numpy.uint32).copy()
+    finite = (u & 0x7F800000) != 0x7F800000
+    u[finite] = (u[finite] + 0x1000) & 0xFFFFE000
+    return u.view(numpy.float32)
+
+
+TC_PRECISIONS = ("fp16", "bf16", "tf32")
+
+
+@dataclass(frozen=True)
+class TcGemm(Op):
+    """C = A B on the tensor cores (Part V), row-major: FP16 or BF16 inputs (BF16 passed as its bits,
+    uint16), or FP32 inputs that the kernel rounds to TF32; FP32 accumulation and output.
+
+    ``reference`` is float64 on the inputs as the tensor cores see them (rounded: the check tests the
+    kernel's arithmetic); ``exact`` is float64 on the FP32 values before rounding (what the error of a
+    tensor-core product against the true product is measured with)."""
+    m: int = 0
+    n: int = 0
+    k: int = 0
+    precision: str = "fp16"
+
+    def __post_init__(self):
+        if self.precision not in TC_PRECISIONS:
+            raise ValueError(f"precision must be one of {TC_PRECISIONS}, got {self.precision!r}")
+
+    @property
+    def label(self):
+        shape = f"{self.m}" if self.m == self.n == self.k else f"{self.m}x{self.n}x{self.k}"
+        return f"GEMM N={shape}, {self.precision.upper()} tensor cores"
+
+    @property
+    def flops(self):
+        return 2 * self.m * self.n * self.k
+
+    @property
+    def bytes(self):
+        item = 4 if self.precision == "tf32" else 2
+        return item * (self.m * self.k + self.k * self.n) + 4 * self.m * self.n
+
+    def _fp32(self, rng):
+        return (rng.standard_normal((self.m, self.k)).astype(numpy.float32),
+                rng.standard_normal((self.k, self.n)).astype(numpy.float32))
+
+    def inputs(self, rng):
+        A, B = self._fp32(rng)
+        if self.precision == "fp16":
+            A, B = A.astype(numpy.float16), B.astype(numpy.float16)
+        elif self.precision == "bf16":
+            A, B = to_bf16_bits(A), to_bf16_bits(B)
+        return hw.xp.asarray(A), hw.xp.asarray(B)
+
+    def seen(self, inputs):
+        """The inputs as the tensor cores multiply them, in float64."""
+        A, B = (hw.to_host(a) for a in inputs)
+        if self.precision == "bf16":
+            A, B = from_bf16_bits(A), from_bf16_bits(B)
+        elif self.precision == "tf32":
+            A, B = tf32_round(A), tf32_round(B)
+        return A.astype(numpy.float64), B.astype(numpy.float64)
+
+    def output(self):
+        return hw.xp.full((self.m, self.n), numpy.nan, dtype=numpy.float32)
+
+    def reference(self, inputs):
+        A, B = self.seen(inputs)
+        return A @ B
+
+    def exact(self, inputs):
+        A, B = (hw.to_host(a) for a in inputs)
+        if self.precision == "bf16":
+            A, B = from_bf16_bits(A), from_bf16_bits(B)
+        return A.astype(numpy.float64) @ B.astype(numpy.float64)
+
+    def library(self, inputs, out):
+        raise NotImplementedError("cuBLAS in tensor-core modes (CUPY_TF32, FP16 matmul, cublasGemmEx for BF16) "
+                                  "is Part V's next step; the kernels are checked, not yet timed against it")
+
+
 @dataclass(frozen=True)
 class Copy(Op):
     """dst = src over n elements: no arithmetic, 2n elements of traffic. The bandwidth ceiling."""

@@ -125,7 +125,11 @@ def _load(source: str):
 
 
 def awkward_problems(op: type, layout: str = "row") -> list:
-    """Problem sizes that are multiples of no tile: every kernel is checked on these."""
+    """Problem sizes that are multiples of no tile: every kernel is checked on these. (Tensor-core GEMMs
+    take multiples of 16, the wmma tile: multiples of no block tile, in each precision.)"""
+    if op is ops.TcGemm:
+        return [ops.TcGemm(m=m, n=n, k=k, precision=p) for m, n, k in ((16, 16, 16), (48, 80, 32), (112, 48, 208))
+                for p in ops.TC_PRECISIONS]
     if op is ops.Dot:
         return [ops.Dot(n=n) for n in (1, 1000, 4097, 100003)]
     if op is ops.Gemv:
@@ -473,6 +477,26 @@ VARIANTS += [
                              (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32,
                              8 * c["BK"] * (c["BM"] + c["BN"] + 8)),
         args=_gemm_col_args,
+    ),
+]
+
+# --- Part V: tensor cores ---------------------------------------------------------------------
+
+def _tc_refuse(p, c):
+    if p.m % 16 or p.n % 16 or p.k % 16:
+        return f"M, N and K must be multiples of 16 (the wmma tile), got {p.m} x {p.n} x {p.k}"
+    return None
+
+
+VARIANTS += [
+    Variant(
+        key="tc/01_wmma", chapter=None, entry="wmma_gemm<{PREC}, {WARPS_M}, {WARPS_N}>", op=ops.TcGemm,
+        title="WMMA: one warp per 16 x 16 tile of C, from global memory",
+        params={"WARPS_M": (1, 2, 4), "WARPS_N": (1, 2, 4)}, defaults={"WARPS_M": 2, "WARPS_N": 2},
+        problem_params=lambda p: {"PREC": ops.TC_PRECISIONS.index(p.precision)},
+        refuse=_tc_refuse,
+        launch=lambda p, c: ((cdiv(p.n, 16 * c["WARPS_N"]), cdiv(p.m, 16 * c["WARPS_M"])), 32 * c["WARPS_M"] * c["WARPS_N"], 0),
+        args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
     ),
 ]
 
