@@ -120,3 +120,16 @@ __device__ __forceinline__ void gl_stash_tiles(float* as, float* bs, int tid, co
         *reinterpret_cast<float4*>(bs + r * BP + c) = rb[l];
     }
 }
+
+// The first row and column (x, y) of this block's BM x BN tile of C when a one-dimensional grid's blocks
+// go in bands of GROUP block-rows, column by column within a band: consecutive blocks share tiles of A
+// and walk B together, so more of both is still in L2 when the next blocks want them. GROUP = 1 is the
+// plain row-by-row order.
+template <int BM, int BN, int GROUP>
+__device__ __forceinline__ int2 gl_band_tile(int M, int N)
+{
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const int band = GROUP * tiles_n, first = (int)(blockIdx.x / band) * GROUP;
+    const int rows_here = tiles_m - first < GROUP ? tiles_m - first : GROUP;
+    return make_int2((first + (int)(blockIdx.x % band) % rows_here) * BM, ((int)(blockIdx.x % band) / rows_here) * BN);
+}

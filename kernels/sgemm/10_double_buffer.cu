@@ -41,11 +41,8 @@ sgemm_double_buffer(const float* __restrict__ A, const float* __restrict__ B,
     const int wm = (warp / (BN / WN)) * WM, wn = (warp % (BN / WN)) * WN;
     const int lm = (lane / LC) * 4, ln = (lane % LC) * 4;
     // this block's tile of C: blocks in bands of GROUP block-rows, column by column within a band
-    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    const int band = GROUP * tiles_n, first = (int)(blockIdx.x / band) * GROUP;
-    const int rows_here = tiles_m - first < GROUP ? tiles_m - first : GROUP;
-    const int row0 = (first + (int)(blockIdx.x % band) % rows_here) * BM;
-    const int col0 = ((int)(blockIdx.x % band) / rows_here) * BN;
+    const int2 corner = gl_band_tile<BM, BN, GROUP>(M, N);          // (common/sgemm_tiles.cuh)
+    const int row0 = corner.x, col0 = corner.y;
     // this block's slice of K (whole BK tiles)
     const int slice = ((K + SPLITK - 1) / SPLITK + BK - 1) / BK * BK;
     const int kbegin = (int)blockIdx.y * slice, kend = kbegin + slice < K ? kbegin + slice : K;

@@ -37,11 +37,8 @@ gemm_warp_tiled(const float* __restrict__ A, int aoff, int lda, const float* __r
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     const int wm = (warp / (BN / WN)) * WM, wn = (warp % (BN / WN)) * WN;
     const int lm = (lane / LC) * 4, ln = (lane % LC) * 4;
-    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    const int band = GROUP * tiles_n, first = (int)(blockIdx.x / band) * GROUP;
-    const int rows_here = tiles_m - first < GROUP ? tiles_m - first : GROUP;
-    const int row0 = (first + (int)(blockIdx.x % band) % rows_here) * BM;
-    const int col0 = ((int)(blockIdx.x % band) / rows_here) * BN;
+    const int2 corner = gl_band_tile<BM, BN, GROUP>(M, N);          // (common/sgemm_tiles.cuh)
+    const int row0 = corner.x, col0 = corner.y;
     const float* a = A + aoff;
     const float* b = B + boff;
     const bool avec = aoff % 4 == 0 && lda % 4 == 0, bvec = boff % 4 == 0 && ldb % 4 == 0;
