@@ -100,6 +100,7 @@ class Exercise:
     launch: Callable            # problem -> (grid, block)
     args: Callable              # (problem, inputs, out) -> kernel arguments
     tolerance: float = FP32_TOLERANCE
+    prepare: Callable | None = None     # out -> None, before each launch (an output the kernel adds into)
 
     @property
     def scaffold_path(self):
@@ -119,6 +120,15 @@ EXERCISES = {e.name: e for e in (
              tuple(ops.Gemv(m=m, n=n, layout="row") for m, n in ((1, 1), (77, 1000), (1031, 45), (300, 33))),
              launch=lambda p: (cdiv(p.m, 8), (32, 8)),
              args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n)),
+    Exercise("micro_tile", "05-cache-blocking", "a 2 x 2 micro-tile of C per thread", "micro_tile",
+             tuple(ops.Gemm(m=m, n=n, k=k) for m, n, k in ((1, 1, 1), (33, 17, 65), (100, 131, 7), (257, 255, 129))),
+             launch=lambda p: ((cdiv(p.n, 32), cdiv(p.m, 32)), (16, 16)),
+             args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k)),
+    Exercise("dot_float4", "12-bandwidth-roof", "a DOT that reads 16 bytes at a time", "dot_float4",
+             tuple(ops.Dot(n=n) for n in (1, 3, 4097, 100003)),
+             launch=lambda p: (max(1, min(264, cdiv(p.n, 1024))), 256),
+             args=lambda p, inputs, out: (inputs[0], inputs[1], p.n, out),
+             prepare=lambda out: out.fill(0)),
     Exercise("gemm_bt", "09-gemm", "a tiled SGEMM of C = A B^T", "gemm_bt",
              (GemmBT(1, 1, 1), GemmBT(33, 17, 65), GemmBT(100, 131, 7), GemmBT(257, 255, 129)),
              launch=lambda p: ((cdiv(p.n, 16), cdiv(p.m, 16)), (16, 16)),
@@ -158,6 +168,8 @@ def check(name: str, code: str, draws: int = 2, seed=None, quiet: bool = False) 
         try:
             for _ in range(draws):
                 inputs, out = p.inputs(rng), p.output()
+                if e.prepare is not None:
+                    e.prepare(out)
                 grid, block = e.launch(p)
                 kernel(grid, block, e.args(p, inputs, out))
                 hw.synchronize()
