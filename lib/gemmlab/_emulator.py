@@ -843,8 +843,8 @@ def _accepts(cxx: str, flags: tuple) -> bool:
     """Whether the compiler takes these flags (compiling a one-line unit, once per process)."""
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            return subprocess.run([cxx, "-x", "c++", "-c", *flags, "-o", os.path.join(tmp, "probe.o"), "-"],
-                                  input="int gl_probe;\n", capture_output=True, text=True, timeout=60).returncode == 0
+            return processes.run([cxx, "-x", "c++", "-c", *flags, "-o", os.path.join(tmp, "probe.o"), "-"],
+                                 input="int gl_probe;\n", capture_output=True, text=True, timeout=60).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
 

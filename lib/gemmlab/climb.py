@@ -13,6 +13,8 @@ The GPU first runs cuBLAS for five seconds, so that every measurement finds it a
 """
 from __future__ import annotations
 
+import numpy
+
 from . import hardware as hw
 from . import ops, record
 from .timing import Timings
@@ -87,7 +89,7 @@ GEMM_CANDIDATES = [
 def _warm_up(seconds: float = 5.0):
     import time
     problem = ops.Gemm.square(4096)
-    inputs, out = problem.inputs(__import__("numpy").random.default_rng(0)), problem.output()
+    inputs, out = problem.inputs(numpy.random.default_rng(0)), problem.output()
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         for _ in range(20):

@@ -223,18 +223,22 @@ VARIANTS = [
 
 # --- Part IV: closing the gap (row-major, as the SGEMM ladder) -----------------------------------
 
+def _warp_threads(c):
+    """Threads of a warp-tiled block: a warp per WM x WN warp tile of the BM x BN block tile."""
+    return (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32
+
+
 def _warp_tiled_valid(c):
     """Warp tiles that fill the block tile, lanes as 8 x 4 with 4 x 4 sub-tiles, whole float4 loads per thread."""
     if c["BM"] % c["WM"] or c["BN"] % c["WN"] or c["WM"] % 32 or c["WN"] % 16:
         return False
-    threads = (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32
+    threads = _warp_threads(c)
     return 64 <= threads <= 1024 and (c["BM"] * c["BK"]) % (4 * threads) == 0 and (c["BK"] * c["BN"]) % (4 * threads) == 0
 
 
 def _warp_tiled_launch(shared):
     def launch(p, c):
-        threads = (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32
-        return (cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), threads, shared(c)
+        return (cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), _warp_threads(c), shared(c)
     return launch
 
 
@@ -273,7 +277,7 @@ VARIANTS += [
         params={"BM": (64, 128), "BN": (128,), "BK": (8, 16), "WM": (32, 64), "WN": (32, 64)},
         defaults={"BM": 128, "BN": 128, "BK": 8, "WM": 64, "WN": 32},
         valid=lambda c: _warp_tiled_valid(c) and 4 * c["BK"] * (c["BM"] + 4 + c["BN"]) <= 48 * 1024,
-        launch=lambda p, c: ((cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32, 0),
+        launch=_warp_tiled_launch(lambda c: 0),
         args=_gemm_args,
     ),
     Variant(
@@ -286,8 +290,7 @@ VARIANTS += [
                 "WN": (32, 64, 128), "GROUP": (1, 4, 8, 16), "SPLITK": (1, 2, 3, 4, 8), "MINB": (1, 2)},
         defaults={"BM": 128, "BN": 128, "BK": 8, "WM": 64, "WN": 32, "GROUP": 1, "SPLITK": 1, "MINB": 2},
         valid=_warp_tiled_valid,
-        launch=lambda p, c: ((cdiv(p.m, c["BM"]) * cdiv(p.n, c["BN"]), c["SPLITK"]),
-                             (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32,
+        launch=lambda p, c: ((cdiv(p.m, c["BM"]) * cdiv(p.n, c["BN"]), c["SPLITK"]), _warp_threads(c),
                              8 * c["BK"] * (c["BM"] + 4 + c["BN"])),
         args=_gemm_args,
         prepare=lambda p, c, inputs, out: out.fill(0) if c["SPLITK"] > 1 else None,
@@ -330,10 +333,16 @@ DOT_WORKSPACE = 1 + 4224     # DOT 7's deterministic pass: a counter, then a par
 _dot_work = {}
 
 
+def _device_key():
+    """Which device a cached workspace belongs to: the backend, and the current GPU on one."""
+    from . import hardware as hw
+    return (hw.backend, hw.xp.cuda.Device().id if hw.on_gpu else 0)
+
+
 def dot_workspace():
     """DOT 7's workspace on the backend in use, allocated (zeroed) once: the kernel leaves its counter at 0."""
     from . import hardware as hw
-    key = (hw.backend, hw.xp.cuda.Device().id if hw.on_gpu else 0)
+    key = _device_key()
     if key not in _dot_work:
         _dot_work[key] = hw.xp.zeros(DOT_WORKSPACE, dtype="float32")
     return _dot_work[key]
@@ -347,7 +356,7 @@ def gemv_workspace(m: int):
     them) and room for 32 slices (SPLIT at most 32) of partial sums, on the backend in use; grown when a
     larger m comes."""
     from . import hardware as hw
-    key = (hw.backend, hw.xp.cuda.Device().id if hw.on_gpu else 0)
+    key = _device_key()
     have = _gemv_work.get(key)
     if have is None or have[1].size < 32 * max(m, 1):
         size = max(m, 1, 0 if have is None else have[1].size // 32)
@@ -473,8 +482,7 @@ VARIANTS += [
                 "GROUP": (1, 8), "MINB": (1, 2)},
         defaults={"BM": 128, "BN": 128, "BK": 8, "WM": 64, "WN": 32, "GROUP": 8, "MINB": 2},
         valid=_warp_tiled_valid, problem_params=_TRANS2,
-        launch=lambda p, c: (max(1, cdiv(p.m, c["BM"]) * cdiv(p.n, c["BN"])),
-                             (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32,
+        launch=lambda p, c: (max(1, cdiv(p.m, c["BM"]) * cdiv(p.n, c["BN"])), _warp_threads(c),
                              8 * c["BK"] * (c["BM"] + c["BN"] + 8)),
         args=_gemm_col_args,
     ),
