@@ -50,3 +50,10 @@ def test_unknown_and_illegal_parameters_are_refused():
         gl.registry.get("sgemm/99")
     with pytest.raises(ValueError, match="computes Gemm, not Dot"):
         v.runner(gl.ops.Dot(n=10))
+
+
+def test_an_illegal_combination_is_named_with_what_is_legal():
+    v = gl.registry.get("sgemm/10_double_buffer")
+    with pytest.raises(ValueError, match=r"is not a combination the kernel supports \(\d+ are, the defaults .* "
+                                         r"Variant.choices\(\) lists them; the rule is in kernels/sgemm/10_double_buffer.cu"):
+        v.resolve(BM=64, WM=128)

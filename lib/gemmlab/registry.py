@@ -73,7 +73,9 @@ class Variant:
             if full.get(name) not in legal:
                 raise ValueError(f"{self.key}: {name}={full.get(name)!r} is not one of the legal values {legal}")
         if self.valid is not None and not self.valid(full):
-            raise ValueError(f"{self.key}: {full} is not a combination the kernel supports (see its file's header)")
+            raise ValueError(f"{self.key}: {full} is not a combination the kernel supports ({len(self.choices())} "
+                             f"are, the defaults {self.defaults} among them: Variant.choices() lists them; the "
+                             f"rule is in kernels/{self.source}'s header)")
         return full
 
     def expression(self, problem=None, **params) -> str:
