@@ -79,16 +79,14 @@ def test_gemv_quick_return_leaves_y_alone(trans, m, n):
 
 GEMM_CASES = list(itertools.product(("N", "T"), ("n", "T"), ((1, 1, 1), (33, 17, 65), (3, 4, 0), (32, 24, 36)),
                                     (0, 2), (0.0, -1.25), (0.0, 1.0, 0.75)))
-# the kernel gl.blas.gemm calls, and GEMM 5 (Part IV's warp tiles; 16-byte paths where ld is a multiple of 4)
-GEMM_KERNELS = {"default": None, "gemm5": ("blas/gemm/05_warp_tiled", {"BM": 64, "BN": 64, "BK": 8, "WM": 32,
-                                                                         "WN": 32, "GROUP": 8, "MINB": 2})}
+# the two configurations of GEMM 5 that gl.blas.gemm chooses between (16-byte paths where ld is a multiple of 4)
+GEMM_KERNELS = {"small": gl.blas.GEMM_SMALL, "large": gl.blas.GEMM_LARGE}
 
 
 @pytest.mark.parametrize("kernel", list(GEMM_KERNELS))
 @pytest.mark.parametrize("ta, tb, shape, extra, alpha, beta", GEMM_CASES)
 def test_gemm(ta, tb, shape, extra, alpha, beta, kernel, monkeypatch):
-    if GEMM_KERNELS[kernel] is not None:
-        monkeypatch.setattr(gl.blas, "GEMM", GEMM_KERNELS[kernel])
+    monkeypatch.setattr(gl.blas, "_gemm_params", lambda m, n, sms=132: GEMM_KERNELS[kernel])
     m, n, k = shape
     A = mat(m, k, extra) if ta.upper() == "N" else mat(k, m, extra)
     B = mat(k, n, extra) if tb.upper() == "N" else mat(n, k, extra)
@@ -171,3 +169,12 @@ def test_gemv_split_and_vector_paths_agree_with_float64(m, n, trans):
     expect = 1.5 * op @ x + -0.5 * y0
     scale = 1.5 * numpy.abs(op) @ numpy.abs(x) + 0.5 * numpy.abs(y0)
     assert (numpy.abs(gl.to_host(y) - expect) <= 1e-5 * scale + 1e-30).all()
+
+
+def test_gemm_chooses_the_large_tile_when_it_fills_the_sms():
+    assert gl.blas._gemm_params(4096, 4096) is gl.blas.GEMM_LARGE        # 32 x 16 = 512 tiles on 132 SMs
+    assert gl.blas._gemm_params(1024, 1024) is gl.blas.GEMM_SMALL        # 8 x 4 = 32 large tiles: too few
+    assert gl.blas._gemm_params(128 * 12, 256 * 11) is gl.blas.GEMM_LARGE
+    assert gl.blas._gemm_params(128 * 12, 256 * 11 - 256) is gl.blas.GEMM_SMALL
+    for params in (gl.blas.GEMM_LARGE, gl.blas.GEMM_SMALL):
+        assert gl.registry.get(gl.blas.GEMM).resolve(**params) == params     # legal configurations

@@ -11,7 +11,8 @@
 // lane owns TM x TN = (WM/8) x (WN/4) values of C. The A tile is stored transposed (As[k][m], rows
 // padded by 4 floats: its column-wise stores are conflict-free), so a lane reads its 4 rows of A at one
 // k with one LDS.128, as it reads 4 columns of B.
-// MINB sets __launch_bounds__(threads, MINB): registers capped for MINB blocks per SM.
+// MINB sets __launch_bounds__(threads, MINB): registers capped for MINB blocks per SM. SNAKE = 1 orders
+// each k's FMAs as a boustrophedon (gl_warp_tile_fma), 0 row by row: the same arithmetic in another order.
 // Two switches for the shape of the problem (Part IV's autotuning chapter): GROUP > 1 orders the blocks
 // in bands of GROUP block-rows (the grid is one-dimensional; consecutive blocks share tiles of A and
 // walk B together, so more of both is still in L2 when the next blocks want it); SPLITK > 1 cuts K into
@@ -24,7 +25,7 @@
 #include "common/sgemm_tiles.cuh"
 
 // [kernel]
-template <int BM, int BN, int BK, int WM, int WN, int GROUP, int SPLITK, int MINB>
+template <int BM, int BN, int BK, int WM, int WN, int GROUP, int SPLITK, int MINB, int SNAKE>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 sgemm_double_buffer(const float* __restrict__ A, const float* __restrict__ B,
                     float* __restrict__ C, int M, int N, int K)
@@ -68,7 +69,7 @@ sgemm_double_buffer(const float* __restrict__ A, const float* __restrict__ B,
         if (t + 1 < tiles) fetch(kbegin + (t + 1) * BK);
         #pragma unroll
         for (int k = 0; k < BK; ++k)
-            gl_warp_tile_fma<MI, NI, LR, LC>(As[s][k], Bs[s][k], wm, wn, lm, ln, acc);
+            gl_warp_tile_fma<MI, NI, LR, LC, SNAKE != 0>(As[s][k], Bs[s][k], wm, wn, lm, ln, acc);
         if (t + 1 < tiles) stash(s ^ 1);
         __syncthreads();
     }

@@ -11,7 +11,9 @@
 // row is then an odd number of 16-byte groups, so the 8 rows a warp reads at once fall in 8 different
 // bank groups); a lane reads 4 k-values of a row of A with one LDS.128, and 4 columns of B at each of
 // those k with one more each. AT = 1 transposes A with 4-byte copies (four times as many copy
-// instructions for A) into As[k][m], rows padded by 4 floats, and computes as 10 does.
+// instructions for A) into As[k][m], rows padded by 4 floats, and computes as 10 does. AT = 2 takes A
+// the way 10 does (LDG.128 into registers one tile ahead, stored transposed after the tile's FMAs) and
+// only B through the pipeline: 16-byte copies for both, and B's registers free for the FMAs.
 // At the matrix's edges a 16-byte group that lies partly outside is copied in part and zero-filled
 // (cp.async's src-size form); when K or N is not a multiple of 4 the groups are not 16-byte aligned
 // and the tile is written float by float instead (same results, slower).
@@ -50,7 +52,7 @@ sgemm_cp_async(const float* __restrict__ A, const float* __restrict__ B,
         if (t < tiles) {
             const int k0 = t * BK;
             #pragma unroll
-            for (int l = 0; l < A_LOADS; ++l) {
+            for (int l = 0; l < (AT == 2 ? 0 : A_LOADS); ++l) {
                 const int i = tid + l * THREADS, r = i / (BK / 4), c = (i % (BK / 4)) * 4;
                 const int gr = row0 + r, gc = k0 + c;
                 if (AT) {                          // four 4-byte copies, each to its place in As[k][m]
@@ -87,6 +89,11 @@ sgemm_cp_async(const float* __restrict__ A, const float* __restrict__ B,
     };
 
     float acc[MI * 4][NI * 4] = {};
+    float4 ra[AT == 2 ? A_LOADS : 1];          // AT = 2: the next tile of A, on its way through registers
+    if (AT == 2 && tiles > 0) {
+        gl_fetch_a<BK, THREADS>(A, M, K, K, row0, 0, avec, tid, ra);
+        gl_stash_a<BK, THREADS, AS>(As, tid, ra);
+    }
     #pragma unroll
     for (int t = 0; t < STAGES - 1; ++t) issue(t, t);
     for (int t = 0; t < tiles; ++t) {
@@ -94,12 +101,15 @@ sgemm_cp_async(const float* __restrict__ A, const float* __restrict__ B,
         __pipeline_wait_prior(STAGES - 2);     // tile t has landed (this thread's copies) ...
         __syncthreads();                       // ... and everyone's; and stage (t-1) % STAGES is free
         issue(t + STAGES - 1, (t + STAGES - 1) % STAGES);
+        if (AT == 2 && t + 1 < tiles) gl_fetch_a<BK, THREADS>(A, M, K, K, row0, (t + 1) * BK, avec, tid, ra);
         const float* as = As + s * A_TILE;
         const float* bs = Bs + s * BK * BN;
         if (AT) {
             #pragma unroll
             for (int k = 0; k < BK; ++k)
                 gl_warp_tile_fma<MI, NI, LR, LC>(as + k * AS, bs + k * BN, wm, wn, lm, ln, acc);
+            // stage (t+1) % STAGES was last read in tile t+1-STAGES, before this tile's barrier
+            if (AT == 2 && t + 1 < tiles) gl_stash_a<BK, THREADS, AS>(As + (t + 1) % STAGES * A_TILE, tid, ra);
             continue;
         }
         #pragma unroll

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import os
 
 import cupy
 import numpy
@@ -39,10 +40,25 @@ class CudaFunction:
         self.function(grid, block, args, shared_mem=shared_mem, stream=stream)
 
 
+@functools.lru_cache(maxsize=None)
+def _crt_include() -> tuple:
+    """CUDA 13's header wheels ship mma.h without the crt/ headers it includes (they are in a separate
+    wheel): a toolkit's include folder that has them, as an -I option, or nothing."""
+    roots = [os.environ.get("CUDA_PATH"), cupy.cuda.get_cuda_path(), "/usr/local/cuda"]
+    for root in filter(None, roots):
+        for sub in ("include", os.path.join("targets", "x86_64-linux", "include")):
+            folder = os.path.join(root, sub)
+            if os.path.isfile(os.path.join(folder, "crt", "mma.h")):
+                return (f"-I{folder}",)
+    return ()
+
+
 def compile(module, expr: str, signature):
     options = OPTIONS + (f"-I{KERNELS}",)
     if module.path is not None:
         options += (f"-I{module.path.parent}",)
+    if any("<mma.h>" in text for text in (module.source, *module.headers.values())):
+        options += _crt_include()
     options += module.options
     # CuPy caches compiled code on disk by source and options only: the header hash goes into the source.
     code = module.source + f"\n// gemmlab cache key (source and headers): {module.key}\n"
@@ -50,5 +66,9 @@ def compile(module, expr: str, signature):
         raw = cupy.RawModule(code=code, options=options, name_expressions=[expr])
         function = raw.get_function(expr)
     except cupy.cuda.compiler.CompileException as exc:
-        raise module.compile_error(str(exc), expr) from None
+        text = str(exc)
+        if "crt/mma.h" in text:
+            text += ("\nThe CUDA headers CuPy uses lack crt/mma.h (CUDA 13 moved it to its own wheel): install "
+                     "nvidia-cuda-crt for your CUDA, or set CUDA_PATH to a CUDA toolkit.")
+        raise module.compile_error(text, expr) from None
     return CudaFunction(function, _limits(cupy.cuda.Device().id))

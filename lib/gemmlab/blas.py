@@ -17,7 +17,8 @@ and beta = 1), alpha = 0 never reads A or B, k = 0 leaves beta * C, and beta = 0
 output, so a NaN there cannot leak. Bad arguments raise ``BlasError`` naming the routine and the
 argument, as the reference BLAS's XERBLA does. The kernels: DOT 7 in its deterministic form (the same bits
 on every run) and GEMV 4, configured per shape as the recorded tuning on the H200 found best
-(results/climb-nvidia-h200.json; see ``_dot_params`` and ``_gemv_params``); GEMM 4 (double buffering).
+(results/climb-nvidia-h200.json; see ``_dot_params`` and ``_gemv_params``); GEMM 5 (Part IV's warp
+tiles for every transpose; see ``_gemm_params``).
 """
 from __future__ import annotations
 
@@ -34,7 +35,10 @@ class BlasError(ValueError):
 
 DOT = "blas/dot/07_bandwidth"
 GEMV = "blas/gemv/04_bandwidth"
-GEMM = ("blas/gemm/04_double_buffer", {"TT": 8})
+GEMM = "blas/gemm/05_warp_tiled"
+# GEMM 5's large tile, the fastest of the climb's candidates at N = 4096 in all four transpose cases
+GEMM_LARGE = {"BM": 128, "BN": 256, "BK": 8, "WM": 64, "WN": 64, "GROUP": 8, "MINB": 1}
+GEMM_SMALL = {"BM": 64, "BN": 64, "BK": 16, "WM": 32, "WN": 32, "GROUP": 8, "MINB": 2}
 STREAMING_BYTES = 256 << 20   # below this, streaming loads (evict-first in L2) measured faster on the H200
 
 
@@ -42,6 +46,21 @@ def _dot_params(n: int) -> dict:
     """DOT 7, deterministic: 1056 blocks of 1024 threads, two 16-byte loads of each vector in flight per
     thread; streaming loads for vectors that together take less than STREAMING_BYTES."""
     return {"BLOCK": 1024, "UNROLL": 2, "GRID": 1056, "DET": 1, "CS": int(8 * n < STREAMING_BYTES)}
+
+
+def _sms() -> int:
+    """The GPU's SM count (the H200's 132 on the emulator, whose launches have no SMs to fill)."""
+    if hw.on_gpu:
+        return hw.xp.cuda.Device().attributes["MultiProcessorCount"]
+    return 132
+
+
+def _gemm_params(m: int, n: int, sms: int = 132) -> dict:
+    """GEMM 5's 128 x 256 tiles (8 warps of 64 x 64) when C has at least one of them per SM, as at the
+    climb's N = 4096 (results/climb-nvidia-h200.json); smaller C gets 64 x 64 tiles, four times as many
+    blocks, so that the SMs have work."""
+    large = -(-m // GEMM_LARGE["BM"]) * -(-n // GEMM_LARGE["BN"]) >= sms
+    return GEMM_LARGE if large else GEMM_SMALL
 
 
 def _gemv_params(m: int, n: int, trans: str) -> dict:
@@ -220,6 +239,6 @@ def gemm(transa, transb, alpha, A, B, beta, C):
     if alpha == 0.0:
         _scale(C, beta)
         return C
-    _launch(GEMM, ops.Gemm(m=m, n=n, k=k, transa=ta, transb=tb, layout="col"),
+    _launch((GEMM, _gemm_params(m, n, _sms())), ops.Gemm(m=m, n=n, k=k, transa=ta, transb=tb, layout="col"),
             (ar, ao, lda, br, bo, ldb, cr, co, ldc, m, n, k, alpha, beta))
     return C

@@ -31,19 +31,23 @@ PROBLEMS = [
 ]
 
 
-def _d(BM, BN, BK, WM, WN, GROUP, SPLITK, MINB):
-    return ("sgemm/10_double_buffer", dict(BM=BM, BN=BN, BK=BK, WM=WM, WN=WN, GROUP=GROUP, SPLITK=SPLITK, MINB=MINB))
+def _d(BM, BN, BK, WM, WN, GROUP, SPLITK, MINB, SNAKE=1):
+    return ("sgemm/10_double_buffer", dict(BM=BM, BN=BN, BK=BK, WM=WM, WN=WN, GROUP=GROUP, SPLITK=SPLITK, MINB=MINB,
+                                           SNAKE=SNAKE))
 
 
 CANDIDATES = [
     ("sgemm/06_register_tiling", dict(T=32, RM=4, RN=2, MINB=1)),
+    ("sgemm/07_vectorized", dict(BM=128, BN=128, BK=8, TM=8, TN=8, PAD=1, SWZ=0, SPLIT=0)),   # chapter IV.1-2
+    ("sgemm/09_warp_tiling", dict(BM=128, BN=128, BK=8, WM=64, WN=32)),                       # chapter IV.3
     _d(128, 128, 8, 64, 32, 1, 1, 2),          # the double-buffered step as chapter IV.4 introduces it
     _d(128, 256, 16, 64, 64, 8, 1, 1),         # large tiles: the big squares
+    _d(128, 256, 16, 64, 64, 8, 1, 1, 0),      # the same, its FMAs row by row (what the boustrophedon buys)
     _d(128, 128, 16, 64, 32, 8, 2, 2),         # split-K in two: sizes whose tiles leave SMs idle
     _d(128, 256, 8, 64, 64, 8, 2, 1),
     _d(64, 64, 16, 32, 32, 8, 1, 2),           # small tiles: enough blocks at N = 1024
     ("sgemm/11_cp_async", dict(BM=128, BN=256, BK=16, WM=64, WN=64, STAGES=4, AT=1, MINB=1)),
-    ("sgemm/11_cp_async", dict(BM=128, BN=128, BK=16, WM=64, WN=32, STAGES=3, AT=0, MINB=2)),
+    ("sgemm/11_cp_async", dict(BM=128, BN=128, BK=16, WM=64, WN=32, STAGES=3, AT=2, MINB=2)),
 ]
 
 
