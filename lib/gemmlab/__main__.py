@@ -50,6 +50,9 @@ def main(argv=None) -> int:
     pf = sub.add_parser("profile", help="Nsight Compute metrics of each DOT and GEMM step (needs ncu and a GPU)")
     pf.add_argument("--record", action="store_true", help="write results/ncu-<gpu>.json")
     pf.add_argument("--launch", action="store_true", help=argparse.SUPPRESS)   # internal: the profiled half
+    pf.add_argument("--climb", action="store_true",
+                    help="Part IV: the best SGEMM at 4096, its row-by-row ablation and cuBLAS (ncu-climb-<gpu>.json)")
+    pf.add_argument("--launch-climb", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     from . import device, hardware
@@ -132,6 +135,15 @@ def main(argv=None) -> int:
         from . import blasbench, profiling
         if args.launch:
             blasbench.run_once(("DOT", "GEMM"))
+            return 0
+        if args.launch_climb:
+            profiling.launch_climb()
+            return 0
+        if args.climb:
+            result = profiling.run_climb()
+            if args.record:
+                print("wrote", profiling.save_climb(result))
+            profiling.climb_table({**result, "environment": __import__("gemmlab").record.environment()})
             return 0
         result = profiling.run()
         if args.record:
