@@ -194,6 +194,21 @@ def test_refresh_keeps_the_html_form_of_widgets_and_no_widget_state():
     assert [sorted(c.outputs[0].data) for c in nb.cells] == [["text/html", "text/plain"], ["text/plain"]]
 
 
+WARP_CASES = [(128, 128, 64, 32, 3, 17), (128, 256, 64, 64, 7, 31), (64, 128, 32, 64, 2, 0), (64, 64, 32, 32, 3, 9)]
+
+
+@needs_node
+@pytest.mark.parametrize("BM, BN, WM, WN, warp, lane", WARP_CASES)
+def test_warp_map_matches_gemmlab_tilemap(BM, BN, WM, WN, warp, lane):
+    args = f"{BM},{BN},{WM},{WN},{warp},{lane}"
+    got = run_model(f"[M.warpCorner({BM},{BN},{WM},{WN},{warp}), M.laneAsCols({args}), M.laneBsCols({args}), "
+                    f"M.laneOutputs({args})]")
+    assert tuple(got[0]) == tilemap.warp_corner(BM, BN, WM, WN, warp)
+    assert got[1] == tilemap.lane_as_cols(BM, BN, WM, WN, warp, lane)
+    assert got[2] == tilemap.lane_bs_cols(BM, BN, WM, WN, warp, lane)
+    assert [tuple(x) for x in got[3]] == tilemap.lane_outputs(BM, BN, WM, WN, warp, lane)
+
+
 @pytest.mark.parametrize("BM, BN, WM, WN", [(128, 128, 64, 32), (64, 128, 32, 64)])
 def test_the_warp_tiled_kernel_writes_what_the_warp_map_draws(BM, BN, WM, WN):
     """sgemm/09_warp_tiling with its stores replaced by warp * 1000 + lane: who wrote each element of C."""

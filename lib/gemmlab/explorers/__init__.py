@@ -8,7 +8,8 @@ HTML. The arithmetic they draw lives in ``model.js``, and tests check it against
 - :func:`roofline_calculator` (chapter 01): GPU, operation, sizes, precision, beta -> F, Q, intensity,
   ridge point, binding ceiling, floor time, on a roofline with the measured kernels of results/.
 - :func:`tilemap_trainer` (chapters 02 and 06): which tiles a block loads in each phase; which outputs
-  and shared rows one thread of a register-tiled kernel owns and reads.
+  and shared rows one thread of a register-tiled kernel owns and reads; which outputs one lane of a
+  warp-tiled kernel owns, and what its warp reads of the shared tiles.
 - :func:`sweep_explorer` (chapters 02, 05, 06 and 08): sliders over a sweep recorded on the H200. In a
   live notebook it is a widget (``live.py``) with the same front end that also re-runs the chosen
   configuration: timed against cuBLAS on a GPU, checked against float64 on the CPU emulator.
@@ -100,9 +101,13 @@ def roofline_calculator(this_gpu=None) -> Explorer:
                     "Roofline calculator")
 
 
-def tilemap_trainer(mode: int = 0) -> Explorer:
-    """The tile-map trainer: mode 0 shared-memory tiling (chapter 02), 1 register tiling (chapter 06)."""
-    return Explorer("tilemap", {"mode": mode}, "Tile map")
+def tilemap_trainer(mode: int = 0, seed: int = 1) -> Explorer:
+    """The tile-map trainer: mode 0 shared-memory tiling (chapter 02), 1 register tiling (chapter 06),
+    2 warp tiling (Part IV: block, warp and lane tiles), 3 a quiz (which tiles does a block load in phase
+    p, which elements does a thread own; answered by clicking, checked; ``seed`` picks the first question)."""
+    if mode not in (0, 1, 2, 3):
+        raise ValueError(f"mode is 0 (shared-memory tiling), 1 (register tiling), 2 (warp tiling) or 3 (quiz), got {mode!r}")
+    return Explorer("tilemap", {"mode": mode, "seed": int(seed)}, "Tile map")
 
 
 # name -> (where it is recorded, the recorded timing's label, the variant, its sliders)

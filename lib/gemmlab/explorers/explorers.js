@@ -109,15 +109,44 @@
       const ridge = peak / g.bw;
       const x0 = 10 ** xs[0];
       el("svg:polyline", { points: [X(x0) + "," + Y(x0 * g.bw), X(ridge) + "," + Y(peak), X(10 ** xs[1]) + "," + Y(peak)].join(" "), class: "gl-roof" }, svg);
-      let prev = null, drop = 0;
-      for (const p of points.slice().sort((a, b) => a.I - b.I || b.flops - a.flops)) {
-        const dot = el("svg:circle", { cx: X(p.I), cy: Y(p.flops), r: 4, class: "gl-measured" }, svg);
+      // Measured points, each labelled where its label overlaps no other label and no point, and stays in
+      // the frame: beside the point if it can, else a little above or below it with a leader line.
+      const boxes = [];
+      const clash = (a) => a.x < L || a.x + a.w > W - R || a.y < T || a.y + a.h > H - B ||
+        boxes.some((b) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h);
+      const opX = X(Math.min(Math.max(I, x0), 10 ** xs[1])), opY = Y(P);
+      boxes.push({ x: opX - 8, y: opY - 8, w: 16, h: 16 });
+      const shown = points.slice().sort((a, b) => b.flops - a.flops || a.I - b.I);
+      for (const p of shown) boxes.push({ x: X(p.I) - 5, y: Y(p.flops) - 5, w: 10, h: 10 });
+      for (const p of shown) {
+        const px = X(p.I), py = Y(p.flops);
+        const dot = el("svg:circle", { cx: px, cy: py, r: 4, class: "gl-measured" }, svg);
         el("svg:title", {}, dot, p.label + ": " + si(p.flops, "FLOP/s") + " at " + fmt(p.I) + " FLOP/byte");
-        drop = prev !== null && p.I < prev * 2.5 ? drop + 11 : 0;
-        prev = p.I;
-        el("svg:text", { x: X(p.I) + 7, y: Y(p.flops) + 4 + drop, class: "gl-small" }, svg, p.label);
+        const label = el("svg:text", { x: 0, y: 0, class: "gl-small gl-point-label" }, svg, p.label);
+        let w = 0;
+        try { w = label.getComputedTextLength(); } catch (e) { w = 0; }
+        w = w || p.label.length * 5.6;
+        const h = 11;
+        let best = null;
+        for (let step = 0; step <= 12 && !best; step++) {
+          for (const dy of step === 0 ? [0] : [-step * h, step * h]) {
+            for (const x of [px + 8, px - 8 - w]) {
+              const box = { x, y: py - h / 2 + dy, w, h };
+              if (!clash(box)) { best = box; break; }
+            }
+            if (best) break;
+          }
+        }
+        best = best || { x: px + 8, y: py - h / 2, w, h };
+        boxes.push(best);
+        label.setAttribute("x", best.x);
+        label.setAttribute("y", best.y + h - 2);
+        if (Math.abs(best.y + h / 2 - py) > h / 2) {
+          const ex = best.x > px ? best.x - 1 : best.x + w + 1;
+          el("svg:line", { x1: px, y1: py, x2: ex, y2: best.y + h / 2, class: "gl-leader" }, svg);
+        }
       }
-      el("svg:circle", { cx: X(Math.min(Math.max(I, x0), 10 ** xs[1])), cy: Y(P), r: 7, class: "gl-point" }, svg);
+      el("svg:circle", { cx: opX, cy: opY, r: 7, class: "gl-point" }, svg);
       svg.setAttribute("aria-label", "roofline of " + g.name + " with the operation at intensity " + fmt(I));
     }
 
@@ -129,18 +158,72 @@
   function tilemap(rootEl, data) {
     ownKeys(rootEl);
     const ui = el("div", { class: "gl-controls" }, rootEl);
-    const mode = select(["shared-memory tiling (chapter 2)", "register tiling (chapter 6)"], data.mode || 0);
+    const mode = select(["shared-memory tiling (chapter 2)", "register tiling (chapter 6)", "warp tiling (Part IV)",
+                         "quiz: test yourself"], data.mode || 0);
     control(ui, "mode", mode);
     const c = {
       n: range(4, 32, 8), tile: select(["1", "2", "4", "8"], 1), bi: range(0, 3, 1), bj: range(0, 3, 2), p: range(0, 3, 0),
       T: select(["8", "16", "32"], 1), RM: select(["1", "2", "4"], 1), RN: select(["1", "2", "4"], 1), tx: range(0, 7, 3), ty: range(0, 7, 1),
+      BM: select(["64", "128"], 1), BN: select(["64", "128", "256"], 1), WM: select(["32", "64"], 1), WN: select(["32", "64"], 0),
+      warp: range(0, 7, 0), lane: range(0, 31, 5),
     };
     const o = {};
-    const labels = { n: "N", tile: "TILE", bi: "block row bi", bj: "block column bj", p: "phase p", T: "tile T (BM = BN = BK)", RM: "RM (TM)", RN: "RN (TN)", tx: "thread tx", ty: "thread ty" };
+    const labels = { n: "N", tile: "TILE", bi: "block row bi", bj: "block column bj", p: "phase p", T: "tile T (BM = BN = BK)", RM: "RM (TM)", RN: "RN (TN)", tx: "thread tx", ty: "thread ty",
+      BM: "block tile BM", BN: "block tile BN", WM: "warp tile WM", WN: "warp tile WN", warp: "warp", lane: "lane" };
     for (const k in c) o[k] = control(ui, labels[k], c[k]);
+    // the quiz (mode 3): a question with random parameters (a seeded generator, so a page always starts
+    // with the same one), answered by clicking cells, checked against the model's answer
+    const quizUi = el("div", { class: "gl-controls" }, rootEl);
+    const ask = el("button", { type: "button", class: "gl-button" }, quizUi, "new question");
+    const answer = el("button", { type: "button", class: "gl-button" }, quizUi, "check my answer");
+    let seed = (data.seed || 1) >>> 0;
+    const rand = (n) => { seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0; return (seed >>> 16) % n; };   // high bits: an LCG's low ones cycle
+    let quiz = null;
+    function newQuestion() {
+      if (rand(2) === 0) {
+        const tile = [2, 4][rand(2)], t = 3 + rand(3), n = tile * t;
+        quiz = { kind: "tiles", n, tile, t, bi: rand(t), bj: rand(t), p: rand(t), picks: { A: null, B: null } };
+      } else {
+        const T = [8, 16][rand(2)], RM = [1, 2, 4][rand(3)], RN = [1, 2, 4][rand(3)];
+        quiz = { kind: "owner", T, RM, RN, tx: rand(T / RN), ty: rand(T / RM), picks: new Set() };
+      }
+      quiz.verdict = "";
+    }
+    function quizAnswer() {
+      if (quiz.kind === "tiles") return { A: M.aTile(quiz.bi, quiz.bj, quiz.p), B: M.bTile(quiz.bi, quiz.bj, quiz.p) };
+      return M.threadOutputs(quiz.T, quiz.RM, quiz.RN, quiz.tx, quiz.ty).map((rc) => rc.join(","));
+    }
+    function checkQuiz() {
+      const want = quizAnswer();
+      let right;
+      if (quiz.kind === "tiles") {
+        right = quiz.picks.A !== null && quiz.picks.B !== null && quiz.picks.A.join() === want.A.join() && quiz.picks.B.join() === want.B.join();
+        quiz.verdict = right ? "right: A tile (" + want.A.join(", ") + ") and B tile (" + want.B.join(", ") + ")" :
+          "not quite: in phase p a block loads the A tile in its own tile row and column p, (" + want.A.join(", ") +
+          "), and the B tile in row p and its own tile column, (" + want.B.join(", ") + ")";
+      } else {
+        right = quiz.picks.size === want.length && want.every((x) => quiz.picks.has(x));
+        quiz.verdict = right ? "right: " + want.length + " elements, rows " + M.threadAsRows(quiz.T, quiz.RM, quiz.RN, quiz.tx, quiz.ty).join(",") +
+          ", columns " + M.threadBsCols(quiz.T, quiz.RM, quiz.RN, quiz.tx, quiz.ty).join(",") :
+          "not quite: thread (tx, ty) owns rows ty*RM .. ty*RM+RM-1 and columns tx*RN .. tx*RN+RN-1: " + want.length + " elements";
+      }
+      rootEl.setAttribute("data-quiz-verdict", right ? "right" : "wrong");
+    }
+    ask.addEventListener("click", () => { newQuestion(); draw(); });
+    answer.addEventListener("click", () => { checkQuiz(); draw(); });
+
     const text = el("pre", { class: "gl-readout", "aria-live": "polite" }, rootEl);
     const svg = el("svg:svg", { viewBox: "0 0 660 240", class: "gl-chart", role: "img" }, rootEl);
-    const shared = ["n", "tile", "bi", "bj", "p"], reg = ["T", "RM", "RN", "tx", "ty"];
+    const shared = ["n", "tile", "bi", "bj", "p"], reg = ["T", "RM", "RN", "tx", "ty"], warpKeys = ["BM", "BN", "WM", "WN", "warp", "lane"];
+
+    // a rows x cols grid of cells cw wide and ch tall at (x0, y0); a list entry is [row, col, class, rows, cols]
+    function cells(x0, y0, cw, ch, rows, cols, list, title, caption) {
+      const H = rows * ch, Wd = cols * cw;
+      el("svg:text", { x: x0 + Wd / 2, y: y0 - 6, "text-anchor": "middle", class: "gl-label" }, svg, title);
+      for (const [r, col, cls, h, w] of list) el("svg:rect", { x: x0 + col * cw, y: y0 + r * ch, width: (w || 1) * cw, height: (h || 1) * ch, class: cls }, svg);
+      el("svg:rect", { x: x0, y: y0, width: Wd, height: H, class: "gl-frame" }, svg);
+      if (caption) el("svg:text", { x: x0 + Wd / 2, y: y0 + H + 14, "text-anchor": "middle", class: "gl-small" }, svg, caption);
+    }
 
     function grid(x0, title, n, cells, caption) {
       const S = 180, cs = S / n;
@@ -159,7 +242,65 @@
       const m = +mode.value;
       shared.forEach((k) => (c[k].parentNode.style.display = m === 0 ? "" : "none"));
       reg.forEach((k) => (c[k].parentNode.style.display = m === 1 ? "" : "none"));
-      if (m === 0) {
+      warpKeys.forEach((k) => (c[k].parentNode.style.display = m === 2 ? "" : "none"));
+      quizUi.style.display = m === 3 ? "" : "none";
+      if (m === 3) {
+        if (!quiz) newQuestion();
+        rootEl.setAttribute("data-quiz", JSON.stringify(Object.assign({}, quiz, { picks: undefined, verdict: undefined })));
+        const pick = (x, y, w, h, cls, key, onClick) => {
+          const r = el("svg:rect", { x, y, width: w, height: h, class: cls, "data-cell": key, tabindex: 0, role: "button" }, svg);
+          r.addEventListener("click", () => { onClick(); draw(); });
+          r.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); onClick(); draw(); } });
+        };
+        if (quiz.kind === "tiles") {
+          const S = 180, cs = S / quiz.t;
+          for (const [x0, name, cls] of [[40, "A", "gl-now-a"], [300, "B", "gl-now-b"]]) {
+            el("svg:text", { x: x0 + S / 2, y: 14, "text-anchor": "middle", class: "gl-label" }, svg, name + " (click one tile)");
+            for (let r = 0; r < quiz.t; r++) for (let q = 0; q < quiz.t; q++) {
+              const chosen = quiz.picks[name] && quiz.picks[name][0] === r && quiz.picks[name][1] === q;
+              pick(x0 + q * cs, 22 + r * cs, cs, cs, chosen ? cls : "gl-cell-box", name + ":" + r + "," + q, () => { quiz.picks[name] = [r, q]; });
+            }
+          }
+          text.textContent = "N = " + quiz.n + ", TILE = " + quiz.tile + " (" + quiz.t + " x " + quiz.t + " tiles): which tile of A and which tile of B does block (" +
+            quiz.bi + ", " + quiz.bj + ") load in phase " + quiz.p + "?" + (quiz.verdict ? "\n" + quiz.verdict : "");
+        } else {
+          const S = 200, cs = S / quiz.T;
+          el("svg:text", { x: 40 + S / 2, y: 14, "text-anchor": "middle", class: "gl-label" }, svg, "C tile (click every element the thread computes)");
+          for (let r = 0; r < quiz.T; r++) for (let q = 0; q < quiz.T; q++) {
+            const key = r + "," + q;
+            pick(40 + q * cs, 22 + r * cs, cs, cs, quiz.picks.has(key) ? "gl-now-c" : "gl-cell-box", "C:" + key,
+              () => { if (quiz.picks.has(key)) quiz.picks.delete(key); else quiz.picks.add(key); });
+          }
+          text.textContent = "T = " + quiz.T + ", micro-tile RM x RN = " + quiz.RM + " x " + quiz.RN + " (" + (quiz.T / quiz.RN) + " x " + (quiz.T / quiz.RM) +
+            " threads): which elements of the C tile does thread (tx, ty) = (" + quiz.tx + ", " + quiz.ty + ") compute?" +
+            (quiz.verdict ? "\n" + quiz.verdict : "");
+        }
+        svg.setAttribute("aria-label", text.textContent);
+      } else if (m === 2) {
+        const BM = [64, 128][+c.BM.value], BN = [64, 128, 256][+c.BN.value], WM = [32, 64][+c.WM.value], WN = [32, 64][+c.WN.value];
+        const warps = (BM / WM) * (BN / WN);
+        c.warp.max = warps - 1; if (+c.warp.value > warps - 1) c.warp.value = warps - 1;
+        const w = +c.warp.value, l = +c.lane.value;
+        o.BM.textContent = BM; o.BN.textContent = BN; o.WM.textContent = WM; o.WN.textContent = WN;
+        o.warp.textContent = w + " of " + warps; o.lane.textContent = l + " of 32";
+        const [wr, wc] = M.warpCorner(BM, BN, WM, WN, w);
+        const rows = M.laneAsCols(BM, BN, WM, WN, w, l), cols = M.laneBsCols(BM, BN, WM, WN, w, l);
+        const C = [];
+        for (let v = 0; v < warps; v++) { const [r0, c0] = M.warpCorner(BM, BN, WM, WN, v); C.push([r0, c0, v === w ? "gl-done-c" : "gl-cell-box", WM, WN]); }
+        for (const [r, cc] of M.laneOutputs(BM, BN, WM, WN, w, l)) C.push([r, cc, "gl-now-c"]);
+        const cs = Math.min(300 / BN, 180 / BM);
+        cells(10, 30, cs, cs, BM, BN, C, "C block tile (" + BM + " x " + BN + ")", "warp " + w + ": rows " + wr + "..+" + (WM - 1) + ", columns " + wc + "..+" + (WN - 1));
+        const A = [[0, wr, "gl-done-a", 1, WM]].concat(rows.map((r) => [0, r, "gl-now-a"]));
+        const B = [[0, wc, "gl-done-b", 1, WN]].concat(cols.map((cc) => [0, cc, "gl-now-b"]));
+        const sw = 300 / Math.max(BM, BN);
+        cells(340, 60, sw, 14, 1, BM, A, "As[k][m] at one k (m = the block's rows)", "the warp reads " + WM + " values; this lane " + rows.length);
+        cells(340, 150, sw, 14, 1, BN, B, "Bs[k][n] at one k (n = the block's columns)", "the warp reads " + WN + " values; this lane " + cols.length);
+        text.textContent = "block tile " + BM + " x " + BN + " in " + warps + " warp tiles of " + WM + " x " + WN + "; lanes as 8 rows x 4 columns of 4 x 4 sub-tiles, " +
+          (WM / 32) + " x " + (WN / 16) + " of them per lane: " + rows.length + " x " + cols.length + " outputs per lane\n" +
+          "warp " + w + ", lane " + l + " owns rows " + rows.join(",") + " and columns " + cols.join(",") + " of the block tile; per k the warp reads " +
+          WM + " values of As and " + WN + " of Bs (each 16-byte group by 8 or 4 lanes at once) for " + (WM * WN) + " multiply-adds";
+        svg.setAttribute("aria-label", text.textContent);
+      } else if (m === 0) {
         const n = +c.n.value, tile = [1, 2, 4, 8][+c.tile.value], t = M.tiles(n, tile);
         for (const k of ["bi", "bj", "p"]) { c[k].max = t - 1; if (+c[k].value > t - 1) c[k].value = t - 1; }
         const bi = +c.bi.value, bj = +c.bj.value, p = +c.p.value;

@@ -46,6 +46,26 @@
   M.threadBsCols = (T, RM, RN, tx, ty) => Array.from({ length: RN }, (_, j) => tx * RN + j);
   M.threadLoads = M.threadOutputs;   // the same slots, in As and in Bs, each phase
 
+  // Warp tiling (sgemm/09_warp_tiling.cu; gemmlab.tilemap warp functions): warp w's WM x WN tile of the
+  // BM x BN block tile, and lane l's rows (columns of As[k][m]) and columns (of Bs[k][n]): 8 x 4 lanes of
+  // 4 x 4 sub-tiles, repeated every 32 rows and 16 columns of the warp tile.
+  M.warpCorner = (BM, BN, WM, WN, w) => [Math.floor(w / (BN / WN)) * WM, (w % (BN / WN)) * WN];
+  M.laneAsCols = function (BM, BN, WM, WN, w, l) {
+    const wm = M.warpCorner(BM, BN, WM, WN, w)[0], out = [];
+    for (let i = 0; i < WM / 32; i++) for (let q = 0; q < 4; q++) out.push(wm + i * 32 + Math.floor(l / 4) * 4 + q);
+    return out;
+  };
+  M.laneBsCols = function (BM, BN, WM, WN, w, l) {
+    const wn = M.warpCorner(BM, BN, WM, WN, w)[1], out = [];
+    for (let j = 0; j < WN / 16; j++) for (let q = 0; q < 4; q++) out.push(wn + j * 16 + (l % 4) * 4 + q);
+    return out;
+  };
+  M.laneOutputs = function (BM, BN, WM, WN, w, l) {
+    const out = [];
+    for (const r of M.laneAsCols(BM, BN, WM, WN, w, l)) for (const c of M.laneBsCols(BM, BN, WM, WN, w, l)) out.push([r, c]);
+    return out;
+  };
+
   root.GLModel = M;
   if (typeof module !== "undefined" && module.exports) module.exports = M;
 })(typeof window !== "undefined" ? window : globalThis);
