@@ -127,7 +127,10 @@ class Timings:
         gpu = self.environment.get("gpu", "?")
         text = (f"{self.label} on {gpu}, {self.environment.get('date', '')[:10]}: median of {self.reps} "
                 f"repetitions, CUDA events, L2 {'flushed' if self.flushed_l2 else 'not flushed'}, round-robin")
-        return ("RECORDED earlier, not measured here (no GPU in use). " + text) if self.recorded else text
+        if not self.recorded:
+            return text
+        why = "a GPU is in use, but this cell shows the record" if hw.on_gpu else "no GPU in use"
+        return f"RECORDED earlier, not measured here ({why}). " + text
 
     def __repr__(self):
         head, body = self._table()
