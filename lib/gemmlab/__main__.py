@@ -19,6 +19,9 @@ def main(argv=None) -> int:
     x.add_argument("--record", action="store_true", help="write results/emulator-vs-<gpu>.json")
     x.add_argument("--seed", type=int, default=0)
     x.add_argument("--emit", help=argparse.SUPPRESS)    # internal: the emulator half, written to a .npz
+    x.add_argument("--emulator-outputs", metavar="NPZ",
+                   help="compare with what GEMMLAB_BACKEND=emulator python -m gemmlab crosscheck --emit NPZ wrote "
+                        "on another machine, instead of running the emulator here")
     e = sub.add_parser("emulator-bench", help="the CPU emulator's speed on this machine")
     e.add_argument("--record", action="store_true", help="write results/emulator-benchmark.json")
     e.add_argument("--baseline", metavar="COMMIT", help="also measure COMMIT's emulator, in turns, and give the "
@@ -69,7 +72,7 @@ def main(argv=None) -> int:
         if args.emit:
             crosscheck.emit(args.emit, args.seed)
             return 0
-        result = crosscheck.compare(args.seed)
+        result = crosscheck.compare(args.seed, args.emulator_outputs)
         print(crosscheck.report(result))
         if args.record:
             print("wrote", crosscheck.save(result))

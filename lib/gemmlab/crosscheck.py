@@ -46,16 +46,34 @@ def outputs(seed: int = 0) -> dict:
     return result
 
 
-def compare(seed: int = 0) -> dict:
+def _machine() -> str:
+    import platform
+    return f"{platform.machine()}, {platform.platform()}"
+
+
+def compare(seed: int = 0, emulator_outputs: str | None = None) -> dict:
+    """GPU against emulator. ``emulator_outputs``: a .npz that ``--emit`` wrote (with the same seed) on
+    another machine, used instead of running the emulator here (a GPU machine with few spare minutes)."""
     if not hw.on_gpu:
         raise SystemExit(f"crosscheck compares the GPU with the emulator and needs a GPU ({hw.backend_reason})")
     gpu = outputs(seed)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "emulator.npz")
-        env = {**os.environ, "GEMMLAB_BACKEND": "emulator"}
-        processes.run([sys.executable, "-m", "gemmlab", "crosscheck", "--emit", path, "--seed", str(seed)],
-                       check=True, env=env)
-        emu = dict(numpy.load(path))
+    if emulator_outputs is not None:
+        with numpy.load(emulator_outputs) as f:
+            emu = dict(f)
+        ran_on = str(emu.pop("__machine__", "unknown"))
+        missing = [_key(v, c, p) for v, c, p in _cases() if _key(v, c, p) not in emu]
+        if missing:
+            raise SystemExit(f"{emulator_outputs} lacks {len(missing)} cases (emitted from another tree?), "
+                             f"e.g. {missing[0]}")
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "emulator.npz")
+            env = {**os.environ, "GEMMLAB_BACKEND": "emulator"}
+            processes.run([sys.executable, "-m", "gemmlab", "crosscheck", "--emit", path, "--seed", str(seed)],
+                          check=True, env=env)
+            with numpy.load(path) as f:
+                emu = dict(f)
+            ran_on = str(emu.pop("__machine__", _machine()))
     rows = []
     for i, (v, choice, problem) in enumerate(_cases()):
         key = _key(v, choice, problem)
@@ -65,12 +83,12 @@ def compare(seed: int = 0) -> dict:
         rows.append({"case": key, "gpu_vs_emulator": diff, "gpu_error": rel_error(gpu[key], ref, scale),
                      "emulator_error": rel_error(emu[key], ref, scale), "bitwise_equal": bool((gpu[key] == emu[key]).all()),
                      "agree": diff < max(AGREE, v.tolerance)})
-    return {"seed": seed, "tolerance": AGREE, "cases": rows, "all_agree": all(r["agree"] for r in rows),
-            "command": "python -m gemmlab crosscheck --record"}
+    return {"seed": seed, "tolerance": AGREE, "emulator_ran_on": ran_on, "cases": rows,
+            "all_agree": all(r["agree"] for r in rows), "command": "python -m gemmlab crosscheck --record"}
 
 
 def emit(path: str, seed: int = 0):
-    numpy.savez(path, **outputs(seed))
+    numpy.savez_compressed(path, __machine__=numpy.array(_machine()), **outputs(seed))
 
 
 def report(result: dict) -> str:
