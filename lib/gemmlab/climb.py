@@ -179,7 +179,8 @@ _warmed = False
 
 
 def now_or_recorded(kind: str, key) -> tuple:
-    """A chapter's timing cell: DOT at n = key, or GEMV at key = (m, trans), measured now on a GPU (the
+    """A chapter's timing cell: DOT at n = key, GEMV at key = (m, trans), or SGEMM at a size label of
+    PROBLEMS ("4096", "4097", ...), measured now on a GPU (the
     record's candidates and method), else the H200 run recorded by ``python -m gemmlab climb --record``.
     Returns (the entry, its Timings)."""
     global _warmed
@@ -190,13 +191,28 @@ def now_or_recorded(kind: str, key) -> tuple:
         target = dict(DOT_PROBLEMS).get(key, 0.0)
         entry = measure_dot(key, target, progress=False) if hw.on_gpu else next(
             d for d in recorded()["dot"] if d["n"] == key)
+    elif kind == "sgemm":
+        entry = next(s for s in recorded()["sizes"] if s["size"] == key)
+        if hw.on_gpu:
+            problem = next(p for label, p, _ in PROBLEMS if label == key)
+            entry = measure_sgemm(key, problem, entry["target"], progress=False)
     elif kind == "gemv":
         target = {(m, t): x for m, t, x in GEMV_PROBLEMS}.get(tuple(key), 0.0)
         entry = measure_gemv(*key, target, progress=False) if hw.on_gpu else next(
             g for g in recorded()["gemv"] if (g["m"], g["trans"]) == tuple(key))
     else:
-        raise ValueError(f"kind must be 'dot' or 'gemv', got {kind!r}")
+        raise ValueError(f"kind must be 'dot', 'gemv' or 'sgemm', got {kind!r}")
     return entry, Timings.from_dict(entry["timing"], recorded=not hw.on_gpu)
+
+
+def measure_sgemm(label: str, problem, target: float, reps: int = 10, progress: bool = True) -> dict:
+    """Every SGEMM candidate on ``problem``, checked, then timed with cuBLAS in one round-robin."""
+    t, errors = measure_problem(CANDIDATES, problem, f"climb {label}", reps=reps, progress=progress)
+    rows = [r for r in t.to_dict()["rows"] if r["name"] != "cuBLAS"]
+    best = max(rows, key=lambda r: r["gflops"])
+    ratio = t.ratio(best["name"])
+    return {"size": label, "target": target, "best": best["name"], "ratio": ratio,
+            "met": ratio is not None and ratio >= target, "errors": errors, "timing": t.to_dict()}
 
 
 def run_all(reps: int = 10) -> dict:
@@ -205,16 +221,57 @@ def run_all(reps: int = 10) -> dict:
     _warm_up()
     sizes = []
     for label, problem, target in PROBLEMS:
-        t, errors = measure_problem(CANDIDATES, problem, f"climb {label}", reps=reps if problem.m < 8000 else 5,
-                                    progress=True)
-        print(t, flush=True)
-        rows = [r for r in t.to_dict()["rows"] if r["name"] != "cuBLAS"]
-        best = max(rows, key=lambda r: r["gflops"])
-        ratio = t.ratio(best["name"])
-        sizes.append({"size": label, "target": target, "best": best["name"], "ratio": ratio,
-                      "met": ratio is not None and ratio >= target, "errors": errors, "timing": t.to_dict()})
+        sizes.append(measure_sgemm(label, problem, target, reps=reps if problem.m < 8000 else 5))
+        print(Timings.from_dict(sizes[-1]["timing"], recorded=False), flush=True)
     return {"sizes": sizes, "resources": {case_name(k, c): resources(k, c) for k, c in CANDIDATES},
             "dot": run_dot(), "gemv": run_gemv(), "gemm": run_gemm(), "command": "python -m gemmlab climb --record"}
+
+
+# the steps of Part IV by the kernel file, in the order the chapters introduce them
+STEPS = [("06_register_tiling", "06 register tiles (Part II)"), ("07_vectorized", "07 float4, 8 x 8 per thread"),
+         ("09_warp_tiling", "09 warp tiles"), ("10_double_buffer", "10 two stages, tuned"),
+         ("11_cp_async", "11 cp.async pipeline")]
+
+
+def step_ratios(result: dict | None = None) -> dict:
+    """{step label: {size: best ratio to cuBLAS of that kernel file's candidates}} from a climb record."""
+    result = result or recorded()
+    out = {}
+    for prefix, label in STEPS:
+        row = {}
+        for s in result["sizes"]:
+            t = Timings.from_dict(s["timing"])
+            ratios = [t.ratio(r["name"]) for r in s["timing"]["rows"] if r["name"].startswith(prefix)]
+            ratios = [r for r in ratios if r is not None]
+            if ratios:
+                row[s["size"]] = max(ratios)
+        out[label] = row
+    return out
+
+
+def plot(result: dict | None = None, ax=None):
+    """Each step's best configuration as a fraction of cuBLAS at every size of the record, the targets marked."""
+    import matplotlib.pyplot as plt
+    result = result or recorded()
+    env = result["environment"]
+    order = {"1024": 0, "2048": 1, "4096": 2, "8192": 3}          # the squares by size, then the awkward shapes
+    entries = sorted(result["sizes"], key=lambda s: order.get(s["size"], 4))
+    sizes = [s["size"] for s in entries]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.5, 4.4))
+    x = range(len(sizes))
+    for label, row in step_ratios(result).items():
+        ax.plot(list(x), [100 * row.get(size, float("nan")) for size in sizes], marker="o", label=label)
+    ax.scatter(list(x), [100 * s["target"] for s in entries], marker="_", s=400, color="black",
+               label="target", zorder=3)
+    ax.axhline(100, color="#888", lw=1)
+    ax.set_xticks(list(x), sizes, fontsize=8)
+    ax.set_ylabel("% of cuBLAS SGEMM")
+    ax.set_ylim(0, 110)
+    ax.set_title(f"Part IV's steps against cuBLAS, {env['gpu']}, {env['date'][:10]}", fontsize=10)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
+    ax.figure.tight_layout()
+    return ax
 
 
 def save(result: dict):
