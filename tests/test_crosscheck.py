@@ -10,3 +10,11 @@ def test_every_registry_kernel_agrees_between_gpu_and_emulator():
     bad = [r for r in result["cases"] if not r["agree"]]
     assert not bad, crosscheck.report(result)
     assert all(r["gpu_error"] < 1e-5 and r["emulator_error"] < 1e-5 for r in result["cases"])
+
+
+def test_the_record_covers_every_registry_variant_and_agrees():
+    from gemmlab import record, registry
+    data = record.load("emulator-vs-nvidia-h200")
+    recorded = {c["case"].split("|")[0] for c in data["cases"]}
+    assert recorded == {v.key for v in registry.VARIANTS}
+    assert data["all_agree"] and all(c["agree"] for c in data["cases"])
