@@ -78,7 +78,7 @@ def test_the_sass_record_shows_what_part_iv_kernels_claim():
     """results/sass-sm_90.json (python -m gemmlab sass --record): the instructions each header promises."""
     kernels = record.load("sass-sm_90")["kernels"]
     part4 = {k: v["instructions"] for k, v in kernels.items() if k.startswith(("10_", "11_", "dot[", "gemv["))}
-    assert len(part4) == 10
+    assert len(part4) == 12
     for name, ins in part4.items():
         if name.startswith(("10_", "11_")):
             assert ins.get("LDS.128", 0) > 0 and ins["FFMA"] >= 512, name         # 4 x 4 sub-tiles read 16 bytes at once
@@ -89,6 +89,22 @@ def test_the_sass_record_shows_what_part_iv_kernels_claim():
         if "CS=1" in name:
             assert ins.get("LDG.E.EF.128", 0) > 0, name                           # __ldcs: evict-first loads
     assert "LDG.E.EF.128" not in part4["dot[BLOCK=1024,UNROLL=2,GRID=1056,DET=0,CS=0]"]
+
+
+def test_the_boustrophedon_changes_the_order_not_the_work():
+    """Chapter 13: SNAKE=1 and 0 compile to the same FFMAs and loads; the reuse flags the text quotes."""
+    kernels = record.load("sass-sm_90")["kernels"]
+    big = "10_double_buffer[BM=128,BN=256,BK=16,WM=64,WN=64,GROUP=8,SPLITK=1,MINB=1,SNAKE={}]"
+    snake, rows = kernels[big.format(1)], kernels[big.format(0)]
+    assert snake["instructions"]["FFMA"] == rows["instructions"]["FFMA"] == 2048
+    assert snake["instructions"]["LDS.128"] == rows["instructions"]["LDS.128"]
+    assert (snake["ffma_reuse_operands"], rows["ffma_reuse_operands"]) == (1902, 1850)
+    ncu = {k["case"]: k for k in record.load("ncu-climb-nvidia-h200")["kernels"]}
+    s, r, c = ncu["sgemm/10, boustrophedon FMAs"], ncu["sgemm/10, FMAs row by row"], ncu["cuBLAS"]
+    assert abs(s["instructions"] - r["instructions"]) < 1e-5 * r["instructions"] < c["instructions"]
+    assert s["stall_dispatch_stall"] < r["stall_dispatch_stall"] and s["duration_ns"] < r["duration_ns"]
+    assert c["issue_active_pct"] > s["issue_active_pct"] > r["issue_active_pct"]
+    assert c["stall_no_instruction"] < s["stall_no_instruction"] / 5
 
 
 def test_gemm_targets_are_the_issues_bar_and_the_candidates_exist():

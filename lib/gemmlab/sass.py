@@ -35,11 +35,13 @@ CASES = [
     *[("sgemm/07_vectorized", dict(BM=128, BN=128, BK=8, TM=8, TN=8, PAD=p, SWZ=w, SPLIT=t))
       for p, w, t in ((0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 1, 1))],
     ("sgemm/09_warp_tiling", dict(BM=128, BN=128, BK=8, WM=64, WN=32)),
-    *[("sgemm/10_double_buffer", dict(BM=bm, BN=bn, BK=bk, WM=wm, WN=wn, GROUP=g, SPLITK=sk, MINB=mb))
-      for bm, bn, bk, wm, wn, g, sk, mb in ((128, 128, 8, 64, 32, 1, 1, 2), (128, 256, 16, 64, 64, 8, 1, 1),
-                                             (128, 128, 16, 64, 32, 8, 2, 2), (64, 64, 16, 32, 32, 8, 1, 2))],
+    *[("sgemm/10_double_buffer", dict(BM=bm, BN=bn, BK=bk, WM=wm, WN=wn, GROUP=g, SPLITK=sk, MINB=mb, SNAKE=sn))
+      for bm, bn, bk, wm, wn, g, sk, mb, sn in ((128, 128, 8, 64, 32, 1, 1, 2, 1), (128, 256, 16, 64, 64, 8, 1, 1, 1),
+                                                 (128, 256, 16, 64, 64, 8, 1, 1, 0), (128, 128, 16, 64, 32, 8, 2, 2, 1),
+                                                 (64, 64, 16, 32, 32, 8, 1, 2, 1))],
     *[("sgemm/11_cp_async", dict(BM=bm, BN=bn, BK=bk, WM=wm, WN=wn, STAGES=st, AT=at, MINB=mb))
-      for bm, bn, bk, wm, wn, st, at, mb in ((128, 256, 16, 64, 64, 4, 1, 1), (128, 128, 16, 64, 32, 3, 0, 2))],
+      for bm, bn, bk, wm, wn, st, at, mb in ((128, 256, 16, 64, 64, 4, 1, 1), (128, 128, 16, 64, 32, 3, 0, 2),
+                                             (128, 128, 16, 64, 32, 3, 2, 2))],
     *[("blas/dot/07_bandwidth", dict(BLOCK=1024, UNROLL=2, GRID=1056, DET=d, CS=c)) for d, c in ((0, 0), (1, 1))],
     *[("blas/gemv/04_bandwidth", dict(WARPS=8, UNROLL=8, SPLIT=8, VEC=4, CS=1), t) for t in ("N", "T")],
 ]
@@ -99,7 +101,10 @@ def analyse(cases=CASES) -> dict:
                 out[case_label(key, params)] = {"key": key, "params": params, "registers": regs.get(mangled, 0),
                                                 "spill_store_bytes": spills.get(mangled, 0),
                                                 "total": total,
-                                                "instructions": dict(sorted(counts.items()))}
+                                                "instructions": dict(sorted(counts.items())),
+                                                # operands the FFMAs take from the operand reuse cache
+                                                "ffma_reuse_operands": sum(line.count(".reuse") for line in
+                                                                           block.splitlines() if "FFMA" in line)}
     return out
 
 
@@ -130,7 +135,8 @@ def show(prefix: str = "", data: dict | None = None) -> None:
     print(f"instructions in each compiled kernel (total, and by kind), {data['nvcc']}, {data['arch']}, "
           f"{data['environment']['date'][:10]}:")
     width = max(len(k) for k in rows)
-    print(f"{'kernel':<{width}}{'regs':>6}{'total':>7}" + "".join(f"{i:>16}" for i in kinds))
+    cols = [max(6, len(i)) + 2 for i in kinds]
+    print(f"{'kernel':<{width}}{'regs':>6}{'total':>7}" + "".join(f"{i:>{w}}" for i, w in zip(kinds, cols)))
     for k, v in sorted(rows.items()):
         print(f"{k:<{width}}{v['registers']:>6}{v['total']:>7}"
-              + "".join(f"{v['instructions'].get(i, 0):>16}" for i in kinds))
+              + "".join(f"{v['instructions'].get(i, 0):>{w}}" for i, w in zip(kinds, cols)))
