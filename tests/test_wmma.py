@@ -151,3 +151,38 @@ def test_the_first_wmma_kernel_refuses_sizes_that_are_not_whole_wmma_tiles():
     v = gl.registry.get("tc/01_wmma")
     with pytest.raises(ValueError, match="multiples of 16 \\(the wmma tile\\), got 33 x 16 x 16"):
         v.runner(ops.TcGemm(m=33, n=16, k=16))
+
+
+def test_cublas_tensor_core_call_maps_row_major_onto_column_major(monkeypatch):
+    """TcGemm.library: C = A B (row-major) is cuBLAS's C^T = B^T A^T; inputs typed by precision, FP32 out,
+    TF32 by its compute type. (On the GPU the call itself is checked against float64: test below.)"""
+    import sys
+    import types
+    from gemmlab import hardware as hw, ops
+    calls = []
+    fake = types.ModuleType("cupy_backends.cuda.libs.cublas")
+    fake.gemmEx = lambda *args: calls.append(args)
+    monkeypatch.setitem(sys.modules, "cupy_backends.cuda.libs.cublas", fake)
+    monkeypatch.setattr(hw, "on_gpu", True)
+    monkeypatch.setattr(hw, "xp", types.SimpleNamespace(cuda=types.SimpleNamespace(
+        device=types.SimpleNamespace(get_cublas_handle=lambda: 1234))))
+    arr = lambda ptr: types.SimpleNamespace(data=types.SimpleNamespace(ptr=ptr))   # noqa: E731
+    for precision, dtype, compute in (("fp16", 2, 68), ("bf16", 14, 68), ("tf32", 0, 77)):
+        calls.clear()
+        ops.TcGemm(m=48, n=80, k=32, precision=precision).library((arr(1), arr(2)), arr(3))
+        (handle, ta, tb, m, n, k, alpha, b, btype, ldb, a, atype, lda, beta, c, ctype, ldc, comp, algo), = calls
+        assert (handle, ta, tb, m, n, k) == (1234, 0, 0, 80, 48, 32)
+        assert (b, btype, ldb, a, atype, lda, c, ctype, ldc) == (2, dtype, 80, 1, dtype, 32, 3, 0, 80)
+        assert (comp, algo) == (compute, -1)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["fp16", "bf16", "tf32"])
+def test_cublas_tensor_cores_match_float64_of_what_they_see(precision):
+    from gemmlab import ops
+    problem = ops.TcGemm(m=96, n=160, k=64, precision=precision)
+    inputs, out = problem.inputs(numpy.random.default_rng(3)), problem.output()
+    problem.library(inputs, out)
+    want = problem.reference(inputs)
+    err = numpy.abs(gl.to_host(out) - want).max() / numpy.abs(want).max()
+    assert err < (5e-3 if precision == "tf32" else 1e-5), err    # TF32: cuBLAS may round the inputs its own way

@@ -218,6 +218,13 @@ def tf32_round(a) -> numpy.ndarray:
 
 
 TC_PRECISIONS = ("fp16", "bf16", "tf32")
+# cudaDataType and cublasComputeType_t values (library_types.h, cublas_api.h)
+CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF = 0, 2, 14
+CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32 = 68, 77
+CUBLAS_GEMM_DEFAULT = -1
+# precision -> (the inputs' data type, the compute type) for cublasGemmEx
+TC_CUBLAS = {"fp16": (CUDA_R_16F, CUBLAS_COMPUTE_32F), "bf16": (CUDA_R_16BF, CUBLAS_COMPUTE_32F),
+             "tf32": (CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32)}
 
 
 @dataclass(frozen=True)
@@ -286,8 +293,20 @@ class TcGemm(Op):
         return A.astype(numpy.float64) @ B.astype(numpy.float64)
 
     def library(self, inputs, out):
-        raise NotImplementedError("cuBLAS in tensor-core modes (CUPY_TF32, FP16 matmul, cublasGemmEx for BF16) "
-                                  "is Part V's next step; the kernels are checked, not yet timed against it")
+        """cuBLAS on the tensor cores in the same precision, through CuPy's binding of cublasGemmEx: FP16 or
+        BF16 inputs with FP32 accumulation (CUBLAS_COMPUTE_32F), or FP32 inputs with TF32 products
+        (CUBLAS_COMPUTE_32F_FAST_TF32, what CUPY_TF32=1 selects for float32 matmul). Row-major C = A B is
+        column-major C^T = B^T A^T, so B goes first."""
+        if not hw.on_gpu:
+            raise hw.BackendError(f"cuBLAS needs a GPU ({hw.backend_reason})")
+        import importlib
+        cublas = importlib.import_module("cupy_backends.cuda.libs.cublas")
+        A, B = inputs
+        dtype, compute = TC_CUBLAS[self.precision]
+        one, zero = numpy.ones(1, numpy.float32), numpy.zeros(1, numpy.float32)
+        cublas.gemmEx(hw.xp.cuda.device.get_cublas_handle(), 0, 0, self.n, self.m, self.k,
+                      one.ctypes.data, B.data.ptr, dtype, self.n, A.data.ptr, dtype, self.k,
+                      zero.ctypes.data, out.data.ptr, CUDA_R_32F, self.n, compute, CUBLAS_GEMM_DEFAULT)
 
 
 @dataclass(frozen=True)
