@@ -186,3 +186,28 @@ def test_cublas_tensor_cores_match_float64_of_what_they_see(precision):
     want = problem.reference(inputs)
     err = numpy.abs(gl.to_host(out) - want).max() / numpy.abs(want).max()
     assert err < (5e-3 if precision == "tf32" else 1e-5), err    # TF32: cuBLAS may round the inputs its own way
+
+
+def _max_rel(out, ref):
+    return float(numpy.abs(gl.to_host(out) - ref).max() / numpy.abs(ref).max())
+
+
+@pytest.mark.parametrize("k", [64, 512])
+def test_3xtf32_recovers_fp32_accuracy_that_one_tf32_product_loses(k):
+    """Part V's accuracy target, on the backend in use: 3xTF32 within 2x of an FP32 SGEMM's error against
+    float64; one TF32 product (tc/01) some hundreds of times worse."""
+    from gemmlab import registry
+    problem = ops.Gemm(m=64, n=64, k=k)
+    inputs = problem.inputs(numpy.random.default_rng(k))
+    ref = problem.reference(inputs)
+    errors = {}
+    for key in ("tc/02_3xtf32", "sgemm/02_shared_tiling"):
+        out = problem.output()
+        registry.get(key).runner(problem)(inputs, out)
+        errors[key] = _max_rel(out, ref)
+    tf32 = ops.TcGemm(m=64, n=64, k=k, precision="tf32")
+    out = tf32.output()
+    registry.get("tc/01_wmma").runner(tf32)(inputs, out)
+    one = _max_rel(out, ref)
+    assert errors["tc/02_3xtf32"] < 2 * errors["sgemm/02_shared_tiling"], errors
+    assert one > 100 * errors["tc/02_3xtf32"], (one, errors)

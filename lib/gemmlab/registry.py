@@ -510,6 +510,13 @@ VARIANTS += [
         launch=lambda p, c: ((cdiv(p.n, 16 * c["WARPS_N"]), cdiv(p.m, 16 * c["WARPS_M"])), 32 * c["WARPS_M"] * c["WARPS_N"], 0),
         args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
     ),
+    Variant(
+        key="tc/02_3xtf32", chapter=None, entry="gemm_3xtf32<{WARPS_M}, {WARPS_N}>", op=ops.Gemm,
+        title="3xTF32: FP32 SGEMM on TF32 tensor cores, each operand as a head and a tail",
+        params={"WARPS_M": (1, 2, 4), "WARPS_N": (1, 2, 4)}, defaults={"WARPS_M": 2, "WARPS_N": 2},
+        launch=lambda p, c: ((cdiv(p.n, 16 * c["WARPS_N"]), cdiv(p.m, 16 * c["WARPS_M"])), 32 * c["WARPS_M"] * c["WARPS_N"], 0),
+        args=_gemm_args,
+    ),
 ]
 
 REGISTRY = {v.key: v for v in VARIANTS}
