@@ -121,3 +121,28 @@ def test_the_sass_record_shows_sgemm_07s_wide_loads():
     for name, ins in seven.items():
         assert ins.get("LDG.E.128.CONSTANT", 0) > 0 and ins.get("LDS.128", 0) >= 4 * 8, name   # 8 k x (2 + 2)
         assert ins["FFMA"] == 8 * 64, name                                                   # BK x (8 x 8)
+
+
+def test_every_profiling_study_names_legal_configurations_and_checkable_problems():
+    from gemmlab import profiling, registry
+    for study, cases in profiling.STUDIES.items():
+        labels = [c[0] for c in cases]
+        assert len(set(labels)) == len(labels), study
+        for label, key, params, spec in cases:
+            problem = profiling._problem(spec)
+            if key is None:
+                assert profiling.kernel_filter(key, params).startswith("regex:")
+                continue
+            v = registry.get(key)
+            assert v.resolve(**params) and isinstance(problem, v.op), label
+            assert profiling.kernel_filter(key, params) == v.entry.split("<")[0]
+            awkward = profiling._awkward(problem)
+            assert type(awkward) is type(problem) and awkward != problem
+
+
+def test_raw_page_parsing_keeps_the_named_metrics():
+    from gemmlab import profiling
+    text = ('"ID","Kernel Name","gpu__time_duration.sum","l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"\n'
+            '"","","nsecond",""\n"0","sgemm_vectorized","3,919,700","1,048,576"\n')
+    (k,) = profiling.parse_raw(text)
+    assert k == {"kernel": "sgemm_vectorized", "duration_ns": 3919700.0, "shared_st_bank_conflicts": 1048576.0}

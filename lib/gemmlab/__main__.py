@@ -53,9 +53,10 @@ def main(argv=None) -> int:
     pf = sub.add_parser("profile", help="Nsight Compute metrics of each DOT and GEMM step (needs ncu and a GPU)")
     pf.add_argument("--record", action="store_true", help="write results/ncu-<gpu>.json")
     pf.add_argument("--launch", action="store_true", help=argparse.SUPPRESS)   # internal: the profiled half
-    pf.add_argument("--climb", action="store_true",
-                    help="Part IV: the best SGEMM at 4096, its row-by-row ablation and cuBLAS (ncu-climb-<gpu>.json)")
-    pf.add_argument("--launch-climb", action="store_true", help=argparse.SUPPRESS)
+    pf.add_argument("--study", help="a study of chosen kernels, each in its own ncu run: climb (the best SGEMM at "
+                                    "4096, its row-by-row ablation, cuBLAS), part4, part5 (ncu-<study>-<gpu>.json)")
+    pf.add_argument("--climb", action="store_true", help="the same as --study climb")
+    pf.add_argument("--launch-case", nargs=2, metavar=("STUDY", "INDEX"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     from . import device, hardware
@@ -139,13 +140,13 @@ def main(argv=None) -> int:
         if args.launch:
             blasbench.run_once(("DOT", "GEMM"))
             return 0
-        if args.launch_climb:
-            profiling.launch_climb()
+        if args.launch_case:
+            profiling.launch_case(args.launch_case[0], int(args.launch_case[1]))
             return 0
-        if args.climb:
-            result = profiling.run_climb()
+        if args.study or args.climb:
+            result = profiling.run_study(args.study or "climb")
             if args.record:
-                print("wrote", profiling.save_climb(result))
+                print("wrote", profiling.save_study(result))
             profiling.climb_table({**result, "environment": __import__("gemmlab").record.environment()})
             return 0
         result = profiling.run()

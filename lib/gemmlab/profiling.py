@@ -70,57 +70,131 @@ def save(result: dict):
     return record.save(f"ncu-{record.gpu_slug()}", result)
 
 
-# --- Part IV: why the best SGEMM is where it is (python -m gemmlab profile --climb --record) ----------
+# --- Parts IV and V: studies of chosen kernels (python -m gemmlab profile --study NAME --record) --------
+#
+# A study is a list of cases (label, registry key or None for the library, params, problem). Each case runs
+# in its own process under ncu, which profiles that case's kernel only (its name, or cuBLAS's GEMM/GEMV/DOT
+# kernels for the library), once; the kernel is then checked against float64 at an awkward size.
 
-# the climb's best SGEMM at N = 4096, the same with its FMAs row by row, and cuBLAS: (label, key, params)
-CLIMB_CASES = [
-    ("sgemm/10, boustrophedon FMAs", "sgemm/10_double_buffer",
-     dict(BM=128, BN=256, BK=16, WM=64, WN=64, GROUP=8, SPLITK=1, MINB=1, SNAKE=1)),
-    ("sgemm/10, FMAs row by row", "sgemm/10_double_buffer",
-     dict(BM=128, BN=256, BK=16, WM=64, WN=64, GROUP=8, SPLITK=1, MINB=1, SNAKE=0)),
-    ("cuBLAS", None, None),
-]
-CLIMB_N = 4096
-CLIMB_SECTIONS = ("SpeedOfLight", "LaunchStats", "Occupancy", "SchedulerStats", "WarpStateStats", "InstructionStats")
+def _g(n):
+    return ("gemm", n)
+
+
+_BEST = dict(BM=128, BN=256, BK=16, WM=64, WN=64, GROUP=8, SPLITK=1, MINB=1)
+STUDIES = {
+    # why the best SGEMM is where it is: it, the same with its FMAs row by row, and cuBLAS (chapter 13)
+    "climb": [
+        ("sgemm/10, boustrophedon FMAs", "sgemm/10_double_buffer", {**_BEST, "SNAKE": 1}, _g(4096)),
+        ("sgemm/10, FMAs row by row", "sgemm/10_double_buffer", {**_BEST, "SNAKE": 0}, _g(4096)),
+        ("cuBLAS", None, None, _g(4096)),
+    ],
+    # every Part IV step as its chapter introduces it, with the switches the chapters measure
+    "part4": [
+        *[(f"sgemm/07 PAD={p} SWZ={w} SPLIT={t}", "sgemm/07_vectorized",
+           dict(BM=128, BN=128, BK=8, TM=8, TN=8, PAD=p, SWZ=w, SPLIT=t), _g(4096))
+          for p, w, t in ((0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 1, 1))],
+        ("sgemm/09 warp tiles", "sgemm/09_warp_tiling", dict(BM=128, BN=128, BK=8, WM=64, WN=32), _g(4096)),
+        ("sgemm/10 as introduced", "sgemm/10_double_buffer",
+         dict(BM=128, BN=128, BK=8, WM=64, WN=32, GROUP=1, SPLITK=1, MINB=2), _g(4096)),
+        ("sgemm/10 tuned", "sgemm/10_double_buffer", {**_BEST, "SNAKE": 1}, _g(4096)),
+        *[(f"sgemm/11 AT={a}", "sgemm/11_cp_async",
+           dict(BM=128, BN=128, BK=16, WM=64, WN=32, STAGES=3, AT=a, MINB=2), _g(4096)) for a in (0, 1, 2)],
+        ("cuBLAS SGEMM", None, None, _g(4096)),
+        *[(f"DOT 7 DET={d}", "blas/dot/07_bandwidth", dict(BLOCK=1024, UNROLL=2, GRID=1056, DET=d, CS=0),
+           ("dot", 1 << 26)) for d in (0, 1)],
+        *[(f"GEMV 4 '{t}'", "blas/gemv/04_bandwidth", dict(WARPS=8, UNROLL=8, SPLIT=8, VEC=4, CS=0),
+           ("gemv", 16384, t)) for t in ("N", "T")],
+        ("GEMM 5 NN", "blas/gemm/05_warp_tiled", dict(BM=128, BN=256, BK=8, WM=64, WN=64, GROUP=8, MINB=1),
+         ("gemm-col", 4096)),
+    ],
+    # Part V: the tensor-core kernels and cuBLAS in the same precision
+    "part5": [
+        *[(f"WMMA {p}", "tc/01_wmma", dict(WARPS_M=2, WARPS_N=2), ("tc", 4096, p)) for p in ("fp16", "bf16", "tf32")],
+        *[(f"cuBLAS {p}", None, None, ("tc", 4096, p)) for p in ("fp16", "bf16", "tf32")],
+        ("3xTF32", "tc/02_3xtf32", dict(WARPS_M=2, WARPS_N=2), _g(4096)),
+    ],
+}
+SECTIONS_RAW = ("SpeedOfLight", "LaunchStats", "Occupancy", "SchedulerStats", "WarpStateStats", "InstructionStats",
+                "ComputeWorkloadAnalysis", "MemoryWorkloadAnalysis_Tables")
 # raw metric -> short name; stall reasons are warp-cycles per issued instruction (they add up to the
 # average cycles between a warp's issues)
 STALL = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
 STALLS = ("selected", "not_selected", "dispatch_stall", "no_instruction", "wait", "short_scoreboard",
           "long_scoreboard", "barrier", "branch_resolving", "mio_throttle", "math_pipe_throttle", "lg_throttle")
-CLIMB_METRICS = {
+RAW_METRICS = {
     "gpu__time_duration.sum": "duration_ns", "launch__registers_per_thread": "registers",
     "launch__block_size": "block", "launch__grid_size": "grid",
     "smsp__issue_active.avg.pct_of_peak_sustained_active": "issue_active_pct",
     "smsp__inst_executed.sum": "instructions", "smsp__warps_active.avg.per_cycle_active": "warps_per_scheduler",
     "smsp__warps_eligible.avg.per_cycle_active": "eligible_per_scheduler",
     "smsp__average_warp_latency_per_inst_issued.ratio": "cycles_per_issue",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed": "sm_throughput_pct",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram_throughput_pct",
+    "dram__bytes.sum.per_second": "dram_bytes_per_s",
+    "lts__throughput.avg.pct_of_peak_sustained_elapsed": "l2_throughput_pct",
+    "sm__warps_active.avg.pct_of_peak_sustained_active": "achieved_occupancy_pct",
+    # shared memory: wavefronts and the bank conflicts among them, loads and stores
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": "shared_ld_wavefronts",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum": "shared_st_wavefronts",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "shared_ld_bank_conflicts",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "shared_st_bank_conflicts",
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": "tensor_pipe_pct",
     **{STALL.format(r): "stall_" + r for r in STALLS},
 }
+CLIMB_METRICS = RAW_METRICS          # (the name the climb study was recorded with)
+LIBRARY_KERNELS = "regex:(gemm|xmma|cutlass|gemv|dot_kernel|ampere|sm[0-9]+_)"
 
 
-def launch_climb() -> None:
-    """The profiled half: each of CLIMB_CASES once at N = CLIMB_N, then each kernel checked against float64
-    at an awkward size (after the profiled launches: ncu profiles only the first len(CLIMB_CASES))."""
-    from . import hardware as hw, ops, registry
-    problem = ops.Gemm.square(CLIMB_N)
+def _problem(spec):
+    from . import ops
+    kind = spec[0]
+    if kind == "gemm":
+        return ops.Gemm.square(spec[1])
+    if kind == "gemm-col":
+        return ops.Gemm(m=spec[1], n=spec[1], k=spec[1], layout="col")
+    if kind == "dot":
+        return ops.Dot(n=spec[1])
+    if kind == "gemv":
+        return ops.Gemv(m=spec[1], n=spec[1], trans=spec[2], layout="col")
+    if kind == "tc":
+        return ops.TcGemm(m=spec[1], n=spec[1], k=spec[1], precision=spec[2])
+    raise ValueError(f"unknown problem kind {kind!r}")
+
+
+def _awkward(problem):
+    """A small problem of the same kind whose sizes are multiples of nothing (of 16 for tensor cores)."""
+    import dataclasses
+    from . import ops
+    if isinstance(problem, ops.TcGemm):
+        return dataclasses.replace(problem, m=112, n=48, k=208)
+    if isinstance(problem, ops.Gemm):
+        return dataclasses.replace(problem, m=257, n=131, k=67)
+    if isinstance(problem, ops.Gemv):
+        return dataclasses.replace(problem, m=1031, n=45 if problem.trans == "N" else 1000)
+    return dataclasses.replace(problem, n=100003)
+
+
+def launch_case(study: str, index: int) -> None:
+    """The profiled half: one case of a study, once, then its kernel checked against float64."""
+    from . import hardware as hw, registry
+    label, key, params, spec = STUDIES[study][index]
+    problem = _problem(spec)
     inputs, out = problem.inputs(__import__("numpy").random.default_rng(0)), problem.output()
-    for label, key, params in CLIMB_CASES:
-        if key is None:
-            problem.library(inputs, out)
-        else:
-            registry.get(key).runner(problem, **params)(inputs, out)
-        hw.synchronize()
-        print(f"ran {label}", flush=True)
-    for label, key, params in CLIMB_CASES:
-        if key is not None:
-            check = registry.get(key).check(ops.Gemm.square(257), **params)
-            print(f"checked {label}: {check}", flush=True)
-            if not check.ok:
-                raise SystemExit(f"a profiled kernel is wrong: {check}")
+    if key is None:
+        problem.library(inputs, out)
+    else:
+        registry.get(key).runner(problem, **params)(inputs, out)
+    hw.synchronize()
+    print(f"ran {label}", flush=True)
+    if key is not None:
+        check = registry.get(key).check(_awkward(problem), **params)
+        print(f"checked {label}: {check}", flush=True)
+        if not check.ok:
+            raise SystemExit(f"a profiled kernel is wrong: {check}")
 
 
 def parse_raw(text: str) -> list:
-    """ncu --csv --page raw output -> one dict of CLIMB_METRICS per profiled kernel, in launch order."""
+    """ncu --csv --page raw output -> one dict of RAW_METRICS per profiled kernel, in launch order."""
     lines = [line for line in text.splitlines() if line.startswith('"')]
     rows = list(csv.reader(lines))
     if len(rows) < 3:
@@ -129,7 +203,7 @@ def parse_raw(text: str) -> list:
     for row in rows[2:]:                       # rows[1] holds the units
         values = dict(zip(header, row))
         k = {"kernel": values.get("Kernel Name", "")}
-        for metric, key in CLIMB_METRICS.items():
+        for metric, key in RAW_METRICS.items():
             raw = values.get(metric, "").replace(",", "")
             try:
                 k[key] = float(raw)
@@ -139,38 +213,55 @@ def parse_raw(text: str) -> list:
     return kernels
 
 
-def run_climb() -> dict:
+def kernel_filter(key: str | None, params: dict | None) -> str:
+    """ncu's -k for a case: the registry kernel's function name, or cuBLAS's kernels."""
+    if key is None:
+        return LIBRARY_KERNELS
+    from . import registry
+    return registry.get(key).entry.split("<", 1)[0]
+
+
+def run_study(study: str, progress: bool = True) -> dict:
+    if study not in STUDIES:
+        raise SystemExit(f"no study {study!r}; there are: {', '.join(STUDIES)}")
     ncu = shutil.which("ncu")
     if ncu is None:
         raise SystemExit("ncu (Nsight Compute) is not on the PATH")
     version = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    # the kernels of the cases, not CuPy's random-number or fill kernels
-    cmd = [ncu, "--clock-control", "none", "-k", "regex:^(sgemm_|sm[0-9]+_xmma|ampere_|cutlass)",
-           "--launch-count", str(len(CLIMB_CASES)),
-           *[a for s in CLIMB_SECTIONS for a in ("--section", s)], "--csv", "--page", "raw",
-           sys.executable, "-m", "gemmlab", "profile", "--launch-climb"]
-    proc = processes.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"ncu failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    kernels = parse_raw(proc.stdout)
-    labels = [label for label, _, _ in CLIMB_CASES]
-    if len(kernels) != len(labels):
-        raise SystemExit(f"ncu profiled {len(kernels)} kernels, expected {len(labels)}:\n{proc.stdout[-2000:]}")
-    for k, label in zip(kernels, labels):
-        k["case"] = label
-    return {"ncu": version, "command": "python -m gemmlab profile --climb --record", "clock_control": "none",
-            "n": CLIMB_N, "sections": list(CLIMB_SECTIONS), "kernels": kernels}
+    kernels = []
+    cases = STUDIES[study]
+    for i, (label, key, params, spec) in enumerate(cases):
+        if progress:
+            print(f"[{i + 1}/{len(cases)}] {label}", flush=True)
+        cmd = [ncu, "--clock-control", "none", "--kernel-name-base", "function", "-k", kernel_filter(key, params),
+               "--launch-count", "1", *[a for s in SECTIONS_RAW for a in ("--section", s)],
+               "--metrics", ",".join(RAW_METRICS), "--csv", "--page", "raw",
+               sys.executable, "-m", "gemmlab", "profile", "--launch-case", study, str(i)]
+        proc = processes.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0 and "metric" in (proc.stderr + proc.stdout).lower():
+            # a metric this ncu does not know: the sections' own metrics only
+            at = cmd.index("--metrics")
+            proc = processes.run(cmd[:at] + cmd[at + 2:], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise SystemExit(f"ncu failed on {label} ({proc.returncode}):\n{proc.stderr[-2000:]}\n{proc.stdout[-1000:]}")
+        found = parse_raw(proc.stdout)
+        if len(found) != 1:
+            raise SystemExit(f"ncu profiled {len(found)} kernels for {label}, expected 1:\n{proc.stdout[-2000:]}")
+        kernels.append({**found[0], "case": label, "key": key, "params": params, "problem": _problem(spec).label})
+    return {"ncu": version, "command": f"python -m gemmlab profile --study {study} --record",
+            "clock_control": "none", "study": study, "sections": list(SECTIONS_RAW), "kernels": kernels}
 
 
-def save_climb(result: dict):
-    return record.save(f"ncu-climb-{record.gpu_slug()}", result)
+def save_study(result: dict):
+    return record.save(f"ncu-{result['study']}-{record.gpu_slug()}", result)
 
 
 def climb_table(data: dict | None = None) -> None:
     """Print the recorded stall reasons of the best SGEMM, its row-by-row ablation and cuBLAS."""
     data = data or record.load("ncu-climb-nvidia-h200")
     env = data["environment"]
-    print(f"Nsight Compute ({data['ncu']}), clocks not locked, {env['gpu']}, {env['date'][:10]}, N = {data['n']}; "
+    size = f", N = {data['n']}" if "n" in data else ""
+    print(f"Nsight Compute ({data['ncu']}), clocks not locked, {env['gpu']}, {env['date'][:10]}{size}; "
           "stalls in warp-cycles per issued instruction:")
     cols = [("duration_ns", "time us", 1e-3), ("registers", "regs", 1), ("issue_active_pct", "issue %", 1),
             ("instructions", "inst (G)", 1e-9)] + [("stall_" + r, r.replace("_", " ")[:11], 1) for r in STALLS]
