@@ -33,3 +33,19 @@ def test_an_out_of_bounds_answer_is_caught_on_the_emulator(capsys):
 def test_unknown_exercise():
     with pytest.raises(KeyError, match="no exercise 'nope'; there are: dot_strided"):
         gl.exercises.scaffold("nope")
+
+
+def test_the_tiled_exercise_without_its_barriers_is_a_race_racecheck_names():
+    """The scaffold's note: a missing barrier can leave the result right by luck; racecheck finds it."""
+    import numpy
+    e = gl.exercises.get("tiled_sgemm")
+    p = gl.ops.Gemm(m=40, n=40, k=40)
+    grid, block = e.launch(p)
+    reports = {}
+    for label, code in (("solution", gl.exercises.solution("tiled_sgemm")),
+                        ("no barriers", gl.exercises.solution("tiled_sgemm").replace("__syncthreads();", ""))):
+        kernel = gl.load(code=code).get("tiled_sgemm")
+        inputs, out = p.inputs(numpy.random.default_rng(0)), p.output()
+        reports[label] = gl.racecheck(kernel, grid, block, e.args(p, inputs, out))
+    assert "no shared-memory hazards" in str(reports["solution"])
+    assert "no shared-memory hazards" not in str(reports["no barriers"])

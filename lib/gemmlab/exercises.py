@@ -92,6 +92,76 @@ class GemmBT:
 
 
 @dataclass(frozen=True)
+class Axpy:
+    """z = a x + y over n elements (two FLOPs per 12 bytes moved: a kernel on the roofline's slope)."""
+    n: int
+    a: float = 1.5
+
+    @property
+    def label(self):
+        return f"z = a x + y, n={self.n}"
+
+    def inputs(self, rng):
+        return tuple(hw.xp.asarray(rng.standard_normal(self.n).astype(numpy.float32)) for _ in range(2))
+
+    def output(self):
+        return hw.xp.full(self.n, numpy.nan, dtype=numpy.float32)
+
+    def reference(self, inputs):
+        x, y = (hw.to_host(a).astype(numpy.float64) for a in inputs)
+        return numpy.float64(numpy.float32(self.a)) * x + y
+
+    def error_scale(self, inputs):
+        return float(numpy.linalg.norm(self.reference(inputs))) or 1.0
+
+
+@dataclass(frozen=True)
+class ColumnSums:
+    """s[j] = sum_i A[i][j] of a row-major m x n matrix."""
+    m: int
+    n: int
+
+    @property
+    def label(self):
+        return f"column sums of {self.m}x{self.n}"
+
+    def inputs(self, rng):
+        return (hw.xp.asarray(rng.standard_normal((self.m, self.n)).astype(numpy.float32)),)
+
+    def output(self):
+        return hw.xp.full(self.n, numpy.nan, dtype=numpy.float32)
+
+    def reference(self, inputs):
+        return hw.to_host(inputs[0]).astype(numpy.float64).sum(axis=0)
+
+    def error_scale(self, inputs):
+        return float(numpy.linalg.norm(numpy.abs(hw.to_host(inputs[0]).astype(numpy.float64)).sum(axis=0)))
+
+
+@dataclass(frozen=True)
+class Transpose:
+    """B (n x m) = A^T for a row-major m x n matrix A."""
+    m: int
+    n: int
+
+    @property
+    def label(self):
+        return f"transpose of {self.m}x{self.n}"
+
+    def inputs(self, rng):
+        return (hw.xp.asarray(rng.standard_normal((self.m, self.n)).astype(numpy.float32)),)
+
+    def output(self):
+        return hw.xp.full((self.n, self.m), numpy.nan, dtype=numpy.float32)
+
+    def reference(self, inputs):
+        return hw.to_host(inputs[0]).astype(numpy.float64).T
+
+    def error_scale(self, inputs):
+        return float(numpy.linalg.norm(self.reference(inputs))) or 1.0
+
+
+@dataclass(frozen=True)
 class Exercise:
     name: str
     chapter: str
@@ -130,6 +200,27 @@ EXERCISES = {e.name: e for e in (
              launch=lambda p: (max(1, min(264, cdiv(p.n, 1024))), 256),
              args=lambda p, inputs, out: (inputs[0], inputs[1], p.n, out),
              prepare=lambda out: out.fill(0)),
+    Exercise("axpy", "01-roofline", "z = a x + y, a kernel on the roofline's slope", "axpy",
+             tuple(Axpy(n) for n in (1, 1000, 4097, 100003)),
+             launch=lambda p: (cdiv(p.n, 256), 256),
+             args=lambda p, inputs, out: (inputs[0], inputs[1], out, numpy.float32(p.a), p.n)),
+    Exercise("tiled_sgemm", "02-naive-and-tiled", "the 16 x 16 shared-memory tiled SGEMM", "tiled_sgemm",
+             tuple(ops.Gemm(m=m, n=n, k=k) for m, n, k in ((1, 1, 1), (33, 17, 65), (100, 131, 7), (257, 255, 129))),
+             launch=lambda p: ((cdiv(p.n, 16), cdiv(p.m, 16)), (16, 16)),
+             args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k)),
+    Exercise("col_sums", "03-coalescing", "column sums with coalesced loads", "col_sums",
+             tuple(ColumnSums(m, n) for m, n in ((1, 1), (1000, 33), (77, 4097), (513, 300))),
+             launch=lambda p: (cdiv(p.n, 128), 128),
+             args=lambda p, inputs, out: (inputs[0], out, p.m, p.n)),
+    Exercise("transpose", "04-shared-tiling", "a transpose through a padded shared tile", "transpose",
+             tuple(Transpose(m, n) for m, n in ((1, 1), (33, 65), (100, 31), (257, 130))),
+             launch=lambda p: ((cdiv(p.n, 32), cdiv(p.m, 32)), (32, 8)),
+             args=lambda p, inputs, out: (inputs[0], out, p.m, p.n)),
+    Exercise("register_tile", "06-register-tiling", "a 4 x 4 register tile from shared-memory tiles",
+             "register_tile",
+             tuple(ops.Gemm(m=m, n=n, k=k) for m, n, k in ((1, 1, 1), (33, 17, 65), (100, 131, 7), (257, 255, 129))),
+             launch=lambda p: ((cdiv(p.n, 64), cdiv(p.m, 64)), (16, 16)),
+             args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k)),
     Exercise("gemm_bt", "09-gemm", "a tiled SGEMM of C = A B^T", "gemm_bt",
              (GemmBT(1, 1, 1), GemmBT(33, 17, 65), GemmBT(100, 131, 7), GemmBT(257, 255, 129)),
              launch=lambda p: ((cdiv(p.n, 16), cdiv(p.m, 16)), (16, 16)),
