@@ -4,6 +4,9 @@ On a GPU these run on the tensor cores; on the emulator, on its model of them (i
 expectations hold on both: FP16 and BF16 inputs multiply exactly and add in FP32, so against float64 on
 the same (rounded) inputs the error is FP32's; TF32 keeps 10 mantissa bits of FP32 inputs, so its error
 is some hundred times FP32's, with or without __float_to_tf32 (which rounds instead of truncating).
+The tensor cores add into FP32 accumulators their own way (a group of products aligned to the largest
+term and cut to 26 bits, the sum cut toward zero): the emulator adds the same way, and these tests hold
+it to what the H200 does, exactly on small cases and in the errors recorded on the H200.
 """
 from __future__ import annotations
 
@@ -60,6 +63,19 @@ __global__ void wmma_tf32(const float* A, const float* BT, float* C, int M, int 
         wmma::mma_sync(c, a, b, c);
     }
     wmma::store_matrix_sync(C + (size_t)tc * 16 * M + tr * 16, c, M, wmma::mem_col_major);
+}
+
+// D = A B + C on one 16 x 16 x 16 tile, FP16 inputs, C loaded from memory, D over C
+__global__ void wmma_mad(const __half* A, const __half* B, float* C)
+{
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> b;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;
+    wmma::load_matrix_sync(a, A, 16);
+    wmma::load_matrix_sync(b, B, 16);
+    wmma::load_matrix_sync(c, C, 16, wmma::mem_row_major);
+    wmma::mma_sync(c, a, b, c);
+    wmma::store_matrix_sync(C, c, 16, wmma::mem_row_major);
 }
 
 // an accumulator loaded from memory (beta * C), scaled element by element, stored back
@@ -128,6 +144,48 @@ def test_accumulators_load_scale_and_store(wmma):
     # col_major fragments read A and B as their transposes' storage
     ref = 2.0 * (A.T.astype(numpy.float64) @ B.T.astype(numpy.float64)) - 0.5 * C0
     assert _rel(C, ref) < 5e-6
+
+
+def _mad(wmma, products: int, a: float, b: float, c: float) -> float:
+    """Row 0 of A has `products` copies of a, column 0 of B copies of b, C[0][0] = c: D[0][0] = c + products a b."""
+    A, B = numpy.zeros((16, 16), numpy.float16), numpy.zeros((16, 16), numpy.float16)
+    A[0, :products], B[:products, 0] = a, b
+    C = numpy.zeros((16, 16), numpy.float32)
+    C[0, 0] = c
+    C = xp.asarray(C)
+    wmma.get("wmma_mad")(1, 32, (xp.asarray(A), xp.asarray(B), C))
+    return float(gl.to_host(C)[0, 0])
+
+
+def test_tensor_core_sums_are_cut_toward_zero(wmma):
+    """1 + 0.75 ulp: IEEE addition rounds it up to 1 + ulp; the tensor cores cut it to 1 (and -1 - 0.75 ulp
+    to -1). ulp = 2^-23 at 1; the product 1.5 2^-12 x 2^-12 is exact in FP16."""
+    ulp = 2.0 ** -23
+    assert numpy.float32(1.0) + numpy.float32(0.75 * ulp) == numpy.float32(1.0 + ulp)     # IEEE, to nearest
+    assert _mad(wmma, 1, 1.5 * 2.0 ** -12, 2.0 ** -12, 1.0) == 1.0
+    assert _mad(wmma, 1, -1.5 * 2.0 ** -12, 2.0 ** -12, -1.0) == -1.0
+    assert _mad(wmma, 1, 2.0 ** -11, 2.0 ** -12, 1.0) == 1.0 + ulp                       # 1 ulp exactly: kept
+
+
+def test_tensor_core_terms_are_cut_to_26_bits_below_the_largest(wmma):
+    """Eight products of 1.5 2^-26 add up to 1.5 ulp of 1: to nearest, 1 + 2 ulp; summed exactly and cut,
+    1 + ulp; each cut to 26 bits below 1's leading bit (multiples of 2^-25) before the sum, 1."""
+    assert _mad(wmma, 8, 1.5 * 2.0 ** -13, 2.0 ** -13, 1.0) == 1.0
+    assert _mad(wmma, 8, 2.0 ** -12, 2.0 ** -13, 1.0) == 1.0 + 2.0 ** -22                # 2^-25 each: kept
+
+
+def test_emulator_adds_as_the_h200_tensor_cores_do():
+    """The recorded H200 errors of tc/01 against float64 on rounded inputs (tensor.accumulation, cut sums:
+    growing like K), reproduced on the backend in use for the smaller K, within 2%."""
+    from gemmlab import record, tensor
+    rec = record.load("tensor-nvidia-h200")["accumulation"]
+    ks = [k for k in rec["ks"] if k <= 1024]
+    here = tensor.accumulation(ks=ks, m=rec["m"], n=rec["n"], seed=rec["seed"], library=False)["errors"]
+    for precision, rows in rec["errors"].items():
+        h200 = rows["tc/01"]
+        assert h200[-1] / h200[0] > 0.5 * rec["ks"][-1] / rec["ks"][0], (precision, h200)   # like K, not sqrt(K)
+        for got, want in zip(here[precision]["tc/01"], h200):
+            assert abs(got - want) < 0.02 * want, (precision, here[precision], h200)
 
 
 def test_bf16_bits_round_to_nearest_even():

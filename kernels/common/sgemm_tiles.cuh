@@ -42,12 +42,12 @@ __device__ __forceinline__ void gl_store4(float* __restrict__ m, int rows, int c
 }
 
 // The shape of a warp-tiled block (Part IV): a BM x BN block tile of (BM/WM) x (BN/WN) warps, each warp's
-// lanes as LR = 8 rows by LC = 4 columns of 4 x 4 sub-tiles, MI x NI of them per lane; A_LOADS and B_LOADS
-// float4s of the BM x BK and BK x BN tiles per thread per tile.
-template <int BM, int BN, int BK, int WM, int WN>
+// lanes as LR rows by LC = 32 / LR columns of 4 x 4 sub-tiles (8 x 4 unless asked), MI x NI of them per
+// lane; A_LOADS and B_LOADS float4s of the BM x BK and BK x BN tiles per thread per tile.
+template <int BM, int BN, int BK, int WM, int WN, int LANE_ROWS = 8>
 struct gl_warp_tiling {
     static constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
-    static constexpr int LR = 8, LC = 4;
+    static constexpr int LR = LANE_ROWS, LC = 32 / LANE_ROWS;
     static constexpr int MI = WM / (4 * LR), NI = WN / (4 * LC);
     static constexpr int A_LOADS = BM * BK / 4 / THREADS, B_LOADS = BK * BN / 4 / THREADS;
     static_assert(WM % (4 * LR) == 0 && WN % (4 * LC) == 0, "a warp tile is a whole number of sub-tiles");

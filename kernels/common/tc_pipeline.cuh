@@ -7,8 +7,9 @@
 // of A and B from shared memory: each loaded fragment of A serves WN/16 products and each of B WM/16.
 // The rows of both tiles are padded by 16 bytes, so that the 16 rows of a fragment start in different
 // banks. PREC 0, 1, 2: FP16, BF16, FP32 rounded to TF32 (common/tc.cuh); PREC 3: FP32 as 3xTF32, each
-// fragment split into a TF32 head and tail (gl_tc_split) and three products per pair (tc/02), the two
-// small ones summed in their own accumulators.
+// fragment split into a TF32 head and tail (gl_tc_split) and three products per pair (tc/02): the large
+// ones summed per tile in fresh accumulators and added into FP32 ones on the CUDA cores, the two small
+// ones in accumulators of their own over all of K (tc/02 says why).
 // Sizes: any M, N, K >= 1: the copies zero-fill what lies outside the matrices (cp.async's src-size form;
 // element by element where a row is not whole 16-byte groups), and fragments at C's edges are stored
 // through shared memory with guarded stores. (The registry still holds tc/03's FP16/BF16/TF32 to
@@ -53,15 +54,17 @@ __device__ __forceinline__ void gl_tc_pipelined(const typename gl_tc<PREC>::in* 
         __pipeline_commit();
     };
 
-    // 3xTF32 sums its two small products apart from the large one, and adds them in at the end: the
-    // large products then see one rounding per step, as in an FP32 SGEMM, not three
-    wmma::fragment<wmma::accumulator, 16, 16, KS, float> acc[FM][FN], small[SPLIT ? FM : 1][SPLIT ? FN : 1];
+    // 3xTF32 sums each tile's large products in fresh accumulators (part) and adds them into acc on the CUDA
+    // cores, rounding to nearest (the tensor cores' own additions cut toward zero, so their error would grow
+    // with K); the small products, 2^-11 of the large ones, stay in the tensor cores (small) over all of K
+    constexpr int SF = SPLIT ? FM : 1, SN = SPLIT ? FN : 1;
+    wmma::fragment<wmma::accumulator, 16, 16, KS, float> acc[FM][FN], part[SF][SN], small[SF][SN];
     #pragma unroll
     for (int i = 0; i < FM; ++i)
         #pragma unroll
         for (int j = 0; j < FN; ++j) {
             wmma::fill_fragment(acc[i][j], 0.0f);
-            if (SPLIT) wmma::fill_fragment(small[i][j], 0.0f);
+            if (SPLIT) wmma::fill_fragment(small[SPLIT ? i : 0][SPLIT ? j : 0], 0.0f);
         }
 
     #pragma unroll
@@ -73,6 +76,11 @@ __device__ __forceinline__ void gl_tc_pipelined(const typename gl_tc<PREC>::in* 
         issue(t + STAGES - 1, (t + STAGES - 1) % STAGES);
         const T* as = As + s * BM * AS;
         const T* bs = Bs + s * BK * BS;
+        if (SPLIT)
+            #pragma unroll
+            for (int i = 0; i < FM; ++i)
+                #pragma unroll
+                for (int j = 0; j < FN; ++j) wmma::fill_fragment(part[SPLIT ? i : 0][SPLIT ? j : 0], 0.0f);
         #pragma unroll
         for (int kk = 0; kk < BK; kk += KS) {
             wmma::fragment<wmma::matrix_a, 16, 16, KS, F, wmma::row_major> a[FM], at[SPLIT ? FM : 1];
@@ -93,23 +101,32 @@ __device__ __forceinline__ void gl_tc_pipelined(const typename gl_tc<PREC>::in* 
             for (int i = 0; i < FM; ++i)
                 #pragma unroll
                 for (int j = 0; j < FN; ++j) {
-                    if (SPLIT) {                                  // tail x head, head x tail
-                        wmma::mma_sync(small[i][j], at[i], b[j], small[i][j]);
-                        wmma::mma_sync(small[i][j], a[i], bt[j], small[i][j]);
+                    if (SPLIT) {                                  // tail x head, head x tail; head x head
+                        auto& sm = small[SPLIT ? i : 0][SPLIT ? j : 0];
+                        auto& p = part[SPLIT ? i : 0][SPLIT ? j : 0];
+                        wmma::mma_sync(sm, at[SPLIT ? i : 0], b[j], sm);
+                        wmma::mma_sync(sm, a[i], bt[SPLIT ? j : 0], sm);
+                        wmma::mma_sync(p, a[i], b[j], p);
+                    } else {
+                        wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
                     }
-                    wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
                 }
         }
+        if (SPLIT)                                           // accumulator fragments share one layout
+            #pragma unroll
+            for (int i = 0; i < FM; ++i)
+                #pragma unroll
+                for (int j = 0; j < FN; ++j)
+                    for (int e = 0; e < acc[i][j].num_elements; ++e) acc[i][j].x[e] += part[SPLIT ? i : 0][SPLIT ? j : 0].x[e];
     }
     __pipeline_wait_prior(0);
     __syncthreads();                                         // every stage is free: the epilogue's staging
-    if (SPLIT)                                               // accumulator fragments share one layout
+    if (SPLIT)
         #pragma unroll
         for (int i = 0; i < FM; ++i)
             #pragma unroll
             for (int j = 0; j < FN; ++j)
                 for (int e = 0; e < acc[i][j].num_elements; ++e) acc[i][j].x[e] += small[SPLIT ? i : 0][SPLIT ? j : 0].x[e];
-
     // A fragment wholly inside C, on 32-byte aligned rows (N a multiple of 8), goes straight to C; one
     // at the edge goes through this warp's 16 x 16 corner of shared memory and guarded stores.
     float* stage = reinterpret_cast<float*>(smem_raw) + warp * 16 * 16;

@@ -4,9 +4,13 @@
 // What changed since 01_wmma: TF32 keeps 10 of FP32's 23 mantissa bits, so one TF32 product has errors
 // near 2^-11. Split each value x into a head h = tf32(x) and a tail t = tf32(x - h): h + t holds x to about
 // 2^-22. Then a * b = (ha + ta)(hb + tb) ~ ha hb + ha tb + ta hb, three TF32 products per step (the
-// tail-times-tail term, near 2^-22 of the product, is dropped), summed in FP32 by the tensor cores. The
-// two small products go into an accumulator of their own, added to the large one at the end: the large
-// products then see one FP32 rounding per step, as in an SGEMM, instead of three.
+// tail-times-tail term, near 2^-22 of the product, is dropped). Where those products are summed matters:
+// the tensor cores add a few products at a time into their FP32 accumulator and cut the sum toward zero
+// (on the H200: 4 TF32 products a step, 26 bits kept; the emulator does the same), so an accumulator
+// kept in the tensor cores over all of K drifts, its error growing like K (on the H200, 3.5 times an FP32
+// SGEMM's at K = 256). So each step's large product goes into a fresh accumulator, added into the FP32 result
+// on the CUDA cores, rounding to nearest as an SGEMM's FMAs do; the two small products, 2^-11 of it, stay
+// in an accumulator of their own over all of K (what its cuts cost is 2^-11 smaller) and join at the end.
 // Each warp stages its 16 x 8 piece of A and 8 x 16 piece of B through shared memory, zero-filled past
 // the matrix's edges, and writes its 16 x 16 tile of C back through shared memory with guarded stores:
 // any M, N, K >= 1. (Staging is per warp, with __syncwarp: no block-wide barrier.)
@@ -30,7 +34,7 @@ gemm_3xtf32(const float* __restrict__ A, const float* __restrict__ B, float* __r
 
     wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> ah, at;
     wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> bh, bt;
-    wmma::fragment<wmma::accumulator, 16, 16, 8, float> c, small;    // the large products; the two small ones
+    wmma::fragment<wmma::accumulator, 16, 16, 8, float> c, part, small; // result; a step's large product; small ones
     wmma::fill_fragment(c, 0.0f);
     wmma::fill_fragment(small, 0.0f);
     for (int k0 = 0; k0 < K; k0 += 8) {
@@ -57,10 +61,12 @@ gemm_3xtf32(const float* __restrict__ A, const float* __restrict__ B, float* __r
         }
         wmma::mma_sync(small, at, bh, small);
         wmma::mma_sync(small, ah, bt, small);
-        wmma::mma_sync(c, ah, bh, c);
+        wmma::fill_fragment(part, 0.0f);
+        wmma::mma_sync(part, ah, bh, part);
+        for (int i = 0; i < c.num_elements; ++i) c.x[i] += part.x[i];  // accumulator fragments share a layout
         __syncwarp();                                                    // the pieces are read: refill them
     }
-    for (int i = 0; i < c.num_elements; ++i) c.x[i] += small.x[i];      // accumulator fragments share a layout
+    for (int i = 0; i < c.num_elements; ++i) c.x[i] += small.x[i];
     wmma::store_matrix_sync(sc[warp], c, 16, wmma::mem_row_major);
     __syncwarp();
     for (int i = lane; i < 16 * 16; i += 32) {

@@ -60,6 +60,7 @@ def check(run, op, *, label: str = "", tolerance: float = FP32_TOLERANCE, seed=N
     one lucky input; tests call it several times.
     """
     rng = numpy.random.default_rng(seed)
+    tolerance = op.tolerance(tolerance)
     inputs = op.inputs(rng)
     out = op.output()                     # NaN-filled
     run(inputs, out)
@@ -77,6 +78,7 @@ def check_many(runs: dict, op, *, tolerance: float = FP32_TOLERANCE, seed=None) 
     timing large problems, where one float64 reference is worth sharing.
     """
     rng = numpy.random.default_rng(seed)
+    tolerance = op.tolerance(tolerance)
     inputs = op.inputs(rng)
     ref = op.reference(inputs)
     scale = op.error_scale(inputs)

@@ -36,6 +36,11 @@ def _d(BM, BN, BK, WM, WN, GROUP, SPLITK, MINB, SNAKE=1):
                                            SNAKE=SNAKE))
 
 
+def _i(BM, BN, BK, WM, WN, LANES, GROUP, SPLITK, MINB):
+    return ("sgemm/12_interior", dict(BM=BM, BN=BN, BK=BK, WM=WM, WN=WN, LANES=LANES, GROUP=GROUP, SPLITK=SPLITK,
+                                      MINB=MINB))
+
+
 CANDIDATES = [
     ("sgemm/06_register_tiling", dict(T=32, RM=4, RN=2, MINB=1)),
     ("sgemm/07_vectorized", dict(BM=128, BN=128, BK=8, TM=8, TN=8, PAD=1, SWZ=0, SPLIT=0)),   # chapter IV.1-2
@@ -48,6 +53,9 @@ CANDIDATES = [
     _d(64, 64, 16, 32, 32, 8, 1, 2),           # small tiles: enough blocks at N = 1024
     ("sgemm/11_cp_async", dict(BM=128, BN=256, BK=16, WM=64, WN=64, STAGES=4, AT=1, MINB=1)),
     ("sgemm/11_cp_async", dict(BM=128, BN=128, BK=16, WM=64, WN=32, STAGES=3, AT=2, MINB=2)),
+    _i(128, 256, 16, 64, 64, 4, 8, 1, 1),      # unchecked interior loop, lanes 4 x 8
+    _i(128, 256, 16, 64, 64, 8, 8, 1, 1),      # the same with 10's lanes, 8 x 4 (what each change buys)
+    _i(128, 128, 16, 64, 32, 4, 8, 2, 2),      # split-K in two
 ]
 
 

@@ -91,6 +91,8 @@ STUDIES = {
     "climb": [
         ("sgemm/10, boustrophedon FMAs", "sgemm/10_double_buffer", {**_BEST, "SNAKE": 1}, _g(4096)),
         ("sgemm/10, FMAs row by row", "sgemm/10_double_buffer", {**_BEST, "SNAKE": 0}, _g(4096)),
+        *[(f"sgemm/12, lanes {lanes} x {32 // lanes}", "sgemm/12_interior", {**_BEST, "LANES": lanes}, _g(4096))
+          for lanes in (4, 8)],
         ("cuBLAS", None, None, _g(4096)),
     ],
     # every Part IV step as its chapter introduces it, with the switches the chapters measure
@@ -102,6 +104,7 @@ STUDIES = {
         ("sgemm/10 as introduced", "sgemm/10_double_buffer",
          dict(BM=128, BN=128, BK=8, WM=64, WN=32, GROUP=1, SPLITK=1, MINB=2), _g(4096)),
         ("sgemm/10 tuned", "sgemm/10_double_buffer", {**_BEST, "SNAKE": 1}, _g(4096)),
+        ("sgemm/12 interior, lanes 4 x 8", "sgemm/12_interior", {**_BEST, "LANES": 4}, _g(4096)),
         *[(f"sgemm/11 AT={a}", "sgemm/11_cp_async",
            dict(BM=128, BN=128, BK=16, WM=64, WN=32, STAGES=3, AT=a, MINB=2), _g(4096)) for a in (0, 1, 2)],
         ("cuBLAS SGEMM", None, None, _g(4096)),

@@ -39,6 +39,8 @@ CASES = [
       for bm, bn, bk, wm, wn, g, sk, mb, sn in ((128, 128, 8, 64, 32, 1, 1, 2, 1), (128, 256, 16, 64, 64, 8, 1, 1, 1),
                                                  (128, 256, 16, 64, 64, 8, 1, 1, 0), (128, 128, 16, 64, 32, 8, 2, 2, 1),
                                                  (64, 64, 16, 32, 32, 8, 1, 2, 1))],
+    *[("sgemm/12_interior", dict(BM=128, BN=256, BK=16, WM=64, WN=64, LANES=lanes, GROUP=8, SPLITK=1, MINB=1))
+      for lanes in (4, 8)],
     *[("sgemm/11_cp_async", dict(BM=bm, BN=bn, BK=bk, WM=wm, WN=wn, STAGES=st, AT=at, MINB=mb))
       for bm, bn, bk, wm, wn, st, at, mb in ((128, 256, 16, 64, 64, 4, 1, 1), (128, 128, 16, 64, 32, 3, 0, 2),
                                              (128, 128, 16, 64, 32, 3, 2, 2))],

@@ -115,6 +115,37 @@ def measure_split(n: int = N, reps: int = 10, progress: bool = True) -> dict:
             "timing": t.to_dict()}
 
 
+ACCUMULATION_KS = (256, 1024, 4096)
+
+
+def accumulation(ks=ACCUMULATION_KS, m: int = 128, n: int = 128, seed: int = 0, library: bool = True) -> dict:
+    """How the tensor cores add: for each precision and K, one draw of inputs (its own seed, so any subset of
+    ks draws the same ones) multiplied by tc/01 (and cuBLAS in that precision where ``library``), the
+    norm-wise error (the check's measure) against float64 on the inputs as rounded for the tensor cores. With
+    IEEE additions it would grow like sqrt(K); cut toward zero, as the tensor cores add, it grows like K.
+    The emulator adds as the H200 does, and a test holds it to this record."""
+    from .check import rel_error
+    out = {}
+    for pi, precision in enumerate(ops.TC_PRECISIONS):
+        rows = {"tc/01": []}
+        if library:
+            rows["cuBLAS"] = []
+        for k in ks:
+            problem = ops.TcGemm(m=m, n=n, k=k, precision=precision)
+            inputs = problem.inputs(numpy.random.default_rng([seed, pi, k]))
+            ref = problem.reference(inputs)
+            runs = {"tc/01": registry.get("tc/01_wmma").runner(problem)}
+            if library:
+                runs["cuBLAS"] = problem.library
+            for name, run in runs.items():
+                c = problem.output()
+                run(inputs, c)
+                hw.synchronize()
+                rows[name].append(rel_error(c, ref))
+        out[precision] = rows
+    return {"ks": list(ks), "m": m, "n": n, "seed": seed, "errors": out}
+
+
 def run_all(reps: int = 10) -> dict:
     if not hw.on_gpu:
         raise SystemExit(f"Part V is measured on a GPU ({hw.backend_reason})")
@@ -126,7 +157,9 @@ def run_all(reps: int = 10) -> dict:
         print(Timings.from_dict(tc[-1]["timing"], recorded=False), flush=True)
     split = measure_split(reps=reps)
     print(Timings.from_dict(split["timing"], recorded=False), flush=True)
-    return {"tc": tc, "split": split, "command": "python -m gemmlab tensor --record"}
+    return {"tc": tc, "split": split, "accumulation": accumulation(),
+            "error_vs_k": error_vs_k(ks=(16, 64, 256, 1024, 4096, 16384)),
+            "command": "python -m gemmlab tensor --record"}
 
 
 def save(result: dict):
@@ -144,6 +177,13 @@ def summary(result: dict) -> str:
                  f"(target <= {SPLIT_ERROR_FACTOR:g}x: {'met' if s['accurate'] else 'MISSED'})")
     for k, v in s["accuracy"].items():
         lines.append(f"    max error / max |C|, {k}: {v:.2e}")
+    acc = result.get("accumulation")
+    if acc:
+        lines.append(f"How the tensor cores add ({acc['m']} x {acc['n']} x K; error against float64 on the rounded "
+                     f"inputs, K = {', '.join(map(str, acc['ks']))}):")
+        for precision, rows in acc["errors"].items():
+            for name, errs in rows.items():
+                lines.append(f"    {precision.upper():>5} {name:<7} " + "  ".join(f"{e:.2e}" for e in errs))
     return "\n".join(lines)
 
 

@@ -6,11 +6,19 @@
 // an order CUDA leaves unspecified; here every lane holds the whole tile (num_elements is the tile's
 // size, x[] row by row), so element-wise code over x[0 .. num_elements) means the same. Loads read the
 // tile in every lane; a store is shared among the warp's lanes (each element written once); mma_sync
-// computes D = A B + C with exact products (an FP16, BF16 or TF32 product fits in FP32) added in FP32
-// in k order. A TF32 operand keeps 10 of its 23 mantissa bits: __float_to_tf32 rounds to nearest, ties
+// computes D = A B + C with exact products (an FP16, BF16 or TF32 product fits in FP32) added into an
+// FP32 accumulator as the H200's tensor cores add them (gl_tc_add below): G products at a time (16 for
+// FP16 and BF16, 4 for TF32) together with the accumulator, each term cut (toward zero) to 26 bits
+// below the largest term's leading bit, the sum rounded toward zero to FP32. That model reproduces the
+// errors measured on the H200 to two or three digits at K = 256 .. 4096 (results/tensor-nvidia-h200.json,
+// Part V chapter 1); it is the shape Fasi, Higham, Mikaitis and Pranesh found on V100/T4/A100 ("Numerical
+// behavior of NVIDIA tensor cores", PeerJ CS 2021). A __half accumulator adds in k order, rounding to
+// nearest. A TF32 operand keeps 10 of its 23 mantissa bits: __float_to_tf32 rounds to nearest, ties
 // away from zero (cvt.rna.tf32.f32); a value left unconverted loses its low bits by truncation.
 #pragma once
 #include "gemmlab_emu.h"
+#include <cfloat>
+#include <climits>
 #include "gl_emu_half.h"
 
 namespace nvcuda {
@@ -109,19 +117,63 @@ inline float gl_tf32_operand(float f)
 template <class T> struct gl_is_tf32 { static constexpr bool value = false; };
 template <> struct gl_is_tf32<precision::tf32> { static constexpr bool value = true; };
 
+// How many products the tensor cores add into an FP32 accumulator at a time (measured on the H200).
+template <class T> struct gl_tc_group { static constexpr int value = 16; };
+template <> struct gl_tc_group<precision::tf32> { static constexpr int value = 4; };
+constexpr int GL_TC_ALIGN_BITS = 26;      // bits kept below the largest term's leading bit
+
+// acc + sum(terms[0..n)), the terms exact products: aligned to the largest term, each cut toward zero to
+// GL_TC_ALIGN_BITS bits below that term's leading bit, added exactly (in double: 26 + 5 bits fit), the
+// sum rounded toward zero to FP32. A non-finite term makes it the IEEE sum; past FLT_MAX it is inf.
+inline float gl_tc_add(float acc, const double* terms, int n)
+{
+    double all[17];
+    int e_max = INT_MIN;
+    bool finite = std::isfinite(acc);
+    all[0] = acc;
+    for (int i = 0; i < n; ++i) { all[i + 1] = terms[i]; finite = finite && std::isfinite(terms[i]); }
+    if (!finite) {
+        double s = acc;
+        for (int i = 0; i < n; ++i) s += terms[i];
+        return static_cast<float>(s);
+    }
+    for (int i = 0; i <= n; ++i)
+        if (all[i] != 0.0) { int e; std::frexp(all[i], &e); e_max = e > e_max ? e : e_max; }
+    if (e_max == INT_MIN) return acc + 0.0f;                       // every term zero
+    const double q = std::ldexp(1.0, e_max - GL_TC_ALIGN_BITS);
+    double s = 0.0;
+    for (int i = 0; i <= n; ++i) s += std::trunc(all[i] / q) * q;
+    if (std::fabs(s) > static_cast<double>(FLT_MAX))
+        return std::fabs(s) >= std::ldexp(1.0, 128) ? static_cast<float>(s > 0 ? INFINITY : -INFINITY)
+                                                     : (s > 0 ? FLT_MAX : -FLT_MAX);
+    float f = static_cast<float>(s);                               // to nearest; step back if it rounded up
+    if (std::fabs(static_cast<double>(f)) > std::fabs(s)) f = std::nextafter(f, 0.0f);
+    return f;
+}
+
 template <int M, int N, int K, class TA, class LA, class TB, class LB, class TC, class TD>
 inline void mma_sync(fragment<accumulator, M, N, K, TD>& d, const fragment<matrix_a, M, N, K, TA, LA>& a,
                      const fragment<matrix_b, M, N, K, TB, LB>& b, const fragment<accumulator, M, N, K, TC>& c)
 {
     static_assert(std::is_same<TA, TB>::value, "matrix_a and matrix_b fragments of one mma_sync have one type");
+    constexpr int G = gl_tc_group<TA>::value;
+    static_assert(K % G == 0 && G <= 16, "a whole number of product groups per mma_sync");
     float out[M * N];
     for (int i = 0; i < M; ++i)
         for (int j = 0; j < N; ++j) {
             float acc = static_cast<float>(c.x[i * N + j]);
-            for (int k = 0; k < K; ++k) {
-                float av = gl_operand(a.x[i * K + k]), bv = gl_operand(b.x[k * N + j]);
-                if (gl_is_tf32<TA>::value) { av = gl_tf32_operand(av); bv = gl_tf32_operand(bv); }
-                acc = std::fma(av, bv, acc);
+            double terms[G];
+            for (int k0 = 0; k0 < K; k0 += G) {
+                for (int k = k0; k < k0 + G; ++k) {
+                    float av = gl_operand(a.x[i * K + k]), bv = gl_operand(b.x[k * N + j]);
+                    if (gl_is_tf32<TA>::value) { av = gl_tf32_operand(av); bv = gl_tf32_operand(bv); }
+                    terms[k - k0] = static_cast<double>(av) * static_cast<double>(bv);
+                }
+                if (std::is_same<TC, float>::value) {
+                    acc = gl_tc_add(acc, terms, G);
+                } else {                                           // a __half accumulator: in k order
+                    for (int k = 0; k < G; ++k) acc = std::fma(static_cast<float>(terms[k]), 1.0f, acc);
+                }
             }
             out[i * N + j] = acc;
         }
