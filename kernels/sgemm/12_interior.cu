@@ -27,34 +27,33 @@
 template <int BM, int BN, int BK, int WM, int WN, int LANES, bool INSIDE, int MI, int NI>
 __device__ __forceinline__ void interior_main_loop(const float* __restrict__ A, const float* __restrict__ B,
                                                    int M, int N, int K, int kbegin, int kend, int row0, int col0,
-                                                   float* smem, int wm, int wn, int lm, int ln,
-                                                   float (&acc)[MI * 4][NI * 4])
+                                                   bool avec, bool bvec, float* smem, int tid, int wm, int wn,
+                                                   int lm, int ln, float (&acc)[MI * 4][NI * 4])
 {
     using W = gl_warp_tiling<BM, BN, BK, WM, WN, LANES>;
     constexpr int THREADS = W::THREADS, AL = W::A_LOADS, BL = W::B_LOADS, APAD = 4;
     auto As = reinterpret_cast<float (*)[BK][BM + APAD]>(smem);                    // [2][BK][BM + APAD]
     auto Bs = reinterpret_cast<float (*)[BK][BN]>(smem + 2 * BK * (BM + APAD));   // [2][BK][BN]
-    const int tid = threadIdx.x;
-    const bool avec = (K % 4) == 0, bvec = (N % 4) == 0;
     float4 ra[AL], rb[BL];
+    const float* a0 = A + (size_t)row0 * K;                  // this block's rows of A, columns of B
+    const float* b0 = B + col0;
     auto fetch = [&](int k0) {
         if (INSIDE) {                                        // whole float4s inside the matrices
             #pragma unroll
             for (int l = 0; l < AL; ++l) {
                 const int i = tid + l * THREADS, r = i / (BK / 4), c = (i % (BK / 4)) * 4;
-                ra[l] = *reinterpret_cast<const float4*>(A + (size_t)(row0 + r) * K + k0 + c);
+                ra[l] = *reinterpret_cast<const float4*>(a0 + (size_t)r * K + k0 + c);
             }
             #pragma unroll
             for (int l = 0; l < BL; ++l) {
                 const int i = tid + l * THREADS, r = i / (BN / 4), c = (i % (BN / 4)) * 4;
-                rb[l] = *reinterpret_cast<const float4*>(B + (size_t)(k0 + r) * N + col0 + c);
+                rb[l] = *reinterpret_cast<const float4*>(b0 + (size_t)(k0 + r) * N + c);
             }
         } else {
             gl_fetch_tiles<BM, BN, BK, THREADS>(A, B, M, N, K, kend, row0, col0, k0, avec, bvec, tid, ra, rb);
         }
     };
     auto stash = [&](int s) { gl_stash_tiles<BN, BK, THREADS, BM + APAD, BN>(&As[s][0][0], &Bs[s][0][0], tid, ra, rb); };
-
     const int tiles = kend > kbegin ? (kend - kbegin + BK - 1) / BK : 0;
     if (tiles > 0) {
         fetch(kbegin);
@@ -87,15 +86,16 @@ sgemm_interior(const float* __restrict__ A, const float* __restrict__ B, float* 
     const int row0 = corner.x, col0 = corner.y;
     const int slice = ((K + SPLITK - 1) / SPLITK + BK - 1) / BK * BK;
     const int kbegin = (int)blockIdx.y * slice, kend = kbegin + slice < K ? kbegin + slice : K;
-    const bool inside = K % 4 == 0 && N % 4 == 0 && row0 + BM <= M && col0 + BN <= N && (kend - kbegin) % BK == 0;
+    const bool avec = (K % 4) == 0, bvec = (N % 4) == 0;
+    const bool inside = avec && bvec && row0 + BM <= M && col0 + BN <= N && (kend - kbegin) % BK == 0;
 
     float acc[MI * 4][NI * 4] = {};
     if (inside)
-        interior_main_loop<BM, BN, BK, WM, WN, LANES, true, MI, NI>(A, B, M, N, K, kbegin, kend, row0, col0, smem,
-                                                                    wm, wn, lm, ln, acc);
+        interior_main_loop<BM, BN, BK, WM, WN, LANES, true, MI, NI>(A, B, M, N, K, kbegin, kend, row0, col0, avec,
+                                                                    bvec, smem, tid, wm, wn, lm, ln, acc);
     else
-        interior_main_loop<BM, BN, BK, WM, WN, LANES, false, MI, NI>(A, B, M, N, K, kbegin, kend, row0, col0, smem,
-                                                                     wm, wn, lm, ln, acc);
+        interior_main_loop<BM, BN, BK, WM, WN, LANES, false, MI, NI>(A, B, M, N, K, kbegin, kend, row0, col0, avec,
+                                                                     bvec, smem, tid, wm, wn, lm, ln, acc);
 
     const bool cvec = (N % 4) == 0;
     #pragma unroll
