@@ -136,3 +136,18 @@ def test_chapter_10_gemv_gap_and_the_partial_wave():
 def test_chapter_2_answer_on_1024_thread_blocks():
     text = prose("02-naive-and-tiled.ipynb")
     assert "a third of the SM's threads stay unused" in text and "a third or half" not in text
+
+
+def test_chapter_5_against_the_handbooks_kernel_as_printed():
+    """The figures chapter 5 quotes from the recorded ladder (kernel without checks in its k loop)."""
+    t = rows("ladder-nvidia-h200", "cache blocking: TM x TN")
+    rate = {k: round(v["gflops"] / 1000, 1) for k, v in t.items()}
+    assert (rate["05_cache_blocking[TM=8,TN=4]"], rate["05_cache_blocking[TM=1,TN=1]"],
+            rate["05_cache_blocking[TM=8,TN=8]"]) == (14.5, 4.6, 15.8)
+    assert max(t, key=lambda k: t[k]["gflops"] if k.startswith("05") else 0) == "05_cache_blocking[TM=8,TN=8]"
+    res = record.load("ladder-nvidia-h200")["resources"]["05_cache_blocking[TM=8,TN=4]"]
+    assert res["registers"] == 48
+    assert 0.15 < 1 - 14.5 / 17.9 < 0.25                                  # "about a fifth slower"
+    text = prose("05-cache-blocking.ipynb")
+    assert "8 × 4 went from 8.5 to 14.5 TFLOP/s" in text and "from 14.9 to 15.8" in text
+    assert "where 48 do now" in text and "uses 94 registers" in text
