@@ -14,7 +14,7 @@ def test_every_registry_kernel_agrees_between_gpu_and_emulator():
 
 # variants added after the recorded run (python -m gemmlab crosscheck --record), to be recorded at the next
 # GPU session; once they are, this set must be emptied (the last assertion below)
-NOT_YET_RECORDED = {"tc/02_3xtf32"}
+NOT_YET_RECORDED = {"tc/02_3xtf32", "tc/03_wmma_pipelined", "tc/04_3xtf32_pipelined"}
 
 
 def test_the_record_covers_every_registry_variant_and_agrees():

@@ -201,7 +201,7 @@ def test_3xtf32_recovers_fp32_accuracy_that_one_tf32_product_loses(k):
     inputs = problem.inputs(numpy.random.default_rng(k))
     ref = problem.reference(inputs)
     errors = {}
-    for key in ("tc/02_3xtf32", "sgemm/02_shared_tiling"):
+    for key in ("tc/02_3xtf32", "tc/04_3xtf32_pipelined", "sgemm/02_shared_tiling"):
         out = problem.output()
         registry.get(key).runner(problem)(inputs, out)
         errors[key] = _max_rel(out, ref)
@@ -210,4 +210,16 @@ def test_3xtf32_recovers_fp32_accuracy_that_one_tf32_product_loses(k):
     registry.get("tc/01_wmma").runner(tf32)(inputs, out)
     one = _max_rel(out, ref)
     assert errors["tc/02_3xtf32"] < 2 * errors["sgemm/02_shared_tiling"], errors
+    assert errors["tc/04_3xtf32_pipelined"] < 2 * errors["sgemm/02_shared_tiling"], errors
     assert one > 100 * errors["tc/02_3xtf32"], (one, errors)
+
+
+def test_part5_record_definitions():
+    """The targets are the issue's bar; every candidate is a legal configuration of its variant."""
+    from gemmlab import registry, tensor
+    assert tensor.TC_TARGETS == [("fp16", 0.50), ("bf16", 0.50), ("tf32", 0.50)]
+    assert tensor.SPLIT_ERROR_FACTOR == 2.0
+    for key, params in tensor.TC_CANDIDATES:
+        assert registry.get(key).op is ops.TcGemm and registry.get(key).resolve(**params)
+    for key, params in tensor.SPLIT_CANDIDATES:
+        assert registry.get(key).op is ops.Gemm and registry.get(key).resolve(**params)

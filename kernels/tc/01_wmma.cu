@@ -10,14 +10,7 @@
 // and B from global memory (no shared-memory staging yet: Part V's next chapter).
 // Sizes: M, N and K multiples of 16 (the registry refuses others with a clear message); any number of tiles.
 
-#include <mma.h>
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-
-template <int PREC> struct gl_tc;
-template <> struct gl_tc<0> { using in = __half; using frag = __half; static constexpr int KS = 16; };
-template <> struct gl_tc<1> { using in = __nv_bfloat16; using frag = __nv_bfloat16; static constexpr int KS = 16; };
-template <> struct gl_tc<2> { using in = float; using frag = nvcuda::wmma::precision::tf32; static constexpr int KS = 8; };
+#include "common/tc.cuh"
 
 // [kernel]
 template <int PREC, int WARPS_M, int WARPS_N>
@@ -40,10 +33,8 @@ wmma_gemm(const typename gl_tc<PREC>::in* __restrict__ A, const typename gl_tc<P
     for (int k = 0; k < K; k += KS) {
         wmma::load_matrix_sync(a, A + (size_t)tile_m * 16 * K + k, K);
         wmma::load_matrix_sync(b, B + (size_t)k * N + tile_n * 16, N);
-        if (PREC == 2) {                                            // FP32 -> TF32, rounded to nearest
-            for (int i = 0; i < a.num_elements; ++i) a.x[i] = wmma::__float_to_tf32(a.x[i]);
-            for (int i = 0; i < b.num_elements; ++i) b.x[i] = wmma::__float_to_tf32(b.x[i]);
-        }
+        gl_tc_round<PREC>(a);                                       // FP32 -> TF32, rounded to nearest
+        gl_tc_round<PREC>(b);                                       // (common/tc.cuh)
         wmma::mma_sync(c, a, b, c);
     }
     wmma::store_matrix_sync(C + (size_t)tile_m * 16 * N + tile_n * 16, c, N, wmma::mem_row_major);

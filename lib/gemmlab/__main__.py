@@ -33,6 +33,10 @@ def main(argv=None) -> int:
     cl = sub.add_parser("climb", help="Part IV: check and time the tuned SGEMM kernels against cuBLAS at every target size")
     cl.add_argument("--record", action="store_true", help="write results/climb-<gpu>.json")
     cl.add_argument("--reps", type=int, default=10)
+    te = sub.add_parser("tensor", help="Part V: check and time the tensor-core kernels against cuBLAS in the same "
+                                       "precision, and 3xTF32's speed and accuracy against cuBLAS SGEMM")
+    te.add_argument("--record", action="store_true", help="write results/tensor-<gpu>.json")
+    te.add_argument("--reps", type=int, default=10)
     tu = sub.add_parser("tune", help="search a variant's parameter space on the GPU within a time budget")
     tu.add_argument("key", help="a registry variant, e.g. sgemm/10_double_buffer")
     tu.add_argument("--sizes", default="1024,2048,4096", help="comma-separated: N (square) or MxNxK")
@@ -85,6 +89,13 @@ def main(argv=None) -> int:
         if args.record:
             print("wrote", ladder.save(result))
         ladder.show("06-register-tiling")
+        return 0
+    if args.command == "tensor":
+        from . import tensor
+        result = tensor.run_all(reps=args.reps)
+        print(tensor.summary(result))
+        if args.record:
+            print("wrote", tensor.save(result))
         return 0
     if args.command == "climb":
         from . import climb

@@ -494,6 +494,15 @@ VARIANTS += [
 
 # --- Part V: tensor cores ---------------------------------------------------------------------
 
+def _tc_pipelined_shared(p, c):
+    """tc/03's shared memory: STAGES stages of a BM x BK tile of A and a BK x BN tile of B, rows padded by
+    16 bytes, BK = 64 bytes of a row of A."""
+    size = 4 if getattr(p, "precision", "tf32") == "tf32" else 2        # an FP32 Gemm: 3xTF32
+    v = 16 // size
+    bk = 4 * v
+    return c["STAGES"] * (c["BM"] * (bk + v) + bk * (c["BN"] + v)) * size
+
+
 def _tc_refuse(p, c):
     if p.m % 16 or p.n % 16 or p.k % 16:
         return f"M, N and K must be multiples of 16 (the wmma tile), got {p.m} x {p.n} x {p.k}"
@@ -509,6 +518,32 @@ VARIANTS += [
         refuse=_tc_refuse,
         launch=lambda p, c: ((cdiv(p.n, 16 * c["WARPS_N"]), cdiv(p.m, 16 * c["WARPS_M"])), 32 * c["WARPS_M"] * c["WARPS_N"], 0),
         args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
+    ),
+    Variant(
+        key="tc/03_wmma_pipelined", chapter=None,
+        entry="wmma_pipelined<{PREC}, {BM}, {BN}, {WM}, {WN}, {STAGES}>", op=ops.TcGemm,
+        title="WMMA fed through shared memory: block tiles, a cp.async pipeline, warp tiles of fragments",
+        params={"BM": (64, 128, 256), "BN": (64, 128, 256), "WM": (32, 64), "WN": (32, 64), "STAGES": (2, 3, 4)},
+        defaults={"BM": 128, "BN": 128, "WM": 64, "WN": 32, "STAGES": 3},
+        valid=lambda c: c["BM"] % c["WM"] == 0 and c["BN"] % c["WN"] == 0
+        and 64 <= (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32 <= 512,
+        problem_params=lambda p: {"PREC": ops.TC_PRECISIONS.index(p.precision)},
+        refuse=_tc_refuse,
+        launch=lambda p, c: ((cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32,
+                             _tc_pipelined_shared(p, c)),
+        args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
+    ),
+    Variant(
+        key="tc/04_3xtf32_pipelined", chapter=None,
+        entry="gemm_3xtf32_pipelined<{BM}, {BN}, {WM}, {WN}, {STAGES}>", op=ops.Gemm,
+        title="3xTF32 fed as tc/03: FP32 SGEMM on TF32 tensor cores through a cp.async pipeline",
+        params={"BM": (64, 128, 256), "BN": (64, 128, 256), "WM": (32, 64), "WN": (32, 64), "STAGES": (2, 3, 4)},
+        defaults={"BM": 128, "BN": 128, "WM": 64, "WN": 32, "STAGES": 3},
+        valid=lambda c: c["BM"] % c["WM"] == 0 and c["BN"] % c["WN"] == 0
+        and 64 <= (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32 <= 512,
+        launch=lambda p, c: ((cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32,
+                             _tc_pipelined_shared(p, c)),
+        args=_gemm_args,
     ),
     Variant(
         key="tc/02_3xtf32", chapter=None, entry="gemm_3xtf32<{WARPS_M}, {WARPS_N}>", op=ops.Gemm,

@@ -1,0 +1,139 @@
+// common/tc_pipeline.cuh — the body of Part V's pipelined tensor-core kernels (tc/03 and tc/04).
+//
+// A block of (BM/WM) x (BN/WN) warps computes a BM x BN tile of C (M x N, FP32, row-major) = A (M x K) *
+// B (K x N). It copies a BM x BK tile of A and a BK x BN tile of B (BK = 64 bytes of a row: 32 FP16/BF16
+// or 16 FP32 values) into shared memory with 16-byte cp.async copies, STAGES tiles ahead (as sgemm/11),
+// and each warp multiplies its WM x WN part, (WM/16) x (WN/16) accumulator fragments, reading fragments
+// of A and B from shared memory: each loaded fragment of A serves WN/16 products and each of B WM/16.
+// The rows of both tiles are padded by 16 bytes, so that the 16 rows of a fragment start in different
+// banks. PREC 0, 1, 2: FP16, BF16, FP32 rounded to TF32 (common/tc.cuh); PREC 3: FP32 as 3xTF32, each
+// fragment split into a TF32 head and tail (gl_tc_split) and three products per pair (tc/02).
+// Sizes: any M, N, K >= 1: the copies zero-fill what lies outside the matrices (cp.async's src-size form;
+// element by element where a row is not whole 16-byte groups), and fragments at C's edges are stored
+// through shared memory with guarded stores. (The registry still holds tc/03's FP16/BF16/TF32 to
+// multiples of 16, the sizes its tests cover.)
+#pragma once
+#include <cuda_pipeline.h>
+#include "common/tc.cuh"
+
+template <int PREC, int BM, int BN, int WM, int WN, int STAGES>
+__device__ __forceinline__ void gl_tc_pipelined(const typename gl_tc<PREC>::in* __restrict__ A,
+                                                const typename gl_tc<PREC>::in* __restrict__ B,
+                                                float* __restrict__ C, int M, int N, int K,
+                                                unsigned char* smem_raw)     // the kernel's dynamic shared memory
+{
+    using namespace nvcuda;
+    using T = typename gl_tc<PREC>::in;
+    using F = typename gl_tc<PREC>::frag;
+    constexpr int KS = gl_tc<PREC>::KS;                      // a fragment's K: 16, or 8 for TF32
+    constexpr bool SPLIT = PREC == 3;                        // 3xTF32
+    constexpr int V = 16 / sizeof(T);                        // elements per 16-byte copy
+    constexpr int BK = 4 * V;                                // 64 bytes of a row of A per stage
+    constexpr int AS = BK + V, BS = BN + V;                  // padded row strides (elements)
+    constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
+    constexpr int FM = WM / 16, FN = WN / 16;                // fragments per warp tile
+    static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "warp tiles of whole fragments");
+    static_assert((BM * BK / V) % THREADS == 0 && (BK * BN / V) % THREADS == 0, "whole copies per thread");
+    T* As = reinterpret_cast<T*>(smem_raw);                  // [STAGES][BM][AS]
+    T* Bs = As + STAGES * BM * AS;                           // [STAGES][BK][BS]
+
+    const int tid = threadIdx.x, warp = tid / 32;
+    const int wm = (warp / (BN / WN)) * WM, wn = (warp % (BN / WN)) * WN;
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    const int tiles = (K + BK - 1) / BK;
+
+    // the copies of tile t into stage s, zero-filled outside the matrices; an empty batch past the end.
+    // 16-byte copies where rows are whole 16-byte groups (K, N multiples of V), else element by element.
+    const bool avec = K % V == 0, bvec = N % V == 0;
+    auto issue = [&](int t, int s) {
+        if (t < tiles) {
+            const int k0 = t * BK;
+            #pragma unroll
+            for (int i = tid; i < BM * BK / V; i += THREADS) {
+                const int r = i / (BK / V), c = (i % (BK / V)) * V;
+                T* dst = As + (s * BM + r) * AS + c;
+                const T* src = A + (size_t)(row0 + r) * K + k0 + c;
+                const int n = row0 + r < M ? (K - k0 - c < 0 ? 0 : K - k0 - c < V ? K - k0 - c : V) : 0;
+                if (avec) __pipeline_memcpy_async(dst, n ? src : A, 16, 16 - n * (int)sizeof(T));
+                else for (int q = 0; q < V; ++q) dst[q] = q < n ? src[q] : static_cast<T>(0.0f);
+            }
+            #pragma unroll
+            for (int i = tid; i < BK * BN / V; i += THREADS) {
+                const int r = i / (BN / V), c = (i % (BN / V)) * V;
+                T* dst = Bs + (s * BK + r) * BS + c;
+                const T* src = B + (size_t)(k0 + r) * N + col0 + c;
+                const int n = k0 + r < K ? (N - col0 - c < 0 ? 0 : N - col0 - c < V ? N - col0 - c : V) : 0;
+                if (bvec) __pipeline_memcpy_async(dst, n ? src : B, 16, 16 - n * (int)sizeof(T));
+                else for (int q = 0; q < V; ++q) dst[q] = q < n ? src[q] : static_cast<T>(0.0f);
+            }
+        }
+        __pipeline_commit();
+    };
+
+    wmma::fragment<wmma::accumulator, 16, 16, KS, float> acc[FM][FN];
+    #pragma unroll
+    for (int i = 0; i < FM; ++i)
+        #pragma unroll
+        for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+
+    #pragma unroll
+    for (int t = 0; t < STAGES - 1; ++t) issue(t, t);
+    for (int t = 0; t < tiles; ++t) {
+        const int s = t % STAGES;
+        __pipeline_wait_prior(STAGES - 2);                   // tile t has landed (this thread's copies) ...
+        __syncthreads();                                     // ... and everyone's; stage (t-1) % STAGES is free
+        issue(t + STAGES - 1, (t + STAGES - 1) % STAGES);
+        const T* as = As + s * BM * AS;
+        const T* bs = Bs + s * BK * BS;
+        #pragma unroll
+        for (int kk = 0; kk < BK; kk += KS) {
+            wmma::fragment<wmma::matrix_a, 16, 16, KS, F, wmma::row_major> a[FM], at[SPLIT ? FM : 1];
+            wmma::fragment<wmma::matrix_b, 16, 16, KS, F, wmma::row_major> b[FN], bt[SPLIT ? FN : 1];
+            #pragma unroll
+            for (int i = 0; i < FM; ++i) {
+                wmma::load_matrix_sync(a[i], as + (wm + 16 * i) * AS + kk, AS);
+                if (SPLIT) gl_tc_split(a[i], at[i]);          // 3xTF32: head and tail
+                else gl_tc_round<PREC>(a[i]);
+            }
+            #pragma unroll
+            for (int j = 0; j < FN; ++j) {
+                wmma::load_matrix_sync(b[j], bs + kk * BS + wn + 16 * j, BS);
+                if (SPLIT) gl_tc_split(b[j], bt[j]);
+                else gl_tc_round<PREC>(b[j]);
+            }
+            #pragma unroll
+            for (int i = 0; i < FM; ++i)
+                #pragma unroll
+                for (int j = 0; j < FN; ++j) {
+                    if (SPLIT) {                                  // the small terms first
+                        wmma::mma_sync(acc[i][j], at[i], b[j], acc[i][j]);
+                        wmma::mma_sync(acc[i][j], a[i], bt[j], acc[i][j]);
+                    }
+                    wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
+                }
+        }
+    }
+    __pipeline_wait_prior(0);
+    __syncthreads();                                         // every stage is free: the epilogue's staging
+
+    // A fragment wholly inside C, on 32-byte aligned rows (N a multiple of 8), goes straight to C; one
+    // at the edge goes through this warp's 16 x 16 corner of shared memory and guarded stores.
+    float* stage = reinterpret_cast<float*>(smem_raw) + warp * 16 * 16;
+    const int lane = tid % 32;
+    #pragma unroll
+    for (int i = 0; i < FM; ++i)
+        #pragma unroll
+        for (int j = 0; j < FN; ++j) {
+            const int r = row0 + wm + 16 * i, c = col0 + wn + 16 * j;
+            if (r >= M || c >= N) continue;                  // the whole warp skips together
+            if (r + 16 <= M && c + 16 <= N && N % 8 == 0) {
+                wmma::store_matrix_sync(C + (size_t)r * N + c, acc[i][j], N, wmma::mem_row_major);
+                continue;
+            }
+            wmma::store_matrix_sync(stage, acc[i][j], 16, wmma::mem_row_major);
+            __syncwarp();
+            for (int e = lane; e < 16 * 16; e += 32)
+                if (r + e / 16 < M && c + e % 16 < N) C[(size_t)(r + e / 16) * N + c + e % 16] = stage[e];
+            __syncwarp();
+        }
+}

@@ -1,0 +1,133 @@
+"""Part V's targets measured in one run: ``python -m gemmlab tensor --record``.
+
+For FP16, BF16 and TF32 at N = 4096: every tensor-core candidate below is checked against float64 (on the
+inputs as the tensor cores see them), then timed with cuBLAS in the same precision (cublasGemmEx: FP32
+accumulation; TF32 by its compute type) in one round-robin (:func:`gemmlab.bench`: CUDA events, medians,
+L2 flushed). 3xTF32 (FP32 inputs and output) is timed against cuBLAS's FP32 SGEMM, and its accuracy
+measured beside it: on one draw of FP32 inputs, the largest error of each product against a float64
+product (computed on the GPU), divided by the largest entry of that product, for 3xTF32, cuBLAS SGEMM,
+cuBLAS TF32 and a single TF32 product. Results go to ``results/tensor-<gpu>.json`` with the issue's
+targets, met or not.
+"""
+from __future__ import annotations
+
+import numpy
+
+from . import hardware as hw
+from . import ops, record, registry
+from .ladder import case_name, measure_problem
+from .timing import Timings
+
+N = 4096
+# (precision, target fraction of cuBLAS in that precision): the issue's bar, never lowered here
+TC_TARGETS = [("fp16", 0.50), ("bf16", 0.50), ("tf32", 0.50)]
+
+
+def _p(BM, BN, WM, WN, STAGES):
+    return dict(BM=BM, BN=BN, WM=WM, WN=WN, STAGES=STAGES)
+
+
+TC_CANDIDATES = [
+    ("tc/01_wmma", dict(WARPS_M=2, WARPS_N=2)),
+    ("tc/03_wmma_pipelined", _p(128, 128, 64, 32, 3)),
+    ("tc/03_wmma_pipelined", _p(128, 128, 64, 64, 3)),
+    ("tc/03_wmma_pipelined", _p(128, 256, 64, 64, 3)),
+    ("tc/03_wmma_pipelined", _p(256, 128, 64, 64, 3)),
+    ("tc/03_wmma_pipelined", _p(128, 128, 64, 32, 4)),
+]
+SPLIT_CANDIDATES = [
+    ("tc/02_3xtf32", dict(WARPS_M=2, WARPS_N=2)),
+    ("tc/04_3xtf32_pipelined", _p(128, 128, 64, 32, 3)),
+    ("tc/04_3xtf32_pipelined", _p(128, 128, 64, 64, 3)),
+    ("tc/04_3xtf32_pipelined", _p(128, 256, 64, 64, 3)),
+]
+SPLIT_ERROR_FACTOR = 2.0          # 3xTF32's error within 2x of cuBLAS SGEMM's, and faster than it
+
+
+def _best(t, names):
+    rows = [r for r in t.to_dict()["rows"] if r["name"] in names]
+    return max(rows, key=lambda r: r["gflops"])
+
+
+def measure_tc(precision: str, target: float, n: int = N, reps: int = 10, progress: bool = True) -> dict:
+    problem = ops.TcGemm(m=n, n=n, k=n, precision=precision)
+    t, errors = measure_problem(TC_CANDIDATES, problem, f"tensor {precision.upper()} {n}", reps=reps, progress=progress)
+    best = _best(t, {case_name(k, c) for k, c in TC_CANDIDATES})
+    ratio = t.ratio(best["name"])
+    return {"precision": precision, "n": n, "target": target, "best": best["name"], "ratio": ratio,
+            "met": ratio is not None and ratio >= target, "errors": errors, "timing": t.to_dict()}
+
+
+def max_error(out, exact) -> float:
+    """The largest error of a product against float64, over the product's largest entry."""
+    xp = hw.xp
+    return float(xp.abs(out.astype(xp.float64) - exact).max() / xp.abs(exact).max())
+
+
+def accuracy(n: int = N, seed: int = 0) -> dict:
+    """One draw of FP32 inputs; each product's max error against float64 (computed on the device)."""
+    xp = hw.xp
+    problem = ops.Gemm.square(n)
+    inputs = problem.inputs(numpy.random.default_rng(seed))
+    exact = xp.matmul(inputs[0].astype(xp.float64), inputs[1].astype(xp.float64))
+    out = {}
+    for key, params in SPLIT_CANDIDATES[1:2]:
+        c = problem.output()
+        registry.get(key).runner(problem, **params)(inputs, c)
+        out["3xTF32 (" + case_name(key, params) + ")"] = max_error(c, exact)
+    c = problem.output()
+    problem.library(inputs, c)
+    out["cuBLAS SGEMM (FP32)"] = max_error(c, exact)
+    tf32 = ops.TcGemm(m=n, n=n, k=n, precision="tf32")
+    c = problem.output()
+    tf32.library(inputs, c)
+    out["cuBLAS TF32"] = max_error(c, exact)
+    c = problem.output()
+    registry.get("tc/01_wmma").runner(tf32)(inputs, c)
+    out["one TF32 product (tc/01)"] = max_error(c, exact)
+    return out
+
+
+def measure_split(n: int = N, reps: int = 10, progress: bool = True) -> dict:
+    problem = ops.Gemm.square(n)
+    t, errors = measure_problem(SPLIT_CANDIDATES, problem, f"3xTF32 {n}", reps=reps, progress=progress)
+    best = _best(t, {case_name(k, c) for k, c in SPLIT_CANDIDATES})
+    ratio = t.ratio(best["name"])
+    acc = accuracy(n)
+    split = next(v for k, v in acc.items() if k.startswith("3xTF32"))
+    return {"n": n, "best": best["name"], "ratio_to_sgemm": ratio, "faster_than_sgemm": ratio is not None and ratio > 1.0,
+            "accuracy": acc, "error_factor": split / acc["cuBLAS SGEMM (FP32)"],
+            "accurate": split <= SPLIT_ERROR_FACTOR * acc["cuBLAS SGEMM (FP32)"], "errors": errors,
+            "timing": t.to_dict()}
+
+
+def run_all(reps: int = 10) -> dict:
+    if not hw.on_gpu:
+        raise SystemExit(f"Part V is measured on a GPU ({hw.backend_reason})")
+    from .climb import _warm_up
+    _warm_up()
+    tc = []
+    for precision, target in TC_TARGETS:
+        tc.append(measure_tc(precision, target, reps=reps))
+        print(Timings.from_dict(tc[-1]["timing"], recorded=False), flush=True)
+    split = measure_split(reps=reps)
+    print(Timings.from_dict(split["timing"], recorded=False), flush=True)
+    return {"tc": tc, "split": split, "command": "python -m gemmlab tensor --record"}
+
+
+def save(result: dict):
+    return record.save(f"tensor-{record.gpu_slug()}", result)
+
+
+def summary(result: dict) -> str:
+    lines = []
+    for t in result["tc"]:
+        lines.append(f"{t['precision'].upper():>6} N={t['n']}: best {t['best']} at {100 * t['ratio']:.1f}% of cuBLAS "
+                     f"(target {100 * t['target']:.0f}%: {'met' if t['met'] else 'MISSED'})")
+    s = result["split"]
+    lines.append(f"3xTF32 N={s['n']}: best {s['best']} at {s['ratio_to_sgemm']:.2f}x cuBLAS SGEMM's speed "
+                 f"({'faster' if s['faster_than_sgemm'] else 'NOT faster'}); error {s['error_factor']:.2f}x SGEMM's "
+                 f"(target <= {SPLIT_ERROR_FACTOR:g}x: {'met' if s['accurate'] else 'MISSED'})")
+    for k, v in s["accuracy"].items():
+        lines.append(f"    max error / max |C|, {k}: {v:.2e}")
+    return "\n".join(lines)
