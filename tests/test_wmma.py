@@ -223,3 +223,16 @@ def test_part5_record_definitions():
         assert registry.get(key).op is ops.TcGemm and registry.get(key).resolve(**params)
     for key, params in tensor.SPLIT_CANDIDATES:
         assert registry.get(key).op is ops.Gemm and registry.get(key).resolve(**params)
+
+
+def test_error_against_k_orders_the_precisions_as_their_mantissas():
+    """Part V chapter 1's study, small, on the backend in use: FP32 and 3xTF32 near 2^-23, TF32 and FP16
+    (10-bit mantissas) near 2^-11, BF16 (7 bits) worse; with inputs over 2^±20, FP16 overflows."""
+    from gemmlab import tensor
+    r = tensor.error_vs_k(ks=(16, 256), m=32, n=32)["errors"]
+    for i in range(2):
+        assert r["3xTF32 (tc/04)"][i] < 2 * r["FP32 (sgemm/02)"][i] < 1e-5
+        assert 1e-5 < r["TF32"][i] < 2e-3 and 1e-5 < r["FP16"][i] < 2e-3
+        assert r["BF16"][i] > 3 * max(r["TF32"][i], r["FP16"][i])
+    wide = tensor.error_vs_k(ks=(16,), m=32, n=32, spread=20)["errors"]
+    assert not numpy.isfinite(wide["FP16"][0]) and numpy.isfinite(wide["BF16"][0]) and wide["BF16"][0] < 1e-2

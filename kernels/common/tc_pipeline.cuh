@@ -7,7 +7,8 @@
 // of A and B from shared memory: each loaded fragment of A serves WN/16 products and each of B WM/16.
 // The rows of both tiles are padded by 16 bytes, so that the 16 rows of a fragment start in different
 // banks. PREC 0, 1, 2: FP16, BF16, FP32 rounded to TF32 (common/tc.cuh); PREC 3: FP32 as 3xTF32, each
-// fragment split into a TF32 head and tail (gl_tc_split) and three products per pair (tc/02).
+// fragment split into a TF32 head and tail (gl_tc_split) and three products per pair (tc/02), the two
+// small ones summed in their own accumulators.
 // Sizes: any M, N, K >= 1: the copies zero-fill what lies outside the matrices (cp.async's src-size form;
 // element by element where a row is not whole 16-byte groups), and fragments at C's edges are stored
 // through shared memory with guarded stores. (The registry still holds tc/03's FP16/BF16/TF32 to
@@ -70,11 +71,16 @@ __device__ __forceinline__ void gl_tc_pipelined(const typename gl_tc<PREC>::in* 
         __pipeline_commit();
     };
 
-    wmma::fragment<wmma::accumulator, 16, 16, KS, float> acc[FM][FN];
+    // 3xTF32 sums its two small products apart from the large one, and adds them in at the end: the
+    // large products then see one rounding per step, as in an FP32 SGEMM, not three
+    wmma::fragment<wmma::accumulator, 16, 16, KS, float> acc[FM][FN], small[SPLIT ? FM : 1][SPLIT ? FN : 1];
     #pragma unroll
     for (int i = 0; i < FM; ++i)
         #pragma unroll
-        for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+        for (int j = 0; j < FN; ++j) {
+            wmma::fill_fragment(acc[i][j], 0.0f);
+            if (SPLIT) wmma::fill_fragment(small[i][j], 0.0f);
+        }
 
     #pragma unroll
     for (int t = 0; t < STAGES - 1; ++t) issue(t, t);
@@ -105,9 +111,9 @@ __device__ __forceinline__ void gl_tc_pipelined(const typename gl_tc<PREC>::in* 
             for (int i = 0; i < FM; ++i)
                 #pragma unroll
                 for (int j = 0; j < FN; ++j) {
-                    if (SPLIT) {                                  // the small terms first
-                        wmma::mma_sync(acc[i][j], at[i], b[j], acc[i][j]);
-                        wmma::mma_sync(acc[i][j], a[i], bt[j], acc[i][j]);
+                    if (SPLIT) {                                  // tail x head, head x tail
+                        wmma::mma_sync(small[i][j], at[i], b[j], small[i][j]);
+                        wmma::mma_sync(small[i][j], a[i], bt[j], small[i][j]);
                     }
                     wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
                 }
@@ -115,6 +121,12 @@ __device__ __forceinline__ void gl_tc_pipelined(const typename gl_tc<PREC>::in* 
     }
     __pipeline_wait_prior(0);
     __syncthreads();                                         // every stage is free: the epilogue's staging
+    if (SPLIT)                                               // accumulator fragments share one layout
+        #pragma unroll
+        for (int i = 0; i < FM; ++i)
+            #pragma unroll
+            for (int j = 0; j < FN; ++j)
+                for (int e = 0; e < acc[i][j].num_elements; ++e) acc[i][j].x[e] += small[SPLIT ? i : 0][SPLIT ? j : 0].x[e];
 
     // A fragment wholly inside C, on 32-byte aligned rows (N a multiple of 8), goes straight to C; one
     // at the edge goes through this warp's 16 x 16 corner of shared memory and guarded stores.

@@ -5,7 +5,8 @@
 // near 2^-11. Split each value x into a head h = tf32(x) and a tail t = tf32(x - h): h + t holds x to about
 // 2^-22. Then a * b = (ha + ta)(hb + tb) ~ ha hb + ha tb + ta hb, three TF32 products per step (the
 // tail-times-tail term, near 2^-22 of the product, is dropped), summed in FP32 by the tensor cores. The
-// small terms go first, so that they are added while the accumulator is still small.
+// two small products go into an accumulator of their own, added to the large one at the end: the large
+// products then see one FP32 rounding per step, as in an SGEMM, instead of three.
 // Each warp stages its 16 x 8 piece of A and 8 x 16 piece of B through shared memory, zero-filled past
 // the matrix's edges, and writes its 16 x 16 tile of C back through shared memory with guarded stores:
 // any M, N, K >= 1. (Staging is per warp, with __syncwarp: no block-wide barrier.)
@@ -29,8 +30,9 @@ gemm_3xtf32(const float* __restrict__ A, const float* __restrict__ B, float* __r
 
     wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> ah, at;
     wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::row_major> bh, bt;
-    wmma::fragment<wmma::accumulator, 16, 16, 8, float> c;
+    wmma::fragment<wmma::accumulator, 16, 16, 8, float> c, small;    // the large products; the two small ones
     wmma::fill_fragment(c, 0.0f);
+    wmma::fill_fragment(small, 0.0f);
     for (int k0 = 0; k0 < K; k0 += 8) {
         for (int i = lane; i < 16 * 8; i += 32) {                       // A's 16 x 8 piece, 0 outside
             const int r = row0 + i / 8, k = k0 + i % 8;
@@ -53,11 +55,12 @@ gemm_3xtf32(const float* __restrict__ A, const float* __restrict__ B, float* __r
             bh.x[i] = h;
             bt.x[i] = wmma::__float_to_tf32(x - h);
         }
-        wmma::mma_sync(c, at, bh, c);                                    // the small terms first
-        wmma::mma_sync(c, ah, bt, c);
+        wmma::mma_sync(small, at, bh, small);
+        wmma::mma_sync(small, ah, bt, small);
         wmma::mma_sync(c, ah, bh, c);
         __syncwarp();                                                    // the pieces are read: refill them
     }
+    for (int i = 0; i < c.num_elements; ++i) c.x[i] += small.x[i];      // accumulator fragments share a layout
     wmma::store_matrix_sync(sc[warp], c, 16, wmma::mem_row_major);
     __syncwarp();
     for (int i = lane; i < 16 * 16; i += 32) {

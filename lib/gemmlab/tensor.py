@@ -131,3 +131,60 @@ def summary(result: dict) -> str:
     for k, v in s["accuracy"].items():
         lines.append(f"    max error / max |C|, {k}: {v:.2e}")
     return "\n".join(lines)
+
+
+# --- Part V, chapter 1: how the error of a product grows with K and with the inputs' range ----------
+
+def _inputs_fp32(rng, m, n, k, spread):
+    """FP32 A (m x k), B (k x n): standard normal values times 2^u, u uniform in [-spread, spread]."""
+    def draw(shape):
+        x = rng.standard_normal(shape) * numpy.exp2(rng.uniform(-spread, spread, shape))
+        return x.astype(numpy.float32)
+    return draw((m, k)), draw((k, n))
+
+
+def error_vs_k(ks=(64, 256, 1024, 4096), m: int = 64, n: int = 64, spread: float = 0.0, seed: int = 0) -> dict:
+    """For each K, one draw of FP32 inputs, multiplied in each precision on the backend in use: FP32 (an
+    SGEMM), 3xTF32, TF32, BF16 and FP16 (the inputs converted, FP32 accumulation; tensor-core kernels
+    tc/01, tc/04). Returns {method: [max error / max |C| against float64 of the FP32 inputs, per K]};
+    a method whose result is not finite (FP16's range exceeded) gets NaN."""
+    from .ops import to_bf16_bits
+    xp = hw.xp
+    methods = {"FP32 (sgemm/02)": None, "3xTF32 (tc/04)": None, "TF32": "tf32", "BF16": "bf16", "FP16": "fp16"}
+    out = {name: [] for name in methods}
+    rng = numpy.random.default_rng(seed)
+    for k in ks:
+        A, B = _inputs_fp32(rng, m, n, k, spread)
+        exact = A.astype(numpy.float64) @ B.astype(numpy.float64)
+        scale = numpy.abs(exact).max()
+        for name, precision in methods.items():
+            c = xp.full((m, n), numpy.nan, dtype=numpy.float32)
+            if precision is None:
+                key = "sgemm/02_shared_tiling" if name.startswith("FP32") else "tc/04_3xtf32_pipelined"
+                problem = ops.Gemm(m=m, n=n, k=k)
+                registry.get(key).runner(problem)((xp.asarray(A), xp.asarray(B)), c)
+            else:
+                problem = ops.TcGemm(m=m, n=n, k=k, precision=precision)
+                conv = {"fp16": lambda a: a.astype(numpy.float16), "bf16": to_bf16_bits, "tf32": lambda a: a}[precision]
+                with numpy.errstate(over="ignore"):         # FP16 ends at 65504: larger inputs become inf
+                    a16, b16 = conv(A), conv(B)
+                registry.get("tc/01_wmma").runner(problem)((xp.asarray(a16), xp.asarray(b16)), c)
+            with numpy.errstate(invalid="ignore"):
+                out[name].append(float(numpy.abs(hw.to_host(c).astype(numpy.float64) - exact).max() / scale))
+    return {"ks": list(ks), "m": m, "n": n, "spread": spread, "backend": hw.backend, "errors": out}
+
+
+def plot_error_vs_k(result: dict, ax=None):
+    """The errors of error_vs_k on a log-log plot, one line per precision."""
+    import matplotlib.pyplot as plt
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4))
+    for name, errors in result["errors"].items():
+        ax.loglog(result["ks"], errors, marker="o", label=name)
+    ax.set_xlabel("K (products summed per element of C)")
+    ax.set_ylabel("max |C - exact| / max |exact|")
+    spread = f", inputs x 2^U(-{result['spread']:g}, {result['spread']:g})" if result["spread"] else ""
+    ax.set_title(f"Error against float64, {result['m']} x {result['n']} x K{spread} ({result['backend']})", fontsize=10)
+    ax.legend(fontsize=8)
+    ax.figure.tight_layout()
+    return ax
