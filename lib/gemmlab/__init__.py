@@ -19,7 +19,7 @@ from .loader import CompileError, Kernel, Module, load
 from ._emulator import EmulatorError
 from .timing import TimingUnavailable, bench, sweep
 from .racecheck import RaceReport, racecheck
-from . import blas, blasbench, climb, demos, exercises, explorers, profiling, paths, device, ladder, memory, registry, roofline, sass, tilemap  # noqa: E402
+from . import blas, blasbench, climb, demos, exercises, explorers, profiling, paths, device, ladder, memory, registry, roofline, sass, tensor, tilemap  # noqa: E402
 
 __version__ = "0.1.0"
 
