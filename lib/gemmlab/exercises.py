@@ -162,6 +162,29 @@ class Transpose:
 
 
 @dataclass(frozen=True)
+class SumSquares:
+    """sum_i x[i]^2 (the square of BLAS's NRM2) over n elements, added into a zeroed result."""
+    n: int
+
+    @property
+    def label(self):
+        return f"sum of squares, n={self.n}"
+
+    def inputs(self, rng):
+        return (hw.xp.asarray(rng.standard_normal(self.n).astype(numpy.float32)),)
+
+    def output(self):
+        return hw.xp.zeros(1, dtype=numpy.float32)      # the kernel adds into it
+
+    def reference(self, inputs):
+        x = hw.to_host(inputs[0]).astype(numpy.float64)
+        return numpy.array([x @ x])
+
+    def error_scale(self, inputs):
+        return float(self.reference(inputs)[0]) or 1.0
+
+
+@dataclass(frozen=True)
 class Exercise:
     name: str
     chapter: str
@@ -221,6 +244,15 @@ EXERCISES = {e.name: e for e in (
              tuple(ops.Gemm(m=m, n=n, k=k) for m, n, k in ((1, 1, 1), (33, 17, 65), (100, 131, 7), (257, 255, 129))),
              launch=lambda p: ((cdiv(p.n, 64), cdiv(p.m, 64)), (16, 16)),
              args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k)),
+    Exercise("axpy_grid_stride", "10-scaling", "z = a x + y with a grid of any size", "axpy_grid_stride",
+             tuple(Axpy(n) for n in (1, 1000, 4097, 100003)),
+             launch=lambda p: (4, 256),
+             args=lambda p, inputs, out: (inputs[0], inputs[1], out, numpy.float32(p.a), p.n)),
+    Exercise("sum_squares", "11-profiling", "a sum of squares with one atomic per warp", "sum_squares",
+             tuple(SumSquares(n) for n in (1, 31, 4097, 100003)),
+             launch=lambda p: (max(1, min(264, cdiv(p.n, 256))), 256),
+             args=lambda p, inputs, out: (inputs[0], p.n, out),
+             prepare=lambda out: out.fill(0)),
     Exercise("gemm_bt", "09-gemm", "a tiled SGEMM of C = A B^T", "gemm_bt",
              (GemmBT(1, 1, 1), GemmBT(33, 17, 65), GemmBT(100, 131, 7), GemmBT(257, 255, 129)),
              launch=lambda p: ((cdiv(p.n, 16), cdiv(p.m, 16)), (16, 16)),
