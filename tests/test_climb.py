@@ -134,7 +134,7 @@ def test_every_profiling_study_names_legal_configurations_and_checkable_problems
                 assert profiling.kernel_filter(key, params).startswith("regex:")
                 continue
             v = registry.get(key)
-            assert v.resolve(**params) and isinstance(problem, v.op), label
+            assert v.resolve(**params) is not None and isinstance(problem, v.op), label
             assert profiling.kernel_filter(key, params) == v.entry.split("<")[0]
             awkward = profiling._awkward(problem)
             assert type(awkward) is type(problem) and awkward != problem

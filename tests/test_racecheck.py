@@ -109,7 +109,7 @@ def test_chapter_2s_missing_barriers_are_caught(barrier):
 
 
 @needs_memcheck
-@pytest.mark.parametrize("key", [v.key for v in registry.VARIANTS])
+@pytest.mark.parametrize("key", [v.key for v in registry.VARIANTS if v.gpu_only is None])
 def test_every_registry_kernel_is_race_free(key):
     v = registry.get(key)
     problems = sorted(v.awkward(), key=lambda p: p.flops)

@@ -58,7 +58,8 @@ def main(argv=None) -> int:
     pf.add_argument("--record", action="store_true", help="write results/ncu-<gpu>.json")
     pf.add_argument("--launch", action="store_true", help=argparse.SUPPRESS)   # internal: the profiled half
     pf.add_argument("--study", help="a study of chosen kernels, each in its own ncu run: climb (the best SGEMM at "
-                                    "4096, its row-by-row ablation, cuBLAS), part4, part5 (ncu-<study>-<gpu>.json)")
+                                    "4096, its row-by-row ablation, cuBLAS), ladder (chapters 2-9), part4, part5 "
+                                    "(ncu-<study>-<gpu>.json)")
     pf.add_argument("--climb", action="store_true", help="the same as --study climb")
     pf.add_argument("--launch-case", nargs=2, metavar=("STUDY", "INDEX"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

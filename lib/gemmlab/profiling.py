@@ -81,6 +81,11 @@ def _g(n):
 
 
 _BEST = dict(BM=128, BN=256, BK=16, WM=64, WN=64, GROUP=8, SPLITK=1, MINB=1)
+
+
+def _blas_steps(family):
+    from .blasbench import FAMILIES
+    return FAMILIES[family]
 STUDIES = {
     # why the best SGEMM is where it is: it, the same with its FMAs row by row, and cuBLAS (chapter 13)
     "climb": [
@@ -107,11 +112,33 @@ STUDIES = {
         ("GEMM 5 NN", "blas/gemm/05_warp_tiled", dict(BM=128, BN=256, BK=8, WM=64, WN=64, GROUP=8, MINB=1),
          ("gemm-col", 4096)),
     ],
+    # the ladders of chapters 2-9, each step as its chapter times it, with cuBLAS beside each family
+    "ladder": [
+        ("ch2 naive, 16 x 16", "sgemm/01_naive", dict(BLOCK=16), _g(4096)),
+        ("ch2 shared tiles, 16", "sgemm/02_shared_tiling", dict(TILE=16), _g(4096)),
+        ("ch2 shared tiles, 32", "sgemm/02_shared_tiling", dict(TILE=32), _g(4096)),
+        ("ch3 uncoalesced, 16", "sgemm/03_uncoalesced", dict(BLOCK=16), _g(4096)),
+        *[(f"ch4 tiles 32 PAD={p} AT={a}", "sgemm/04_padded_tiling", dict(TILE=32, PAD=p, UNROLL=1, AT=a), _g(4096))
+          for p, a in ((0, 0), (1, 0), (0, 1), (1, 1))],
+        *[(f"ch5 cache blocking {m} x {n}", "sgemm/05_cache_blocking", dict(TM=m, TN=n), _g(4096))
+          for m, n in ((1, 1), (4, 4), (8, 4), (8, 8))],
+        *[(f"ch6 register tiles {m} x {n}", "sgemm/06_register_tiling", dict(T=32, RM=m, RN=n, MINB=1), _g(4096))
+          for m, n in ((2, 2), (4, 2), (4, 4))],
+        ("cuBLAS SGEMM 4096", None, None, _g(4096)),
+        *[(f"ch7 {label}", key, params, ("dot", 1 << 24)) for label, key, params in _blas_steps("DOT")],
+        ("cuBLAS DOT 2^24", None, None, ("dot", 1 << 24)),
+        *[(f"ch8 {label}", key, params, ("gemv", 4096, "N")) for label, key, params in _blas_steps("GEMV")],
+        ("cuBLAS GEMV 4096", None, None, ("gemv", 4096, "N")),
+        *[(f"ch9 {label}", key, params, ("gemm-col", 2048)) for label, key, params in _blas_steps("GEMM")],
+        ("cuBLAS GEMM 2048", None, None, ("gemm-col", 2048)),
+    ],
     # Part V: the tensor-core kernels and cuBLAS in the same precision
     "part5": [
         *[(f"WMMA {p}", "tc/01_wmma", dict(WARPS_M=2, WARPS_N=2), ("tc", 4096, p)) for p in ("fp16", "bf16", "tf32")],
         *[(f"WMMA pipelined {p}", "tc/03_wmma_pipelined", dict(BM=128, BN=128, WM=64, WN=32, STAGES=3),
            ("tc", 4096, p)) for p in ("fp16", "bf16", "tf32")],
+        *[(f"mma.sync {p}", "tc/05_mma_sync", dict(BM=128, BN=128, WM=64, WN=32, STAGES=3), ("tc", 4096, p))
+          for p in ("fp16", "bf16")],
         *[(f"cuBLAS {p}", None, None, ("tc", 4096, p)) for p in ("fp16", "bf16", "tf32")],
         ("3xTF32", "tc/02_3xtf32", dict(WARPS_M=2, WARPS_N=2), _g(4096)),
         ("3xTF32 pipelined", "tc/04_3xtf32_pipelined", dict(BM=128, BN=128, WM=64, WN=32, STAGES=3), _g(4096)),

@@ -11,6 +11,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Callable
 
+from . import hardware as hw
 from . import ops
 from .check import FP32_TOLERANCE, check
 from .limits import cdiv
@@ -34,6 +35,7 @@ class Variant:
     problem_params: Callable | None = None   # (problem) -> template fields taken from the problem (e.g. TRANS)
     prepare: Callable | None = None          # (problem, params, inputs, out) -> None, run before each launch
     valid: Callable | None = None            # (params) -> bool: which combinations exist (default: all)
+    gpu_only: str | None = None              # why the emulator cannot run it (inline PTX, say); None: it can
 
     @property
     def source(self) -> str:
@@ -86,14 +88,30 @@ class Variant:
         return self.entry.format(**fields)
 
     def kernel(self, problem=None, **params):
+        if not self.runnable:
+            raise hw.BackendError(f"{self.key} runs on a GPU only ({self.gpu_only}); this is the {hw.backend} "
+                                  f"backend ({hw.backend_reason})")
         return _load(self.source).get(self.expression(problem, **params))
 
     def awkward(self) -> list:
-        """Problems of sizes that are not multiples of any tile, for tests, crosschecks and sanitizers."""
-        return awkward_problems(self.op, self.layout)
+        """Problems of sizes that are not multiples of any tile, for tests, crosschecks and sanitizers (those
+        of its operation that the variant takes: a tensor-core kernel for one precision, say)."""
+        every = awkward_problems(self.op, self.layout)
+        if self.refuse is None:
+            return every
+        base = self.resolve()
+        return [p for p in every if not self.refuse(p, base)]
+
+    @property
+    def runnable(self) -> bool:
+        """Whether the backend in use can run it (a GPU-only kernel cannot run on the emulator)."""
+        return self.gpu_only is None or hw.on_gpu
 
     def runner(self, problem, **params) -> Callable:
         """A function ``run(inputs, out)`` that launches this variant on ``problem``."""
+        if not self.runnable:
+            raise hw.BackendError(f"{self.key} runs on a GPU only ({self.gpu_only}); this is the {hw.backend} "
+                                  f"backend ({hw.backend_reason})")
         full = self.resolve(**params)
         if not isinstance(problem, self.op):
             raise ValueError(f"{self.key} computes {self.op.__name__}, not {type(problem).__name__}")
@@ -532,6 +550,22 @@ VARIANTS += [
         launch=lambda p, c: ((cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32,
                              _tc_pipelined_shared(p, c)),
         args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
+    ),
+    Variant(
+        key="tc/05_mma_sync", chapter=None,
+        entry="mma_sync_gemm<{PREC}, {BM}, {BN}, {WM}, {WN}, {STAGES}>", op=ops.TcGemm,
+        title="mma.sync and ldmatrix in inline PTX, fed as tc/03 (FP16, BF16; GPU only)",
+        params={"BM": (64, 128, 256), "BN": (64, 128, 256), "WM": (32, 64), "WN": (32, 64), "STAGES": (2, 3, 4)},
+        defaults={"BM": 128, "BN": 128, "WM": 64, "WN": 32, "STAGES": 3},
+        valid=lambda c: c["BM"] % c["WM"] == 0 and c["BN"] % c["WN"] == 0
+        and 64 <= (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32 <= 512,
+        problem_params=lambda p: {"PREC": ops.TC_PRECISIONS.index(p.precision)},
+        refuse=lambda p, c: _tc_refuse(p, c) or ("mma.sync here takes FP16 or BF16; TF32 is tc/01 and tc/03"
+                                               if p.precision == "tf32" else None),
+        launch=lambda p, c: ((cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32,
+                             c["STAGES"] * (c["BM"] * 40 + 32 * (c["BN"] + 8)) * 2),
+        args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
+        gpu_only="inline PTX: mma.sync and ldmatrix",
     ),
     Variant(
         key="tc/04_3xtf32_pipelined", chapter=None,

@@ -34,6 +34,9 @@ TC_CANDIDATES = [
     ("tc/03_wmma_pipelined", _p(128, 256, 64, 64, 3)),
     ("tc/03_wmma_pipelined", _p(256, 128, 64, 64, 3)),
     ("tc/03_wmma_pipelined", _p(128, 128, 64, 32, 4)),
+    ("tc/05_mma_sync", _p(128, 128, 64, 32, 3)),            # FP16 and BF16 only
+    ("tc/05_mma_sync", _p(128, 256, 64, 64, 3)),
+    ("tc/05_mma_sync", _p(128, 128, 64, 64, 4)),
 ]
 SPLIT_CANDIDATES = [
     ("tc/02_3xtf32", dict(WARPS_M=2, WARPS_N=2)),
@@ -49,10 +52,21 @@ def _best(t, names):
     return max(rows, key=lambda r: r["gflops"])
 
 
+def taken(candidates, problem) -> list:
+    """The candidates whose variant takes this problem (mma.sync here has no TF32, say)."""
+    out = []
+    for key, params in candidates:
+        v = registry.get(key)
+        if v.refuse is None or not v.refuse(problem, v.resolve(**params)):
+            out.append((key, params))
+    return out
+
+
 def measure_tc(precision: str, target: float, n: int = N, reps: int = 10, progress: bool = True) -> dict:
     problem = ops.TcGemm(m=n, n=n, k=n, precision=precision)
-    t, errors = measure_problem(TC_CANDIDATES, problem, f"tensor {precision.upper()} {n}", reps=reps, progress=progress)
-    best = _best(t, {case_name(k, c) for k, c in TC_CANDIDATES})
+    cases = taken(TC_CANDIDATES, problem)
+    t, errors = measure_problem(cases, problem, f"tensor {precision.upper()} {n}", reps=reps, progress=progress)
+    best = _best(t, {case_name(k, c) for k, c in cases})
     ratio = t.ratio(best["name"])
     return {"precision": precision, "n": n, "target": target, "best": best["name"], "ratio": ratio,
             "met": ratio is not None and ratio >= target, "errors": errors, "timing": t.to_dict()}
