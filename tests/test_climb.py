@@ -146,3 +146,16 @@ def test_raw_page_parsing_keeps_the_named_metrics():
             '"","","nsecond",""\n"0","sgemm_vectorized","3,919,700","1,048,576"\n')
     (k,) = profiling.parse_raw(text)
     assert k == {"kernel": "sgemm_vectorized", "duration_ns": 3919700.0, "shared_st_bank_conflicts": 1048576.0}
+
+
+def test_now_or_recorded_names_what_it_can_show():
+    """A chapter's timing cell: the recorded entries without a GPU, and a clear error for any other key."""
+    entry, t = climb.now_or_recorded("sgemm", "4096")
+    assert entry["size"] == "4096" and t.recorded != gl.on_gpu
+    with pytest.raises(ValueError, match="one of"):
+        climb.now_or_recorded("sgemm", "4095")
+    with pytest.raises(ValueError, match="kind must be"):
+        climb.now_or_recorded("axpy", 4096)
+    if not gl.on_gpu:
+        with pytest.raises(ValueError, match="only the recorded dot keys"):
+            climb.now_or_recorded("dot", 12345)

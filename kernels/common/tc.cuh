@@ -5,6 +5,7 @@
 #include <mma.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
+#include <cuda_pipeline.h>
 
 template <int PREC> struct gl_tc;
 template <> struct gl_tc<0> { using in = __half; using frag = __half; static constexpr int KS = 16; };
@@ -29,4 +30,23 @@ __device__ __forceinline__ void gl_tc_round(Fragment& f)
 {
     if (PREC == 2)
         for (int i = 0; i < f.num_elements; ++i) f.x[i] = nvcuda::wmma::__float_to_tf32(f.x[i]);
+}
+
+// Start the copies of a ROWS x COLS tile of a row-major rows x cols matrix, from (r0, c0), into shared memory
+// at dst (rows of DS elements): 16 bytes per copy (cp.async), zero-filled where the tile leaves the matrix.
+// vec: the matrix's rows are whole 16-byte groups; otherwise element by element (plain stores, at once).
+template <int ROWS, int COLS, int DS, int THREADS, typename T>
+__device__ __forceinline__ void gl_tc_stage(T* dst, const T* __restrict__ src, int rows, int cols, int r0, int c0,
+                                            bool vec, int tid)
+{
+    constexpr int V = 16 / sizeof(T);
+    #pragma unroll
+    for (int i = tid; i < ROWS * COLS / V; i += THREADS) {
+        const int r = i / (COLS / V), c = (i % (COLS / V)) * V;
+        T* d = dst + r * DS + c;
+        const T* from = src + (size_t)(r0 + r) * cols + c0 + c;
+        const int n = r0 + r < rows ? (cols - c0 - c < 0 ? 0 : cols - c0 - c < V ? cols - c0 - c : V) : 0;
+        if (vec) __pipeline_memcpy_async(d, n ? from : src, 16, 16 - n * (int)sizeof(T));
+        else for (int q = 0; q < V; ++q) d[q] = q < n ? from[q] : static_cast<T>(0.0f);
+    }
 }

@@ -14,7 +14,6 @@
 // through shared memory with guarded stores. (The registry still holds tc/03's FP16/BF16/TF32 to
 // multiples of 16, the sizes its tests cover.)
 #pragma once
-#include <cuda_pipeline.h>
 #include "common/tc.cuh"
 
 template <int PREC, int BM, int BN, int WM, int WN, int STAGES>
@@ -43,30 +42,13 @@ __device__ __forceinline__ void gl_tc_pipelined(const typename gl_tc<PREC>::in* 
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     const int tiles = (K + BK - 1) / BK;
 
-    // the copies of tile t into stage s, zero-filled outside the matrices; an empty batch past the end.
-    // 16-byte copies where rows are whole 16-byte groups (K, N multiples of V), else element by element.
+    // the copies of tile t into stage s (common/tc.cuh), zero-filled outside the matrices; an empty batch past
+    // the end. 16-byte copies where rows are whole 16-byte groups (K, N multiples of V), else element by element.
     const bool avec = K % V == 0, bvec = N % V == 0;
     auto issue = [&](int t, int s) {
         if (t < tiles) {
-            const int k0 = t * BK;
-            #pragma unroll
-            for (int i = tid; i < BM * BK / V; i += THREADS) {
-                const int r = i / (BK / V), c = (i % (BK / V)) * V;
-                T* dst = As + (s * BM + r) * AS + c;
-                const T* src = A + (size_t)(row0 + r) * K + k0 + c;
-                const int n = row0 + r < M ? (K - k0 - c < 0 ? 0 : K - k0 - c < V ? K - k0 - c : V) : 0;
-                if (avec) __pipeline_memcpy_async(dst, n ? src : A, 16, 16 - n * (int)sizeof(T));
-                else for (int q = 0; q < V; ++q) dst[q] = q < n ? src[q] : static_cast<T>(0.0f);
-            }
-            #pragma unroll
-            for (int i = tid; i < BK * BN / V; i += THREADS) {
-                const int r = i / (BN / V), c = (i % (BN / V)) * V;
-                T* dst = Bs + (s * BK + r) * BS + c;
-                const T* src = B + (size_t)(k0 + r) * N + col0 + c;
-                const int n = k0 + r < K ? (N - col0 - c < 0 ? 0 : N - col0 - c < V ? N - col0 - c : V) : 0;
-                if (bvec) __pipeline_memcpy_async(dst, n ? src : B, 16, 16 - n * (int)sizeof(T));
-                else for (int q = 0; q < V; ++q) dst[q] = q < n ? src[q] : static_cast<T>(0.0f);
-            }
+            gl_tc_stage<BM, BK, AS, THREADS>(As + s * BM * AS, A, M, K, row0, t * BK, avec, tid);
+            gl_tc_stage<BK, BN, BS, THREADS>(Bs + s * BK * BS, B, K, N, t * BK, col0, bvec, tid);
         }
         __pipeline_commit();
     };

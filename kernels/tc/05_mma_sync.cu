@@ -12,13 +12,7 @@
 // The CPU emulator cannot run inline PTX: the registry refuses this kernel there with that reason.
 // Sizes: M, N and K multiples of 16 (the registry refuses others).
 
-#include <cuda_pipeline.h>
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-
-template <int PREC> struct gl_mma;
-template <> struct gl_mma<0> { using in = __half; };
-template <> struct gl_mma<1> { using in = __nv_bfloat16; };
+#include "common/tc.cuh"
 
 // D = A B + D on one 16 x 8 x 16 tile: a[4], b[2] hold pairs of 16-bit values, d[4] FP32
 template <int PREC>
@@ -51,15 +45,16 @@ __device__ __forceinline__ void gl_ldmatrix_x4(unsigned (&r)[4], const void* row
 // [kernel]
 template <int PREC, int BM, int BN, int WM, int WN, int STAGES>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
-mma_sync_gemm(const typename gl_mma<PREC>::in* __restrict__ A, const typename gl_mma<PREC>::in* __restrict__ B,
+mma_sync_gemm(const typename gl_tc<PREC>::in* __restrict__ A, const typename gl_tc<PREC>::in* __restrict__ B,
               float* __restrict__ C, int M, int N, int K)
 {
-    using T = typename gl_mma<PREC>::in;
+    using T = typename gl_tc<PREC>::in;                     // (common/tc.cuh; PREC 0 or 1 here)
     constexpr int BK = 32, V = 8;                            // 32 values of k per stage; 8 per 16-byte copy
     constexpr int AS = BK + V, BS = BN + V;                  // padded row strides (elements)
     constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
     constexpr int MT = WM / 16, NT = WN / 8;                 // mma tiles per warp
     static_assert(WM % 16 == 0 && WN % 16 == 0 && BM % WM == 0 && BN % WN == 0, "whole mma tiles");
+    static_assert(PREC == 0 || PREC == 1, "mma.sync here takes FP16 (PREC 0) or BF16 (1)");
     extern __shared__ __align__(128) unsigned char smem[];
     T* As = reinterpret_cast<T*>(smem);                      // [STAGES][BM][AS]
     T* Bs = As + STAGES * BM * AS;                           // [STAGES][BK][BS]
@@ -69,21 +64,10 @@ mma_sync_gemm(const typename gl_mma<PREC>::in* __restrict__ A, const typename gl
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     const int tiles = K / BK + (K % BK != 0);
 
-    auto issue = [&](int t, int s) {                          // tile t into stage s, zeros outside
+    auto issue = [&](int t, int s) {                          // tile t into stage s, zeros outside (common/tc.cuh)
         if (t < tiles) {
-            const int k0 = t * BK;
-            for (int i = tid; i < BM * BK / V; i += THREADS) {
-                const int r = i / (BK / V), c = (i % (BK / V)) * V;
-                const bool inside = row0 + r < M && k0 + c < K;
-                __pipeline_memcpy_async(As + (s * BM + r) * AS + c, inside ? A + (size_t)(row0 + r) * K + k0 + c : A,
-                                        16, inside ? 0 : 16);
-            }
-            for (int i = tid; i < BK * BN / V; i += THREADS) {
-                const int r = i / (BN / V), c = (i % (BN / V)) * V;
-                const bool inside = k0 + r < K && col0 + c < N;
-                __pipeline_memcpy_async(Bs + (s * BK + r) * BS + c, inside ? B + (size_t)(k0 + r) * N + col0 + c : B,
-                                        16, inside ? 0 : 16);
-            }
+            gl_tc_stage<BM, BK, AS, THREADS>(As + s * BM * AS, A, M, K, row0, t * BK, true, tid);
+            gl_tc_stage<BK, BN, BS, THREADS>(Bs + s * BK * BS, B, K, N, t * BK, col0, true, tid);
         }
         __pipeline_commit();
     };

@@ -26,6 +26,7 @@ import numpy
 
 from . import hardware as hw
 from . import ops, registry
+from .limits import EMULATOR
 from .loader import data_address
 
 
@@ -49,13 +50,15 @@ def _dot_params(n: int) -> dict:
 
 
 def _sms() -> int:
-    """The GPU's SM count (the H200's 132 on the emulator, whose launches have no SMs to fill)."""
+    """The GPU's SM count, from its launch limits (read once per device); on the emulator, whose launches
+    have no SMs to fill, the H200's."""
     if hw.on_gpu:
-        return hw.xp.cuda.Device().attributes["MultiProcessorCount"]
-    return 132
+        from ._cuda import _limits
+        return _limits(hw.xp.cuda.Device().id).sm_count
+    return EMULATOR.sm_count
 
 
-def _gemm_params(m: int, n: int, sms: int = 132) -> dict:
+def _gemm_params(m: int, n: int, sms: int = EMULATOR.sm_count) -> dict:
     """GEMM 5's 128 x 256 tiles (8 warps of 64 x 64) when C has at least one of them per SM, as at the
     climb's N = 4096 (results/climb-nvidia-h200.json); smaller C gets 64 x 64 tiles, four times as many
     blocks, so that the SMs have work."""

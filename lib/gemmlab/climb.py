@@ -183,6 +183,16 @@ def now_or_recorded(kind: str, key) -> tuple:
     PROBLEMS ("4096", "4097", ...), measured now on a GPU (the
     record's candidates and method), else the H200 run recorded by ``python -m gemmlab climb --record``.
     Returns (the entry, its Timings)."""
+    if kind not in ("dot", "gemv", "sgemm"):
+        raise ValueError(f"kind must be 'dot', 'gemv' or 'sgemm', got {kind!r}")
+    rec = recorded()
+    if kind == "sgemm" and key not in [label for label, _, _ in PROBLEMS]:
+        raise ValueError(f"an SGEMM key is a size of the climb, one of {[label for label, _, _ in PROBLEMS]}, got {key!r}")
+    if not hw.on_gpu:                               # the record has only the sizes it was measured at
+        have = {"dot": [d["n"] for d in rec["dot"]], "gemv": [(g["m"], g["trans"]) for g in rec["gemv"]],
+                "sgemm": [x["size"] for x in rec["sizes"]]}[kind]
+        if (tuple(key) if kind == "gemv" else key) not in have:
+            raise ValueError(f"without a GPU only the recorded {kind} keys can be shown, one of {have}; got {key!r}")
     global _warmed
     if hw.on_gpu and not _warmed:
         _warm_up(2.0)
@@ -190,18 +200,16 @@ def now_or_recorded(kind: str, key) -> tuple:
     if kind == "dot":
         target = dict(DOT_PROBLEMS).get(key, 0.0)
         entry = measure_dot(key, target, progress=False) if hw.on_gpu else next(
-            d for d in recorded()["dot"] if d["n"] == key)
+            d for d in rec["dot"] if d["n"] == key)
     elif kind == "sgemm":
-        entry = next(s for s in recorded()["sizes"] if s["size"] == key)
+        entry = next(x for x in rec["sizes"] if x["size"] == key)
         if hw.on_gpu:
             problem = next(p for label, p, _ in PROBLEMS if label == key)
             entry = measure_sgemm(key, problem, entry["target"], progress=False)
-    elif kind == "gemv":
+    else:
         target = {(m, t): x for m, t, x in GEMV_PROBLEMS}.get(tuple(key), 0.0)
         entry = measure_gemv(*key, target, progress=False) if hw.on_gpu else next(
-            g for g in recorded()["gemv"] if (g["m"], g["trans"]) == tuple(key))
-    else:
-        raise ValueError(f"kind must be 'dot', 'gemv' or 'sgemm', got {kind!r}")
+            g for g in rec["gemv"] if (g["m"], g["trans"]) == tuple(key))
     return entry, Timings.from_dict(entry["timing"], recorded=not hw.on_gpu)
 
 

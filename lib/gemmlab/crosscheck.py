@@ -90,7 +90,12 @@ def compare(seed: int = 0, emulator_outputs: str | None = None) -> dict:
 
 
 def emit(path: str, seed: int = 0):
-    numpy.savez_compressed(path, __machine__=numpy.array(_machine()), **outputs(seed))
+    """The emulator half: every case's output, with the machine it ran on, written whole or not at all."""
+    import io
+    from .paths import atomic_write
+    buffer = io.BytesIO()
+    numpy.savez_compressed(buffer, __machine__=numpy.array(_machine()), **outputs(seed))
+    atomic_write(path, buffer.getvalue())
 
 
 def report(result: dict) -> str:

@@ -27,6 +27,7 @@ class Limits:
     shared_per_sm: int = 228 * 1024
     shared_reserved_per_block: int = 1024
     register_partitions: int = 4     # an SM's register file is split among its 4 warp schedulers
+    sm_count: int = 132              # SMs on the device (the H200's by default): how many blocks fill a wave
 
 
 def cdiv(a: int, b: int) -> int:
@@ -57,6 +58,7 @@ def cuda_limits(cupy, device_id: int | None = None) -> Limits:
         registers_per_sm=a["MaxRegistersPerMultiprocessor"],
         shared_per_sm=a["MaxSharedMemoryPerMultiprocessor"],
         shared_reserved_per_block=a.get("ReservedSharedMemoryPerBlock", 0),
+        sm_count=a["MultiProcessorCount"],
     )
 
 

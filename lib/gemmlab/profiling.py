@@ -171,7 +171,6 @@ RAW_METRICS = {
     "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": "tensor_pipe_pct",
     **{STALL.format(r): "stall_" + r for r in STALLS},
 }
-CLIMB_METRICS = RAW_METRICS          # (the name the climb study was recorded with)
 LIBRARY_KERNELS = "regex:(gemm|xmma|cutlass|gemv|dot_kernel|ampere|sm[0-9]+_)"
 
 

@@ -513,12 +513,31 @@ VARIANTS += [
 # --- Part V: tensor cores ---------------------------------------------------------------------
 
 def _tc_pipelined_shared(p, c):
-    """tc/03's shared memory: STAGES stages of a BM x BK tile of A and a BK x BN tile of B, rows padded by
-    16 bytes, BK = 64 bytes of a row of A."""
+    """The shared memory of the tensor-core kernels fed through a pipeline (tc/03, tc/04, tc/05): STAGES
+    stages of a BM x BK tile of A and a BK x BN tile of B, rows padded by 16 bytes, BK = 64 bytes of a row
+    of A."""
     size = 4 if getattr(p, "precision", "tf32") == "tf32" else 2        # an FP32 Gemm: 3xTF32
     v = 16 // size
     bk = 4 * v
     return c["STAGES"] * (c["BM"] * (bk + v) + bk * (c["BN"] + v)) * size
+
+
+# their block tiles, warp tiles and stages
+_TC_TILES = {"BM": (64, 128, 256), "BN": (64, 128, 256), "WM": (32, 64), "WN": (32, 64), "STAGES": (2, 3, 4)}
+_TC_TILE_DEFAULTS = {"BM": 128, "BN": 128, "WM": 64, "WN": 32, "STAGES": 3}
+
+
+def _tc_tiles_valid(c):
+    return c["BM"] % c["WM"] == 0 and c["BN"] % c["WN"] == 0 and 64 <= _warp_threads(c) <= 512
+
+
+def _tc_tiles_launch(p, c):
+    return (cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), _warp_threads(c), _tc_pipelined_shared(p, c)
+
+
+def _tc_precision(p):
+    """The kernels' PREC template argument: the index of the problem's precision (common/tc.cuh)."""
+    return {"PREC": ops.TC_PRECISIONS.index(p.precision)}
 
 
 def _tc_refuse(p, c):
@@ -532,7 +551,7 @@ VARIANTS += [
         key="tc/01_wmma", chapter=None, entry="wmma_gemm<{PREC}, {WARPS_M}, {WARPS_N}>", op=ops.TcGemm,
         title="WMMA: one warp per 16 x 16 tile of C, from global memory",
         params={"WARPS_M": (1, 2, 4), "WARPS_N": (1, 2, 4)}, defaults={"WARPS_M": 2, "WARPS_N": 2},
-        problem_params=lambda p: {"PREC": ops.TC_PRECISIONS.index(p.precision)},
+        problem_params=_tc_precision,
         refuse=_tc_refuse,
         launch=lambda p, c: ((cdiv(p.n, 16 * c["WARPS_N"]), cdiv(p.m, 16 * c["WARPS_M"])), 32 * c["WARPS_M"] * c["WARPS_N"], 0),
         args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
@@ -541,29 +560,21 @@ VARIANTS += [
         key="tc/03_wmma_pipelined", chapter=None,
         entry="wmma_pipelined<{PREC}, {BM}, {BN}, {WM}, {WN}, {STAGES}>", op=ops.TcGemm,
         title="WMMA fed through shared memory: block tiles, a cp.async pipeline, warp tiles of fragments",
-        params={"BM": (64, 128, 256), "BN": (64, 128, 256), "WM": (32, 64), "WN": (32, 64), "STAGES": (2, 3, 4)},
-        defaults={"BM": 128, "BN": 128, "WM": 64, "WN": 32, "STAGES": 3},
-        valid=lambda c: c["BM"] % c["WM"] == 0 and c["BN"] % c["WN"] == 0
-        and 64 <= (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32 <= 512,
-        problem_params=lambda p: {"PREC": ops.TC_PRECISIONS.index(p.precision)},
+        params=_TC_TILES, defaults=_TC_TILE_DEFAULTS, valid=_tc_tiles_valid,
+        problem_params=_tc_precision,
         refuse=_tc_refuse,
-        launch=lambda p, c: ((cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32,
-                             _tc_pipelined_shared(p, c)),
+        launch=_tc_tiles_launch,
         args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
     ),
     Variant(
         key="tc/05_mma_sync", chapter=None,
         entry="mma_sync_gemm<{PREC}, {BM}, {BN}, {WM}, {WN}, {STAGES}>", op=ops.TcGemm,
         title="mma.sync and ldmatrix in inline PTX, fed as tc/03 (FP16, BF16; GPU only)",
-        params={"BM": (64, 128, 256), "BN": (64, 128, 256), "WM": (32, 64), "WN": (32, 64), "STAGES": (2, 3, 4)},
-        defaults={"BM": 128, "BN": 128, "WM": 64, "WN": 32, "STAGES": 3},
-        valid=lambda c: c["BM"] % c["WM"] == 0 and c["BN"] % c["WN"] == 0
-        and 64 <= (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32 <= 512,
-        problem_params=lambda p: {"PREC": ops.TC_PRECISIONS.index(p.precision)},
+        params=_TC_TILES, defaults=_TC_TILE_DEFAULTS, valid=_tc_tiles_valid,
+        problem_params=_tc_precision,
         refuse=lambda p, c: _tc_refuse(p, c) or ("mma.sync here takes FP16 or BF16; TF32 is tc/01 and tc/03"
                                                if p.precision == "tf32" else None),
-        launch=lambda p, c: ((cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32,
-                             c["STAGES"] * (c["BM"] * 40 + 32 * (c["BN"] + 8)) * 2),
+        launch=_tc_tiles_launch,
         args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
         gpu_only="inline PTX: mma.sync and ldmatrix",
     ),
@@ -571,12 +582,8 @@ VARIANTS += [
         key="tc/04_3xtf32_pipelined", chapter=None,
         entry="gemm_3xtf32_pipelined<{BM}, {BN}, {WM}, {WN}, {STAGES}>", op=ops.Gemm,
         title="3xTF32 fed as tc/03: FP32 SGEMM on TF32 tensor cores through a cp.async pipeline",
-        params={"BM": (64, 128, 256), "BN": (64, 128, 256), "WM": (32, 64), "WN": (32, 64), "STAGES": (2, 3, 4)},
-        defaults={"BM": 128, "BN": 128, "WM": 64, "WN": 32, "STAGES": 3},
-        valid=lambda c: c["BM"] % c["WM"] == 0 and c["BN"] % c["WN"] == 0
-        and 64 <= (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32 <= 512,
-        launch=lambda p, c: ((cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32,
-                             _tc_pipelined_shared(p, c)),
+        params=_TC_TILES, defaults=_TC_TILE_DEFAULTS, valid=_tc_tiles_valid,
+        launch=_tc_tiles_launch,
         args=_gemm_args,
     ),
     Variant(

@@ -85,10 +85,10 @@ def accuracy(n: int = N, seed: int = 0) -> dict:
     inputs = problem.inputs(numpy.random.default_rng(seed))
     exact = xp.matmul(inputs[0].astype(xp.float64), inputs[1].astype(xp.float64))
     out = {}
-    for key, params in SPLIT_CANDIDATES[1:2]:
-        c = problem.output()
-        registry.get(key).runner(problem, **params)(inputs, c)
-        out["3xTF32 (" + case_name(key, params) + ")"] = max_error(c, exact)
+    key, params = SPLIT_CANDIDATES[1]                       # the pipelined 3xTF32 at its defaults
+    c = problem.output()
+    registry.get(key).runner(problem, **params)(inputs, c)
+    out["3xTF32 (" + case_name(key, params) + ")"] = max_error(c, exact)
     c = problem.output()
     problem.library(inputs, c)
     out["cuBLAS SGEMM (FP32)"] = max_error(c, exact)
