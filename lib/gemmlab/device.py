@@ -85,6 +85,12 @@ PRESETS = {
 }
 
 
+# Dense tensor-core peaks (without structured sparsity) from the datasheets, FLOP/s, FP32 accumulation,
+# for the GPUs whose datasheets give them: the roofline calculator's tensor-core precisions (Part V).
+TENSOR_PEAKS = {"A100": {"TF32": 156e12, "FP16/BF16": 312e12},
+                "H100": {"TF32": 494.7e12, "FP16/BF16": 989.4e12},
+                "H200": {"TF32": 494.7e12, "FP16/BF16": 989.4e12}}
+
 # FP64 (non-tensor) peaks from the same datasheets, TFLOP/s -> FLOP/s. For the roofline calculator.
 FP64_PEAKS = {"T4": 0.25e12, "L4": 0.49e12, "A100": 9.7e12, "A6000": 1.21e12, "RTX 4060": 0.24e12,
               "H100": 34e12, "H200": 34e12}

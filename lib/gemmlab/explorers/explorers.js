@@ -59,7 +59,10 @@
       sliders[d] = range(4, 30, d === "k" ? 12 : 12);
       outs[d] = control(ui, "log2 " + d, sliders[d]);
     }
-    const precSel = select(["FP32", "FP64"], 0);
+    // FP32 and FP64 on the vector units; TF32 and FP16/BF16 on the tensor cores (Part V), where the
+    // GPU's datasheet gives a dense figure. Bytes per element of each.
+    const PRECISIONS = [["FP32", 4], ["FP64", 8], ["TF32 tensor cores", 4], ["FP16/BF16 tensor cores", 2]];
+    const precSel = select(PRECISIONS.map((p) => p[0]), 0);
     control(ui, "precision", precSel);
     const beta = el("input", { type: "checkbox" });
     control(ui, "beta != 0", beta);
@@ -69,23 +72,30 @@
     function draw() {
       const g = data.gpus[+gpuSel.value];
       const op = ["DOT", "GEMV", "GEMM"][+opSel.value];
-      const fp64 = +precSel.value === 1;
-      const item = fp64 ? 8 : 4;
+      const [precName, item] = PRECISIONS[+precSel.value];
       const size = { m: 2 ** +sliders.m.value, n: 2 ** +sliders.n.value, k: 2 ** +sliders.k.value };
       sliders.m.parentNode.style.display = op === "DOT" ? "none" : "";
       sliders.k.parentNode.style.display = op === "GEMM" ? "" : "none";
       for (const d in outs) outs[d].textContent = size[d].toLocaleString();
-      const peak = fp64 ? g.peak64 : g.peak32;
+      const peak = [g.peak32, g.peak64, (g.tensor || {})["TF32"], (g.tensor || {})["FP16/BF16"]][+precSel.value];
+      if (!peak) {
+        text.textContent = precName + ": no datasheet figure for " + g.name + " here (the book lists dense " +
+          "tensor-core peaks for the A100, H100 and H200)";
+        while (svg.firstChild) svg.removeChild(svg.firstChild);
+        return;
+      }
       const { F, Q } = M.counts(op, size, item, beta.checked);
       const I = F / Q, ridge = peak / g.bw, fl = M.floor(F, Q, peak, g.bw);
       const shape = op === "DOT" ? "n=" + size.n : op === "GEMV" ? size.m + "x" + size.n : size.m + "x" + size.n + "x" + size.k;
       text.textContent =
-        op + " " + shape + ", " + (fp64 ? "FP64" : "FP32") + (beta.checked ? ", beta != 0" : "") + " on " + g.name + "\n" +
+        op + " " + shape + ", " + precName + (beta.checked ? ", beta != 0" : "") + " on " + g.name + "\n" +
         "F = " + si(F, "FLOP") + "   Q = " + si(Q, "B") + "   intensity I = F/Q = " + fmt(I) + " FLOP/byte\n" +
         "peak " + si(peak, "FLOP/s") + ", bandwidth " + si(g.bw, "B/s") + ": ridge point " + fmt(ridge) + " FLOP/byte\n" +
         (fl.bound === "memory" ? "memory-bound" : "compute-bound") + ": at least " + time(fl.seconds) +
         " (F/P = " + time(fl.compute) + ", Q/B = " + time(fl.memory) + "), at most " + si(M.attainable(I, peak, g.bw), "FLOP/s");
-      chart(svg, g, peak, I, M.attainable(I, peak, g.bw), (data.points || []).filter((p) => p.gpu === g.name && !fp64));
+      // the measured points are FP32 kernels: shown on the FP32 roofline only
+      chart(svg, g, peak, I, M.attainable(I, peak, g.bw),
+            (data.points || []).filter((p) => p.gpu === g.name && +precSel.value === 0));
     }
 
     function chart(svg, g, peak, I, P, points) {
