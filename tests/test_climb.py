@@ -159,3 +159,33 @@ def test_now_or_recorded_names_what_it_can_show():
     if not gl.on_gpu:
         with pytest.raises(ValueError, match="only the recorded dot keys"):
             climb.now_or_recorded("dot", 12345)
+
+
+def test_sgemm_12s_interior_loop_is_straight_line_code():
+    """Chapter 13, step 12: step 10's main loop holds the edges' fall-back code (39 branches in 2,476
+    instructions); step 12 adds a loop for the tiles inside C with no branch but its own; ncu sees the
+    instruction fetch stalls fall (the record), and the 4 x 8 lanes came out ahead in the recorded climb."""
+    kernels = record.load("sass-sm_90")["kernels"]
+    ten = kernels["10_double_buffer[BM=128,BN=256,BK=16,WM=64,WN=64,GROUP=8,SPLITK=1,MINB=1,SNAKE=1]"]["loops"]
+    twelve = kernels["12_interior[BM=128,BN=256,BK=16,WM=64,WN=64,LANES=4,GROUP=8,SPLITK=1,MINB=1]"]["loops"]
+    assert ten == [[2476, 39]]
+    assert len(twelve) == 2 and twelve[1] == [2233, 1] and twelve[0][1] == 39         # edges, interior
+    ncu = {k["case"]: k for k in record.load("ncu-climb-nvidia-h200")["kernels"]}
+    ten, four, eight = (ncu["sgemm/10, boustrophedon FMAs"], ncu["sgemm/12, lanes 4 x 8"],
+                        ncu["sgemm/12, lanes 8 x 4"])
+    for k in (four, eight):
+        assert k["stall_no_instruction"] < ten["stall_no_instruction"] / 1.5
+        assert k["stall_branch_resolving"] < ten["stall_branch_resolving"]
+        assert k["stall_dispatch_stall"] > ten["stall_dispatch_stall"] and k["instructions"] < ten["instructions"]
+    assert four["duration_ns"] < ten["duration_ns"] < eight["duration_ns"]
+    sizes = {s["size"]: s for s in record.load("climb-nvidia-h200")["sizes"]}
+    assert sizes["4096"]["best"].startswith("12_interior[") and "LANES=4" in sizes["4096"]["best"]
+    assert sizes["4096"]["ratio"] >= 0.90 and sizes["4096"]["met"]
+
+
+def test_sass_loops_finds_backward_branches():
+    from gemmlab import sass
+    block = "\n".join(["/*0000*/ MOV R1, c[0x0][0x28] ;"] + [f"/*{16 * i:04x}*/ FFMA R2, R3, R4, R2 ;" for i in range(1, 70)]
+                      + ["/*0460*/ @P0 BRA 0x50 ;", "/*0470*/ @!P1 BRA 0x490 ;", "/*0480*/ BRA 0x0 ;", "/*0490*/ EXIT ;"])
+    # 0x50..0x460 is a loop of 66 instructions with its closing branch; 0x0..0x480 holds it and 3 branches
+    assert sass.loops(block) == [[66, 1], [73, 3]]

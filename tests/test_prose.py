@@ -151,3 +151,21 @@ def test_chapter_5_against_the_handbooks_kernel_as_printed():
     text = prose("05-cache-blocking.ipynb")
     assert "8 × 4 went from 8.5 to 14.5 TFLOP/s" in text and "from 14.9 to 15.8" in text
     assert "where 48 do now" in text and "uses 94 registers" in text
+
+
+def test_chapter_14_states_the_recorded_tensor_core_results():
+    t = record.load("tensor-nvidia-h200")
+    ratio = {r["precision"]: r["ratio"] for r in t["tc"]}
+    assert (round(100 * ratio["fp16"]), round(100 * ratio["bf16"]), round(100 * ratio["tf32"])) == (26, 25, 14)
+    assert not any(r["met"] for r in t["tc"])
+    s = t["split"]
+    assert round(s["error_factor"], 2) == 0.27 and s["accurate"] and round(s["ratio_to_sgemm"], 1) == 0.5
+    acc = t["accumulation"]["errors"]
+    for p in ("fp16", "bf16", "tf32"):
+        e = acc[p]["tc/01"]
+        assert 3.5 < e[1] / e[0] < 4.5 and 3.5 < e[2] / e[1] < 4.5            # like K (x4 per step of ks)
+    for p in ("fp16", "bf16"):
+        assert acc[p]["cuBLAS"][:2] == acc[p]["tc/01"][:2] and 2.5 < acc[p]["tc/01"][2] / acc[p]["cuBLAS"][2] < 3.5
+    text = prose("14-tensor-cores.ipynb")
+    assert "FP16 at 26% of cuBLAS, BF16 at 25% and TF32 at 14%" in text and "missed" in text
+    assert "max error 0.27 times its" in text and "half its speed" in text

@@ -59,6 +59,25 @@ def _tool(name):
     return path
 
 
+_INSTRUCTION = re.compile(r"/\*([0-9a-f]+)\*/\s+([^;]*);")
+_BRANCH_TO = re.compile(r"\bBRA\b[^;]*?(0x[0-9a-f]+)\s*$")
+
+
+def loops(block: str, smallest: int = 64) -> list:
+    """The loops of one kernel's SASS (cuobjdump -sass): each backward branch closes a loop from its target
+    to itself. Returns [instructions, branches inside (the closing one included)] per loop of at least
+    ``smallest`` instructions, in address order: what the instruction fetch streams through."""
+    found = [(int(m.group(1), 16), m.group(2).strip()) for m in _INSTRUCTION.finditer(block)]
+    out = []
+    for offset, text in found:
+        m = _BRANCH_TO.search(text)
+        if m and int(m.group(1), 16) < offset:
+            body = [t for o, t in found if int(m.group(1), 16) <= o <= offset]
+            if len(body) >= smallest:
+                out.append([len(body), sum(1 for t in body if re.search(r"\bBRA\b", t))])
+    return out
+
+
 def _instance(expr: str, i: int) -> str:
     """Taking a template kernel's address instantiates it, whatever its parameter types."""
     return f"void* gl_instance_{i} = (void*)&{expr};"
@@ -106,7 +125,8 @@ def analyse(cases=CASES) -> dict:
                                                 "instructions": dict(sorted(counts.items())),
                                                 # operands the FFMAs take from the operand reuse cache
                                                 "ffma_reuse_operands": sum(line.count(".reuse") for line in
-                                                                           block.splitlines() if "FFMA" in line)}
+                                                                           block.splitlines() if "FFMA" in line),
+                                                "loops": loops(block)}
     return out
 
 
