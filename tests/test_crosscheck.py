@@ -24,3 +24,39 @@ def test_the_record_covers_every_registry_variant_and_agrees():
     assert recorded == {v.key for v in registry.VARIANTS if not v.gpu_only} - NOT_YET_RECORDED
     assert NOT_YET_RECORDED.isdisjoint(recorded)
     assert data["all_agree"] and all(c["agree"] for c in data["cases"])
+
+
+def test_ulps_from_the_reference_give_the_output_back_bit_for_bit():
+    import numpy
+    rng = numpy.random.default_rng(5)
+    ref = rng.standard_normal(1000)
+    out = (ref * (1 + 1e-6 * rng.standard_normal(1000))).astype(numpy.float32)
+    out[:6] = [numpy.inf, -numpy.inf, numpy.nan, 0.0, -0.0, -1e-30]          # and what crosses zero
+    anchor = ref.astype(numpy.float32)
+    d = crosscheck._delta(out, anchor)
+    back = crosscheck._undelta(d, anchor)
+    assert back.view(numpy.int32).tolist() == out.view(numpy.int32).tolist()
+    near = crosscheck._delta(anchor * numpy.float32(1 + 2 ** -22), anchor)   # a few ulps: one byte each
+    assert near.dtype == numpy.int8 and numpy.abs(near).max() <= 4
+    assert crosscheck._delta(numpy.zeros(0, numpy.float32), numpy.zeros(0, numpy.float32)).size == 0
+
+
+def test_emitted_file_restores_every_output(tmp_path, monkeypatch):
+    """emit -> _expand on a few cases of the backend in use: the outputs come back bit for bit, and the
+    file is a fraction of the outputs' size."""
+    import numpy
+    from gemmlab import registry
+    cases = [c for c in crosscheck._cases() if c[0].key in ("sgemm/02_shared_tiling", "blas/dot/06_warp_shuffle")][:6]
+    monkeypatch.setattr(crosscheck, "_cases", lambda: iter(cases))
+    direct = crosscheck.outputs(seed=7)
+    path = tmp_path / "emu.npz"
+    crosscheck.emit(str(path), seed=7)
+    with numpy.load(path) as f:
+        stored = dict(f)
+    assert str(stored.pop("__machine__"))
+    back = crosscheck._expand(stored, seed=7)
+    assert back.keys() == direct.keys()
+    for k in direct:
+        assert back[k].view(numpy.int32).tolist() == direct[k].view(numpy.int32).tolist(), k
+    assert path.stat().st_size < 0.5 * sum(v.nbytes for v in direct.values())
+    assert registry.get("sgemm/02_shared_tiling")

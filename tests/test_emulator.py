@@ -396,3 +396,43 @@ def test_no_compiler_says_what_to_install(monkeypatch):
     monkeypatch.setattr(_emulator.shutil, "which", lambda name: None)
     with pytest.raises(gl.BackendError, match="install g\\+\\+"):
         gl.load(code="__global__ void k2(int* x) { }").get("k2")
+
+
+SMEM_HEADER = r'''
+#pragma once
+// the shared-memory forms people write in headers: dynamic (extern) and static arrays
+__global__ void reverse_dynamic(const float* x, float* y, int n)
+{
+    extern __shared__ float buf[];
+    const int i = threadIdx.x;
+    if (i < n) buf[i] = x[i];
+    __syncthreads();
+    if (i < n) y[i] = buf[n - 1 - i];
+}
+
+__global__ void reverse_static(const float* x, float* y, int n)
+{
+    __shared__ float tile[64];
+    const int i = threadIdx.x;
+    if (i < n) tile[i] = x[i];
+    __syncthreads();
+    if (i < n) y[i] = tile[n - 1 - i];
+}
+'''
+
+
+def test_shared_memory_declared_in_an_included_header(tmp_path):
+    """Kernels that live in a header (or a .cu included by another) with extern __shared__ and __shared__
+    arrays: they compile and run on every backend, and the emulator's memory check names the header."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "smem_kernels.cuh").write_text(SMEM_HEADER)
+    (tmp_path / "wrapper.cuh").write_text('#pragma once\n#include "sub/smem_kernels.cuh"\n')
+    m = gl.load(code='#include "wrapper.cuh"\n', options=(f"-I{tmp_path}",))
+    x = gl.xp.asarray(numpy.arange(40, dtype=numpy.float32))
+    for name, shared in (("reverse_dynamic", 40 * 4), ("reverse_static", 0)):
+        y = gl.xp.zeros(40, dtype=numpy.float32)
+        m.get(name)(1, 64, (x, y, 40), shared_mem=shared)
+        assert gl.to_host(y).tolist() == list(range(39, -1, -1)), name
+    if not gl.on_gpu:
+        with pytest.raises(Exception, match=r"smem_kernels\.cuh:8: writes 4 bytes of dynamic shared memory"):
+            m.get("reverse_dynamic")(1, 64, (x, gl.xp.zeros(40, dtype=numpy.float32), 40), shared_mem=16)

@@ -789,11 +789,37 @@ def _dependencies(depfile: Path, build: Path) -> list:
     return out
 
 
+def _mirror_headers(build: Path, module) -> Path | None:
+    """The user's headers as the emulator compiles them: translate() (extern __shared__, __shared__ arrays,
+    __device__ variables) applies to a header as to the kernel's own file. When any header needs it, every
+    header found under a search root (the kernel's folder, kernels/, the -I folders) is copied, translated,
+    to the same relative place under build/hdr, which goes first on the include path; a #line keeps the
+    original name for messages. None when no header needs translating."""
+    from .loader import include_dirs
+    if not any(translate(text) != text for text in module.headers.values()):
+        return None
+    roots = ([module.path.parent] if module.path is not None else []) + [KERNELS] + \
+        [Path(d) for d in include_dirs(module.options)]
+    mirror = build / "hdr"
+    for path, text in module.headers.items():
+        path = Path(path)
+        root = next((r.resolve() for r in roots if path.is_relative_to(r.resolve())), None)
+        if root is None:
+            continue
+        target = mirror / path.relative_to(root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(f'#line 1 "{path}"\n' + translate(text))
+    return mirror
+
+
 def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_line=1) -> Path:
     """Compile into a private folder inside the cache (one filesystem: the renames are atomic), then publish
     the library under a name that carries its checksum, and last the manifest that vouches for it."""
     build = Path(tempfile.mkdtemp(prefix=".build-", dir=cache)).resolve()
     try:
+        mirror = _mirror_headers(build, module)
+        if mirror is not None:
+            command = [command[0], f"-I{mirror}", *command[1:]]
         src = build / "unit.cpp"
         src.write_text(unit)
         out, dep = build / "unit.so", build / "unit.d"
