@@ -142,6 +142,33 @@ __device__ __forceinline__ void gl_stash_tiles(float* as, float* bs, int tid, co
     }
 }
 
+// A warp tile's accumulators into C (rows x cols), four columns at a time: each lane's MI x NI sub-tiles of
+// 4 x 4 at (wm, wn) + (lm, ln) of the block's tile at (row0, col0). SPLITK > 1 adds them into C with
+// atomicAdd (C zeroed first); what lies outside C is dropped.
+template <int MI, int NI, int LR, int LC, int SPLITK = 1>
+__device__ __forceinline__ void gl_store_warp_tile(float* __restrict__ C, int M, int N, int row0, int col0, int wm,
+                                                   int wn, int lm, int ln, const float (&acc)[MI * 4][NI * 4])
+{
+    const bool cvec = (N % 4) == 0;
+    #pragma unroll
+    for (int i = 0; i < MI * 4; ++i)
+        #pragma unroll
+        for (int j = 0; j < NI; ++j) {
+            const int r = row0 + wm + (i / 4) * 4 * LR + lm + i % 4;
+            const int c = col0 + wn + j * 4 * LC + ln;
+            const float4 v = make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]);
+            if (SPLITK == 1) {
+                gl_store4(C, M, N, r, c, v, cvec);
+            } else if (r < M) {
+                float* row = C + (size_t)r * N;
+                if (c < N) atomicAdd(row + c, v.x);
+                if (c + 1 < N) atomicAdd(row + c + 1, v.y);
+                if (c + 2 < N) atomicAdd(row + c + 2, v.z);
+                if (c + 3 < N) atomicAdd(row + c + 3, v.w);
+            }
+        }
+}
+
 // The first row and column (x, y) of this block's BM x BN tile of C when a one-dimensional grid's blocks
 // go in bands of GROUP block-rows, column by column within a band: consecutive blocks share tiles of A
 // and walk B together, so more of both is still in L2 when the next blocks want them. GROUP = 1 is the

@@ -42,12 +42,6 @@ sgemm_warp_tiling(const float* __restrict__ A, const float* __restrict__ B, floa
             gl_warp_tile_fma<MI, NI, LR, LC>(As[k], Bs[k], wm, wn, lm, ln, acc);
         __syncthreads();
     }
-    const bool cvec = (N % 4) == 0;
-    #pragma unroll
-    for (int i = 0; i < MI * 4; ++i)
-        #pragma unroll
-        for (int j = 0; j < NI; ++j)
-            gl_store4(C, M, N, row0 + wm + (i / 4) * 4 * LR + lm + i % 4, col0 + wn + j * 4 * LC + ln,
-                      make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]), cvec);
+    gl_store_warp_tile<MI, NI, LR, LC>(C, M, N, row0, col0, wm, wn, lm, ln, acc);   // (common/sgemm_tiles.cuh)
 }
 // [kernel]

@@ -137,14 +137,6 @@ sgemm_cp_async(const float* __restrict__ A, const float* __restrict__ B,
     }
     __pipeline_wait_prior(0);
 
-    const bool cvec = (N % 4) == 0;
-    #pragma unroll
-    for (int i = 0; i < MI * 4; ++i)
-        #pragma unroll
-        for (int j = 0; j < NI; ++j) {
-            const int r = row0 + wm + (i / 4) * 4 * LR + lm + i % 4;
-            const int c = col0 + wn + j * 4 * LC + ln;
-            gl_store4(C, M, N, r, c, make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]), cvec);
-        }
+    gl_store_warp_tile<MI, NI, LR, LC>(C, M, N, row0, col0, wm, wn, lm, ln, acc);   // (common/sgemm_tiles.cuh)
 }
 // [kernel]

@@ -97,23 +97,6 @@ sgemm_interior(const float* __restrict__ A, const float* __restrict__ B, float* 
         interior_main_loop<BM, BN, BK, WM, WN, LANES, false, MI, NI>(A, B, M, N, K, kbegin, kend, row0, col0, avec,
                                                                      bvec, smem, tid, wm, wn, lm, ln, acc);
 
-    const bool cvec = (N % 4) == 0;
-    #pragma unroll
-    for (int i = 0; i < MI * 4; ++i)
-        #pragma unroll
-        for (int j = 0; j < NI; ++j) {
-            const int r = row0 + wm + (i / 4) * 4 * LR + lm + i % 4;
-            const int c = col0 + wn + j * 4 * LC + ln;
-            const float4 v = make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]);
-            if (SPLITK == 1) {
-                gl_store4(C, M, N, r, c, v, cvec);
-            } else if (r < M) {
-                float* row = C + (size_t)r * N;
-                if (c < N) atomicAdd(row + c, v.x);
-                if (c + 1 < N) atomicAdd(row + c + 1, v.y);
-                if (c + 2 < N) atomicAdd(row + c + 2, v.z);
-                if (c + 3 < N) atomicAdd(row + c + 3, v.w);
-            }
-        }
+    gl_store_warp_tile<MI, NI, LR, LC, SPLITK>(C, M, N, row0, col0, wm, wn, lm, ln, acc);   // (common/sgemm_tiles.cuh)
 }
 // [kernel]

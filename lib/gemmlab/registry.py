@@ -248,6 +248,25 @@ def _warp_threads(c):
     return (c["BM"] // c["WM"]) * (c["BN"] // c["WN"]) * 32
 
 
+# The parameters of the warp-tiled kernels (sgemm/09-12): block tile, k step, warp tile ...
+_WARP_TILES = {"BM": (64, 128, 256), "BN": (64, 128, 256), "BK": (8, 16, 32), "WM": (32, 64, 128),
+               "WN": (32, 64, 128)}
+# ... and the shape of the problem (Part IV's autotuning chapter): block order in bands, split-K, blocks per SM
+_PROBLEM_SHAPE = {"GROUP": (1, 4, 8, 16), "SPLITK": (1, 2, 3, 4, 8), "MINB": (1, 2)}
+
+
+def _double_buffer_launch(p, c):
+    """sgemm/10 and 12: a one-dimensional grid of tiles (gl_band_tile orders them), SPLITK slices of K in y,
+    two stages of both tiles in dynamic shared memory."""
+    return (cdiv(p.m, c["BM"]) * cdiv(p.n, c["BN"]), c["SPLITK"]), _warp_threads(c), 8 * c["BK"] * (c["BM"] + 4 + c["BN"])
+
+
+def _zero_for_split_k(p, c, inputs, out):
+    """Split-K slices add into C: it starts at zero."""
+    if c["SPLITK"] > 1:
+        out.fill(0)
+
+
 def _warp_tiled_valid(c):
     """Warp tiles that fill the block tile, lanes as 8 x 4 with 4 x 4 sub-tiles, whole float4 loads per thread."""
     if c["BM"] % c["WM"] or c["BN"] % c["WN"] or c["WM"] % 32 or c["WN"] % 16:
@@ -306,16 +325,13 @@ VARIANTS += [
         entry="sgemm_double_buffer<{BM}, {BN}, {BK}, {WM}, {WN}, {GROUP}, {SPLITK}, {MINB}, {SNAKE}>",
         op=ops.Gemm,
         title="warp tiles, two shared stages fed through registers; block order in bands, split-K",
-        params={"BM": (64, 128, 256), "BN": (64, 128, 256), "BK": (8, 16, 32), "WM": (32, 64, 128),
-                "WN": (32, 64, 128), "GROUP": (1, 4, 8, 16), "SPLITK": (1, 2, 3, 4, 8), "MINB": (1, 2),
-                "SNAKE": (1, 0)},
+        params={**_WARP_TILES, **_PROBLEM_SHAPE, "SNAKE": (1, 0)},
         defaults={"BM": 128, "BN": 128, "BK": 8, "WM": 64, "WN": 32, "GROUP": 1, "SPLITK": 1, "MINB": 2,
                   "SNAKE": 1},
         valid=_warp_tiled_valid,
-        launch=lambda p, c: ((cdiv(p.m, c["BM"]) * cdiv(p.n, c["BN"]), c["SPLITK"]), _warp_threads(c),
-                             8 * c["BK"] * (c["BM"] + 4 + c["BN"])),
+        launch=_double_buffer_launch,
         args=_gemm_args,
-        prepare=lambda p, c, inputs, out: out.fill(0) if c["SPLITK"] > 1 else None,
+        prepare=_zero_for_split_k,
     ),
     Variant(
         key="sgemm/12_interior",
@@ -323,17 +339,14 @@ VARIANTS += [
         entry="sgemm_interior<{BM}, {BN}, {BK}, {WM}, {WN}, {LANES}, {GROUP}, {SPLITK}, {MINB}>",
         op=ops.Gemm,
         title="sgemm/10 with an unchecked main loop for the tiles inside C; lanes as 8 x 4 or 4 x 8",
-        params={"BM": (64, 128, 256), "BN": (64, 128, 256), "BK": (8, 16, 32), "WM": (32, 64, 128),
-                "WN": (32, 64, 128), "LANES": (4, 8), "GROUP": (1, 4, 8, 16), "SPLITK": (1, 2, 3, 4, 8),
-                "MINB": (1, 2)},
+        params={**_WARP_TILES, "LANES": (4, 8), **_PROBLEM_SHAPE},
         defaults={"BM": 128, "BN": 256, "BK": 16, "WM": 64, "WN": 64, "LANES": 4, "GROUP": 8, "SPLITK": 1,
                   "MINB": 1},
         valid=lambda c: _warp_tiled_valid(c) and c["WM"] % (4 * c["LANES"]) == 0
         and c["WN"] % (4 * (32 // c["LANES"])) == 0,
-        launch=lambda p, c: ((cdiv(p.m, c["BM"]) * cdiv(p.n, c["BN"]), c["SPLITK"]), _warp_threads(c),
-                             8 * c["BK"] * (c["BM"] + 4 + c["BN"])),
+        launch=_double_buffer_launch,
         args=_gemm_args,
-        prepare=lambda p, c, inputs, out: out.fill(0) if c["SPLITK"] > 1 else None,
+        prepare=_zero_for_split_k,
     ),
     Variant(
         key="sgemm/11_cp_async",
@@ -341,8 +354,7 @@ VARIANTS += [
         entry="sgemm_cp_async<{BM}, {BN}, {BK}, {WM}, {WN}, {STAGES}, {AT}, {MINB}>",
         op=ops.Gemm,
         title="warp tiles fed by a STAGES-deep cp.async pipeline",
-        params={"BM": (64, 128, 256), "BN": (64, 128, 256), "BK": (8, 16, 32), "WM": (32, 64, 128),
-                "WN": (32, 64, 128), "STAGES": (2, 3, 4, 5), "AT": (0, 1, 2), "MINB": (1, 2)},
+        params={**_WARP_TILES, "STAGES": (2, 3, 4, 5), "AT": (0, 1, 2), "MINB": (1, 2)},
         defaults={"BM": 128, "BN": 128, "BK": 16, "WM": 64, "WN": 32, "STAGES": 3, "AT": 1, "MINB": 2},
         valid=_warp_tiled_valid,
         launch=_warp_tiled_launch(_cp_async_shared),

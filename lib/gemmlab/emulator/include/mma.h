@@ -19,6 +19,8 @@
 #include "gemmlab_emu.h"
 #include <cfloat>
 #include <climits>
+#include <cstdint>
+#include <cstring>
 #include "gl_emu_half.h"
 
 namespace nvcuda {
@@ -122,13 +124,24 @@ template <class T> struct gl_tc_group { static constexpr int value = 16; };
 template <> struct gl_tc_group<precision::tf32> { static constexpr int value = 4; };
 constexpr int GL_TC_ALIGN_BITS = 26;      // bits kept below the largest term's leading bit
 
+// The exponent frexp gives (x = m 2^e, 0.5 <= |m| < 1) of a finite nonzero double, read from its bits.
+inline int gl_tc_exponent(double x)
+{
+    std::uint64_t u;
+    std::memcpy(&u, &x, 8);
+    const int biased = static_cast<int>((u >> 52) & 0x7ff);
+    if (biased != 0) return biased - 1022;
+    int e;
+    std::frexp(x, &e);                                             // subnormal: rare, the library call
+    return e;
+}
+
 // acc + sum(terms[0..n)), the terms exact products: aligned to the largest term, each cut toward zero to
-// GL_TC_ALIGN_BITS bits below that term's leading bit, added exactly (in double: 26 + 5 bits fit), the
-// sum rounded toward zero to FP32. A non-finite term makes it the IEEE sum; past FLT_MAX it is inf.
+// GL_TC_ALIGN_BITS bits below that term's leading bit, added exactly (as integers in units of the cut),
+// the sum rounded toward zero to FP32. A non-finite term makes it the IEEE sum; past FLT_MAX it is inf.
 inline float gl_tc_add(float acc, const double* terms, int n)
 {
     double all[17];
-    int e_max = INT_MIN;
     bool finite = std::isfinite(acc);
     all[0] = acc;
     for (int i = 0; i < n; ++i) { all[i + 1] = terms[i]; finite = finite && std::isfinite(terms[i]); }
@@ -137,12 +150,14 @@ inline float gl_tc_add(float acc, const double* terms, int n)
         for (int i = 0; i < n; ++i) s += terms[i];
         return static_cast<float>(s);
     }
+    int e_max = INT_MIN;
     for (int i = 0; i <= n; ++i)
-        if (all[i] != 0.0) { int e; std::frexp(all[i], &e); e_max = e > e_max ? e : e_max; }
+        if (all[i] != 0.0) { const int e = gl_tc_exponent(all[i]); e_max = e > e_max ? e : e_max; }
     if (e_max == INT_MIN) return acc + 0.0f;                       // every term zero
-    const double q = std::ldexp(1.0, e_max - GL_TC_ALIGN_BITS);
-    double s = 0.0;
-    for (int i = 0; i <= n; ++i) s += std::trunc(all[i] / q) * q;
+    const double q = std::ldexp(1.0, e_max - GL_TC_ALIGN_BITS), per_q = std::ldexp(1.0, GL_TC_ALIGN_BITS - e_max);
+    std::int64_t units = 0;                                        // each |term| / q < 2^26: no overflow
+    for (int i = 0; i <= n; ++i) units += static_cast<std::int64_t>(all[i] * per_q);     // cut toward zero
+    const double s = static_cast<double>(units) * q;
     if (std::fabs(s) > static_cast<double>(FLT_MAX))
         return std::fabs(s) >= std::ldexp(1.0, 128) ? static_cast<float>(s > 0 ? INFINITY : -INFINITY)
                                                      : (s > 0 ? FLT_MAX : -FLT_MAX);
