@@ -213,10 +213,9 @@ def test_warp_map_matches_gemmlab_tilemap(BM, BN, WM, WN, warp, lane):
 def test_the_warp_tiled_kernel_writes_what_the_warp_map_draws(BM, BN, WM, WN):
     """sgemm/09_warp_tiling with its stores replaced by warp * 1000 + lane: who wrote each element of C."""
     source = gl.load("sgemm/09_warp_tiling.cu").source
-    old = "make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]), cvec);"
-    assert old in source
-    source = source.replace(old, "make_float4(warp * 1000.0f + lane, warp * 1000.0f + lane, warp * 1000.0f + lane, "
-                                 "warp * 1000.0f + lane), cvec);")
+    store = "gl_store_warp_tile<MI, NI, LR, LC>(C, M, N, row0, col0, wm, wn, lm, ln, acc);"
+    assert source.count(store) == 1
+    source = source.replace(store, "for (auto& row : acc) for (float& x : row) x = warp * 1000.0f + lane;\n    " + store)
     kernel = gl.load(code=source).get(f"sgemm_warp_tiling<{BM}, {BN}, 8, {WM}, {WN}>")
     A = gl.xp.ones((BM, 8), dtype=numpy.float32)
     B = gl.xp.ones((8, BN), dtype=numpy.float32)
