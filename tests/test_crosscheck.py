@@ -42,8 +42,8 @@ def test_ulps_from_the_reference_give_the_output_back_bit_for_bit():
 
 
 def test_emitted_file_restores_every_output(tmp_path, monkeypatch):
-    """emit -> _expand on a few cases of the backend in use: the outputs come back bit for bit, and the
-    file is a fraction of the outputs' size."""
+    """emit, then what compare reads of it, on a few cases of the backend in use: the outputs come back bit
+    for bit, and the file is a fraction of the outputs' size."""
     import numpy
     from gemmlab import registry
     cases = [c for c in crosscheck._cases() if c[0].key in ("sgemm/02_shared_tiling", "blas/dot/06_warp_shuffle")][:6]
@@ -51,12 +51,10 @@ def test_emitted_file_restores_every_output(tmp_path, monkeypatch):
     direct = crosscheck.outputs(seed=7)
     path = tmp_path / "emu.npz"
     crosscheck.emit(str(path), seed=7)
-    with numpy.load(path) as f:
-        stored = dict(f)
-    assert str(stored.pop("__machine__"))
-    back = crosscheck._expand(stored, seed=7)
-    assert back.keys() == direct.keys()
-    for k in direct:
-        assert back[k].view(numpy.int32).tolist() == direct[k].view(numpy.int32).tolist(), k
+    stored, ran_on, packed = crosscheck._load(str(path), "unknown")
+    assert ran_on != "unknown" and packed and stored.keys() == direct.keys()
+    for v, choice, problem, key, inputs in crosscheck._seeded(7):
+        back = crosscheck._emulated(stored, packed, key, problem.reference(inputs))
+        assert back.view(numpy.int32).tolist() == direct[key].view(numpy.int32).tolist(), key
     assert path.stat().st_size < 0.5 * sum(v.nbytes for v in direct.values())
     assert registry.get("sgemm/02_shared_tiling")

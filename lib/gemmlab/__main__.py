@@ -91,19 +91,13 @@ def main(argv=None) -> int:
             print("wrote", ladder.save(result))
         ladder.show("06-register-tiling")
         return 0
-    if args.command == "tensor":
-        from . import tensor
-        result = tensor.run_all(reps=args.reps)
-        print(tensor.summary(result))
+    if args.command in ("tensor", "climb"):                 # one run of a part's targets, a summary, a record
+        from . import climb, tensor
+        part = {"tensor": tensor, "climb": climb}[args.command]
+        result = part.run_all(reps=args.reps)
+        print(part.summary(result))
         if args.record:
-            print("wrote", tensor.save(result))
-        return 0
-    if args.command == "climb":
-        from . import climb
-        result = climb.run_all(reps=args.reps)
-        print(climb.summary(result))
-        if args.record:
-            print("wrote", climb.save(result))
+            print("wrote", part.save(result))
         return 0
     if args.command == "tune":
         from . import tune

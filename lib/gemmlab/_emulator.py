@@ -796,19 +796,19 @@ def _mirror_headers(build: Path, module) -> Path | None:
     to the same relative place under build/hdr, which goes first on the include path; a #line keeps the
     original name for messages. None when no header needs translating."""
     from .loader import include_dirs
-    if not any(translate(text) != text for text in module.headers.values()):
+    translated = {Path(path): translate(text) for path, text in module.headers.items()}
+    if all(translated[Path(path)] == text for path, text in module.headers.items()):
         return None
-    roots = ([module.path.parent] if module.path is not None else []) + [KERNELS] + \
-        [Path(d) for d in include_dirs(module.options)]
+    roots = [r.resolve() for r in ([module.path.parent] if module.path is not None else []) + [KERNELS] +
+             [Path(d) for d in include_dirs(module.options)]]
     mirror = build / "hdr"
-    for path, text in module.headers.items():
-        path = Path(path)
-        root = next((r.resolve() for r in roots if path.is_relative_to(r.resolve())), None)
+    for path, text in translated.items():
+        root = next((r for r in roots if path.is_relative_to(r)), None)
         if root is None:
             continue
         target = mirror / path.relative_to(root)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(f'#line 1 "{path}"\n' + translate(text))
+        target.write_text(f'#line 1 "{path}"\n' + text)
     return mirror
 
 

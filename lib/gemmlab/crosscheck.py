@@ -36,9 +36,9 @@ def _key(v, choice, problem):
     return f"{v.key}|{','.join(f'{k}={x}' for k, x in choice.items())}|{problem.label}"
 
 
-def _anchor(problem, inputs) -> numpy.ndarray:
+def _rounded(ref) -> numpy.ndarray:
     """The float64 reference rounded to FP32: what a stored output is written as a distance from."""
-    return numpy.asarray(problem.reference(inputs), dtype=numpy.float64).astype(numpy.float32)
+    return numpy.asarray(ref, dtype=numpy.float64).astype(numpy.float32)
 
 
 def _delta(out: numpy.ndarray, anchor: numpy.ndarray) -> numpy.ndarray:
@@ -58,16 +58,22 @@ def _undelta(d: numpy.ndarray, anchor: numpy.ndarray) -> numpy.ndarray:
     return bits.astype(numpy.int32).view(numpy.float32).reshape(anchor.shape)
 
 
+def _seeded(seed: int):
+    """Every case, its key and its inputs, drawn on the host from a seed of its own."""
+    for i, (v, choice, problem) in enumerate(_cases()):
+        yield v, choice, problem, _key(v, choice, problem), problem.inputs(numpy.random.default_rng(seed + i))
+
+
+def _run(v, choice, problem, inputs) -> numpy.ndarray:
+    out = problem.output()
+    v.runner(problem, **choice)(inputs, out)
+    hw.synchronize()
+    return hw.to_host(out)
+
+
 def outputs(seed: int = 0) -> dict:
     """Every case on the current backend: key -> output (host array); inputs from fixed seeds."""
-    result = {}
-    for i, (v, choice, problem) in enumerate(_cases()):
-        inputs = problem.inputs(numpy.random.default_rng(seed + i))
-        out = problem.output()
-        v.runner(problem, **choice)(inputs, out)
-        hw.synchronize()
-        result[_key(v, choice, problem)] = hw.to_host(out)
-    return result
+    return {key: _run(v, choice, problem, inputs) for v, choice, problem, key, inputs in _seeded(seed)}
 
 
 def _machine() -> str:
@@ -82,32 +88,25 @@ def compare(seed: int = 0, emulator_outputs: str | None = None) -> dict:
         raise SystemExit(f"crosscheck compares the GPU with the emulator and needs a GPU ({hw.backend_reason})")
     gpu = outputs(seed)
     if emulator_outputs is not None:
-        with numpy.load(emulator_outputs) as f:
-            emu = dict(f)
-        ran_on = str(emu.pop("__machine__", "unknown"))
-        emu = _expand(emu, seed)
-        missing = [_key(v, c, p) for v, c, p in _cases() if _key(v, c, p) not in emu]
-        if missing:
-            raise SystemExit(f"{emulator_outputs} lacks {len(missing)} cases (emitted from another tree?), "
-                             f"e.g. {missing[0]}")
+        stored, ran_on, packed = _load(emulator_outputs, "unknown")
     else:
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "emulator.npz")
             env = {**os.environ, "GEMMLAB_BACKEND": "emulator"}
             processes.run([sys.executable, "-m", "gemmlab", "crosscheck", "--emit", path, "--seed", str(seed)],
                           check=True, env=env)
-            with numpy.load(path) as f:
-                emu = dict(f)
-            ran_on = str(emu.pop("__machine__", _machine()))
-            emu = _expand(emu, seed)
+            stored, ran_on, packed = _load(path, _machine())
+    missing = [_key(v, c, p) for v, c, p in _cases() if _key(v, c, p) not in stored]
+    if missing:
+        raise SystemExit(f"{emulator_outputs or 'the emulator'} lacks {len(missing)} cases (emitted from another "
+                         f"tree?), e.g. {missing[0]}")
     rows = []
-    for i, (v, choice, problem) in enumerate(_cases()):
-        key = _key(v, choice, problem)
-        inputs = problem.inputs(numpy.random.default_rng(seed + i))
+    for v, choice, problem, key, inputs in _seeded(seed):
         ref, scale = problem.reference(inputs), problem.error_scale(inputs)
-        diff = rel_error(gpu[key], emu[key], scale if scale is not None else float(numpy.linalg.norm(ref)))
+        emu = _emulated(stored, packed, key, ref)
+        diff = rel_error(gpu[key], emu, scale if scale is not None else float(numpy.linalg.norm(ref)))
         rows.append({"case": key, "gpu_vs_emulator": diff, "gpu_error": rel_error(gpu[key], ref, scale),
-                     "emulator_error": rel_error(emu[key], ref, scale), "bitwise_equal": bool((gpu[key] == emu[key]).all()),
+                     "emulator_error": rel_error(emu, ref, scale), "bitwise_equal": bool((gpu[key] == emu).all()),
                      "agree": diff < max(AGREE, v.tolerance)})
     return {"seed": seed, "tolerance": AGREE, "emulator_ran_on": ran_on, "cases": rows,
             "all_agree": all(r["agree"] for r in rows), "command": "python -m gemmlab crosscheck --record"}
@@ -120,13 +119,8 @@ def emit(path: str, seed: int = 0):
     a few bits per value instead of 32, so that the file travels to a GPU machine."""
     import io
     from .paths import atomic_write
-    packed = {}
-    for i, (v, choice, problem) in enumerate(_cases()):
-        inputs = problem.inputs(numpy.random.default_rng(seed + i))
-        out = problem.output()
-        v.runner(problem, **choice)(inputs, out)
-        hw.synchronize()
-        packed[_key(v, choice, problem)] = _delta(hw.to_host(out), _anchor(problem, inputs))
+    packed = {key: _delta(_run(v, choice, problem, inputs), _rounded(problem.reference(inputs)))
+              for v, choice, problem, key, inputs in _seeded(seed)}
     buffer = io.BytesIO()
     numpy.savez_compressed(buffer, __machine__=numpy.array(_machine()), __format__=numpy.array(FORMAT), **packed)
     atomic_write(path, buffer.getvalue())
@@ -135,16 +129,18 @@ def emit(path: str, seed: int = 0):
 FORMAT = "ulps from the FP32-rounded float64 reference"
 
 
-def _expand(stored: dict, seed: int) -> dict:
-    """emit's file back into outputs: each case's reference recomputed from its seed, the ulps added."""
-    if str(stored.pop("__format__", "")) != FORMAT:
-        return stored                                         # an older file: outputs stored whole
-    out = {}
-    for i, (v, choice, problem) in enumerate(_cases()):
-        key = _key(v, choice, problem)
-        if key in stored:
-            out[key] = _undelta(stored[key], _anchor(problem, problem.inputs(numpy.random.default_rng(seed + i))))
-    return out
+def _load(path: str, machine: str):
+    """emit's file: (stored outputs by key, the machine it ran on, whether they are stored as ulps)."""
+    with numpy.load(path) as f:
+        stored = dict(f)
+    ran_on = str(stored.pop("__machine__", machine))
+    return stored, ran_on, str(stored.pop("__format__", "")) == FORMAT
+
+
+def _emulated(stored: dict, packed: bool, key: str, ref) -> numpy.ndarray:
+    """One case's emulator output from emit's file, given the case's float64 reference (an older file
+    holds the outputs whole)."""
+    return _undelta(stored[key], _rounded(ref)) if packed else stored[key]
 
 
 def report(result: dict) -> str:

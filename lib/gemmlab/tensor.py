@@ -124,7 +124,7 @@ def accumulation(ks=ACCUMULATION_KS, m: int = 128, n: int = 128, seed: int = 0, 
     norm-wise error (the check's measure) against float64 on the inputs as rounded for the tensor cores. With
     IEEE additions it would grow like sqrt(K); cut toward zero, as the tensor cores add, it grows like K.
     The emulator adds as the H200 does, and a test holds it to this record."""
-    from .check import rel_error
+    from .check import check_many
     out = {}
     for pi, precision in enumerate(ops.TC_PRECISIONS):
         rows = {"tc/01": []}
@@ -132,16 +132,11 @@ def accumulation(ks=ACCUMULATION_KS, m: int = 128, n: int = 128, seed: int = 0, 
             rows["cuBLAS"] = []
         for k in ks:
             problem = ops.TcGemm(m=m, n=n, k=k, precision=precision)
-            inputs = problem.inputs(numpy.random.default_rng([seed, pi, k]))
-            ref = problem.reference(inputs)
             runs = {"tc/01": registry.get("tc/01_wmma").runner(problem)}
             if library:
                 runs["cuBLAS"] = problem.library
-            for name, run in runs.items():
-                c = problem.output()
-                run(inputs, c)
-                hw.synchronize()
-                rows[name].append(rel_error(c, ref))
+            for name, result in check_many(runs, problem, seed=[seed, pi, k]).items():
+                rows[name].append(result.error)
         out[precision] = rows
     return {"ks": list(ks), "m": m, "n": n, "seed": seed, "errors": out}
 
