@@ -37,9 +37,14 @@ def run(tools=TOOLS) -> dict:
         raise SystemExit("compute-sanitizer is not on the PATH (it ships with the CUDA toolkit)")
     version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     out = {"problems": "the last of each variant's awkward problems (registry.awkward_problems)", "sanitizer": version, "tools": {}, "command": "python -m gemmlab sanitize --record"}
-    for tool in tools:
-        proc = processes.run([exe, "--tool", tool, "--error-exitcode", "1", sys.executable, "-m", "gemmlab",
-                               "sanitize", "--launch"], capture_output=True, text=True)
+    def sanitized(tool):
+        return processes.run([exe, "--tool", tool, "--error-exitcode", "1", sys.executable, "-m", "gemmlab",
+                              "sanitize", "--launch"], capture_output=True, text=True)
+
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(len(tools)) as pool:         # one process per tool, side by side on the GPU
+        procs = dict(zip(tools, pool.map(sanitized, tools)))
+    for tool, proc in procs.items():
         text = proc.stdout + proc.stderr
         summary = [line.strip() for line in text.splitlines() if re.search(r"SUMMARY", line)]
         launched = re.search(r"launched (\d+) kernel configurations", text)
