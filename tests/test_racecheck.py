@@ -143,3 +143,16 @@ def test_the_racecheck_setting_makes_every_hazard_an_error(monkeypatch, tmp_path
 def test_racecheck_wants_a_kernel():
     with pytest.raises(ValueError, match="racecheck takes a kernel"):
         gl.racecheck(lambda: None, 1, 1, ())
+
+
+def test_the_h200_sanitizer_record_launched_every_configuration_of_every_variant_clean():
+    """``python -m gemmlab sanitize --record`` launches each variant's covering configurations once under
+    memcheck and racecheck: the record must be clean in both and have launched as many as the registry has
+    now (a variant added since the record makes this fail until it is recorded again)."""
+    from gemmlab import record, registry
+    data = record.load("sanitizer-nvidia-h200")
+    want = sum(len(v.covering()) for v in registry.VARIANTS)
+    for tool in ("memcheck", "racecheck"):
+        t = data["tools"][tool]
+        assert t["clean"] and t["exit_code"] == 0, (tool, t["summary"])
+        assert t["configurations"] == want, (tool, t["configurations"], want)

@@ -30,6 +30,14 @@ def _order(layout: str) -> str:
     return "C" if layout == "row" else "F"
 
 
+def _cublas():
+    """(CuPy's cuBLAS binding, this device's handle) on a GPU, None on the emulator."""
+    if not hw.on_gpu:
+        return None
+    import importlib
+    return importlib.import_module("cupy_backends.cuda.libs.cublas"), hw.xp.cuda.device.get_cublas_handle()
+
+
 def _trans(flag: str) -> bool:
     if flag not in ("N", "T"):
         raise ValueError(f"a transpose flag must be 'N' or 'T', got {flag!r}")
@@ -94,8 +102,21 @@ class Dot(Op):
         return float(numpy.abs(x) @ numpy.abs(y))      # a sum can cancel; its rounding scales with this
 
     def library(self, inputs, out):
+        """cuBLAS's DOT (cublasSdot, the result written on the device) on a GPU; NumPy on the emulator.
+        Not ``cupy.dot``: for two vectors CuPy multiplies them into a temporary and sums it with CUB."""
         x, y = inputs
-        hw.xp.dot(x, y, out=out.reshape(()))
+        blas = _cublas()
+        if blas is None:
+            hw.xp.dot(x, y, out=out.reshape(()))
+            return
+        cublas, handle = blas
+        mode = cublas.getPointerMode(handle)
+        cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_DEVICE)
+        try:
+            (cublas.sdot if x.dtype == numpy.float32 else cublas.ddot)(handle, self.n, x.data.ptr, 1, y.data.ptr, 1,
+                                                                      out.data.ptr)
+        finally:
+            cublas.setPointerMode(handle, mode)
 
 
 @dataclass(frozen=True)
@@ -146,8 +167,27 @@ class Gemv(Op):
         return self._op(A) @ x
 
     def library(self, inputs, out):
+        """cuBLAS's GEMV (cublasSgemv, beta = 0) on a GPU; NumPy on the emulator. Not ``cupy.matmul``,
+        which computes a matrix times a vector as a GEMM with one column (cublasGemmEx)."""
         A, x = inputs
-        hw.xp.matmul(self._op(A), x, out=out)
+        blas = _cublas()
+        if blas is None:
+            hw.xp.matmul(self._op(A), x, out=out)
+            return
+        cublas, handle = blas
+        # cuBLAS reads column-major: a row-major m x n A is the column-major n x m A^T
+        col = self.layout == "col"
+        rows, cols = (self.m, self.n) if col else (self.n, self.m)
+        op = _trans(self.trans) == col                    # transpose the column-major matrix cuBLAS sees
+        one, zero = numpy.ones(1, A.dtype), numpy.zeros(1, A.dtype)
+        mode = cublas.getPointerMode(handle)
+        cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
+        try:
+            (cublas.sgemv if A.dtype == numpy.float32 else cublas.dgemv)(
+                handle, int(op), rows, cols, one.ctypes.data, A.data.ptr, rows, x.data.ptr, 1,
+                zero.ctypes.data, out.data.ptr, 1)
+        finally:
+            cublas.setPointerMode(handle, mode)
 
 
 @dataclass(frozen=True)
