@@ -131,7 +131,6 @@ def test_every_profiling_study_names_legal_configurations_and_checkable_problems
         for label, key, params, spec in cases:
             problem = profiling._problem(spec)
             if key is None:
-                assert profiling.kernel_filter(key, params).startswith("regex:")
                 continue
             v = registry.get(key)
             assert v.resolve(**params) is not None and isinstance(problem, v.op), label
@@ -189,3 +188,38 @@ def test_sass_loops_finds_backward_branches():
                       + ["/*0460*/ @P0 BRA 0x50 ;", "/*0470*/ @!P1 BRA 0x490 ;", "/*0480*/ BRA 0x0 ;", "/*0490*/ EXIT ;"])
     # 0x50..0x460 is a loop of 66 instructions with its closing branch; 0x0..0x480 holds it and 3 branches
     assert sass.loops(block) == [[66, 1], [73, 3]]
+
+
+def test_a_study_profiles_the_library_calls_whole_and_one_kernel_of_each_registry_case(monkeypatch):
+    """ncu profiles between cudaProfilerStart and Stop (not the kernels that made the inputs); a library
+    case keeps every kernel its call launched, under the longest; a registry case that shows two is an error."""
+    import subprocess
+    import types
+    from gemmlab import processes, profiling
+    rows = {"lib": ['"1","dot_kernel","34,400"', '"2","reduce_1Block_kernel","5,536"'],
+            "reg": ['"1","sgemm_vectorized","3,919,700"']}
+    seen = []
+
+    def fake_run(cmd, **kw):
+        if cmd[-1] == "--version":
+            return types.SimpleNamespace(stdout="NVIDIA (R) Nsight Compute\nVersion 2025.3\n", returncode=0)
+        seen.append(cmd)
+        which = "lib" if "-k" not in cmd else "reg"
+        text = '"ID","Kernel Name","gpu__time_duration.sum"\n"","","nsecond"\n' + "\n".join(rows[which]) + "\n"
+        return types.SimpleNamespace(stdout=text, stderr="", returncode=0)
+
+    monkeypatch.setattr(processes, "run", fake_run)
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    monkeypatch.setattr(profiling.shutil, "which", lambda name: "/usr/bin/ncu")
+    monkeypatch.setitem(profiling.STUDIES, "t", [("lib", None, None, ("dot", 1 << 20)),
+                                                  ("reg", "sgemm/07_vectorized", {}, ("gemm", 256))])
+    out = profiling.run_study("t", progress=False)
+    lib, reg = out["kernels"]
+    assert lib["kernel"] == "dot_kernel" and lib["other_kernels"] == [{"kernel": "reduce_1Block_kernel",
+                                                                      "duration_ns": 5536.0}]
+    assert reg["kernel"] == "sgemm_vectorized" and "other_kernels" not in reg
+    assert all(c[c.index("--profile-from-start") + 1] == "off" for c in seen)
+    assert "-k" not in seen[0] and seen[1][seen[1].index("-k") + 1] == "sgemm_vectorized"
+    rows["reg"].append('"2","sgemm_vectorized","3,919,700"')
+    with pytest.raises(SystemExit, match="profiled 2 kernels for reg, expected 1"):
+        profiling.run_study("t", progress=False)

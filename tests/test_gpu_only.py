@@ -24,7 +24,8 @@ def test_gpu_only_kernels_compile_for_sm90(v, tmp_path):
         lines.append(_instance(expr, i))
     unit = tmp_path / "unit.cu"
     unit.write_text("\n".join(lines) + "\n")
-    proc = subprocess.run(["nvcc", "-cubin", "-arch=sm_90", "-std=c++17", f"-I{KERNELS}", "-o",
+    arch = next((o for o in v.options if o.startswith("-arch=")), "-arch=sm_90")     # wgmma needs sm_90a
+    proc = subprocess.run(["nvcc", "-cubin", arch, "-std=c++17", f"-I{KERNELS}", "-o",
                            str(tmp_path / "unit.cubin"), str(unit)], capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
@@ -34,3 +35,31 @@ def test_tensor_candidates_are_taken_per_precision():
     tf32 = {k for k, _ in tensor.taken(tensor.TC_CANDIDATES, ops.TcGemm(m=64, n=64, k=64, precision="tf32"))}
     fp16 = {k for k, _ in tensor.taken(tensor.TC_CANDIDATES, ops.TcGemm(m=64, n=64, k=64, precision="fp16"))}
     assert "tc/05_mma_sync" in fp16 and "tc/05_mma_sync" not in tf32
+
+
+def test_the_hopper_kernel_refuses_what_it_cannot_do_with_its_reason():
+    from gemmlab import hardware as hw, ops
+    v = gl.registry.get("tc/06_wgmma_tma")
+    assert v.options == ("-arch=sm_90a",) and "wgmma" in v.gpu_only
+    assert "FP16 or BF16" in v.refuse(ops.TcGemm(m=64, n=64, k=64, precision="tf32"), {})
+    assert "multiples of 8" in v.refuse(ops.TcGemm(m=64, n=60, k=64, precision="fp16"), {})
+    assert "got 64 x 64 x 36" in v.refuse(ops.TcGemm(m=64, n=64, k=36, precision="bf16"), {})
+    assert v.refuse(ops.TcGemm(m=65, n=72, k=40, precision="bf16"), {}) in (None, "") or hw.on_gpu
+    if not hw.on_gpu:
+        with pytest.raises(hw.BackendError, match="GPU only"):
+            v.runner(ops.TcGemm(m=64, n=64, k=64, precision="bf16"))
+
+
+def test_tensor_maps_need_cuda_python_and_16_byte_rows(monkeypatch):
+    import sys
+    import types
+    from gemmlab import hardware as hw, tma
+    monkeypatch.setitem(sys.modules, "cuda", None)                    # cuda-python not installed
+    tma._encoded.cache_clear()
+    a = types.SimpleNamespace(shape=(64, 64), data=types.SimpleNamespace(ptr=1 << 20))
+    with pytest.raises(hw.BackendError, match="pip install cuda-bindings"):
+        tma.tensor_map(a, "bf16", 64, 64)
+    with pytest.raises(ValueError, match="16-byte aligned rows: 60 columns"):
+        tma.tensor_map(types.SimpleNamespace(shape=(64, 60), data=a.data), "bf16", 64, 64)
+    with pytest.raises(ValueError, match="FP16 or BF16"):
+        tma.tensor_map(a, "tf32", 64, 64)

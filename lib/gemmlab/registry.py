@@ -36,6 +36,7 @@ class Variant:
     prepare: Callable | None = None          # (problem, params, inputs, out) -> None, run before each launch
     valid: Callable | None = None            # (params) -> bool: which combinations exist (default: all)
     gpu_only: str | None = None              # why the emulator cannot run it (inline PTX, say); None: it can
+    options: tuple = ()                      # compiler options of its own (the architecture, say)
 
     @property
     def source(self) -> str:
@@ -91,7 +92,7 @@ class Variant:
         if not self.runnable:
             raise hw.BackendError(f"{self.key} runs on a GPU only ({self.gpu_only}); this is the {hw.backend} "
                                   f"backend ({hw.backend_reason})")
-        return _load(self.source).get(self.expression(problem, **params))
+        return _load(self.source, self.options).get(self.expression(problem, **params))
 
     def awkward(self) -> list:
         """Problems of sizes that are not multiples of any tile, for tests, crosschecks and sanitizers (those
@@ -140,8 +141,8 @@ class Variant:
 
 
 @functools.lru_cache(maxsize=None)
-def _load(source: str):
-    return load(source)
+def _load(source: str, options: tuple = ()):
+    return load(source, options=options)
 
 
 def awkward_problems(op: type, layout: str = "row") -> list:
@@ -622,6 +623,37 @@ VARIANTS += [
         params={"WARPS_M": (1, 2, 4), "WARPS_N": (1, 2, 4)}, defaults={"WARPS_M": 2, "WARPS_N": 2},
         launch=lambda p, c: ((cdiv(p.n, 16 * c["WARPS_N"]), cdiv(p.m, 16 * c["WARPS_M"])), 32 * c["WARPS_M"] * c["WARPS_N"], 0),
         args=_gemm_args,
+    ),
+]
+
+
+def _hopper_refuse(p, c):
+    if p.precision == "tf32":
+        return "wgmma here takes FP16 or BF16; TF32 is tc/01 and tc/03"
+    if p.n % 8 or p.k % 8:
+        return f"N and K must be multiples of 8 (TMA copies rows of 16-byte multiples), got {p.m} x {p.n} x {p.k}"
+    if hw.on_gpu and hw.xp.cuda.Device().compute_capability != "90":
+        return f"wgmma and TMA as compiled here need compute capability 9.0 (Hopper), this GPU has " \
+               f"{hw.xp.cuda.Device().compute_capability}"
+    return None
+
+
+def _hopper_args(p, inputs, out):
+    from . import tma
+    A, B = inputs
+    return (tma.tensor_map(A, p.precision, 128, 64), tma.tensor_map(B, p.precision, 64, 64), out, p.m, p.n, p.k)
+
+
+HOPPER_SHARED = 4 * (128 * 64 + 64 * 256) * 2 + 1024      # 4 stages of A and B tiles, and room to align them
+
+VARIANTS += [
+    Variant(
+        key="tc/06_wgmma_tma", chapter=None, entry="wgmma_tma_gemm<{PREC}>", op=ops.TcGemm,
+        title="Hopper: TMA copies and mbarriers feed wgmma, a producer warpgroup and two consumers (GPU only)",
+        problem_params=_tc_precision, refuse=_hopper_refuse,
+        launch=lambda p, c: ((cdiv(p.n, 256), cdiv(p.m, 128)), 384, HOPPER_SHARED),
+        args=_hopper_args,
+        gpu_only="inline PTX for sm_90a: wgmma, TMA copies and mbarriers", options=("-arch=sm_90a",),
     ),
 ]
 

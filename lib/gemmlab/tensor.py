@@ -38,6 +38,9 @@ TC_CANDIDATES = [
     ("tc/05_mma_sync", _p(128, 256, 64, 64, 3)),
     ("tc/05_mma_sync", _p(128, 128, 64, 64, 4)),
 ]
+# Hopper's own pipeline (TMA, mbarriers, wgmma), FP16 and BF16: its own target, 80% of cuBLAS
+HOPPER_CANDIDATES = [("tc/06_wgmma_tma", {})]
+HOPPER_TARGETS = [("fp16", 0.80), ("bf16", 0.80)]
 SPLIT_CANDIDATES = [
     ("tc/02_3xtf32", dict(WARPS_M=2, WARPS_N=2)),
     ("tc/04_3xtf32_pipelined", _p(128, 128, 64, 32, 3)),
@@ -62,9 +65,10 @@ def taken(candidates, problem) -> list:
     return out
 
 
-def measure_tc(precision: str, target: float, n: int = N, reps: int = 10, progress: bool = True) -> dict:
+def measure_tc(precision: str, target: float, n: int = N, reps: int = 10, progress: bool = True,
+               candidates=TC_CANDIDATES) -> dict:
     problem = ops.TcGemm(m=n, n=n, k=n, precision=precision)
-    cases = taken(TC_CANDIDATES, problem)
+    cases = taken(candidates, problem)
     t, errors = measure_problem(cases, problem, f"tensor {precision.upper()} {n}", reps=reps, progress=progress)
     best = _best(t, {case_name(k, c) for k, c in cases})
     ratio = t.ratio(best["name"])
@@ -150,9 +154,13 @@ def run_all(reps: int = 10) -> dict:
     for precision, target in TC_TARGETS:
         tc.append(measure_tc(precision, target, reps=reps))
         print(Timings.from_dict(tc[-1]["timing"], recorded=False), flush=True)
+    hopper = []
+    for precision, target in HOPPER_TARGETS:
+        hopper.append(measure_tc(precision, target, reps=reps, candidates=HOPPER_CANDIDATES))
+        print(Timings.from_dict(hopper[-1]["timing"], recorded=False), flush=True)
     split = measure_split(reps=reps)
     print(Timings.from_dict(split["timing"], recorded=False), flush=True)
-    return {"tc": tc, "split": split, "accumulation": accumulation(),
+    return {"tc": tc, "hopper": hopper, "split": split, "accumulation": accumulation(),
             "error_vs_k": error_vs_k(ks=(16, 64, 256, 1024, 4096, 16384)),
             "command": "python -m gemmlab tensor --record"}
 
@@ -165,6 +173,9 @@ def summary(result: dict) -> str:
     lines = []
     for t in result["tc"]:
         lines.append(f"{t['precision'].upper():>6} N={t['n']}: best {t['best']} at {100 * t['ratio']:.1f}% of cuBLAS "
+                     f"(target {100 * t['target']:.0f}%: {'met' if t['met'] else 'MISSED'})")
+    for t in result.get("hopper", []):
+        lines.append(f"Hopper {t['precision'].upper()} N={t['n']}: {t['best']} at {100 * t['ratio']:.1f}% of cuBLAS "
                      f"(target {100 * t['target']:.0f}%: {'met' if t['met'] else 'MISSED'})")
     s = result["split"]
     lines.append(f"3xTF32 N={s['n']}: best {s['best']} at {s['ratio_to_sgemm']:.2f}x cuBLAS SGEMM's speed "

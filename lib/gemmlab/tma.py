@@ -1,0 +1,53 @@
+"""Tensor maps for Hopper's Tensor Memory Accelerator (TMA), built with NVIDIA's cuda-python bindings.
+
+A TMA copy is described by a 128-byte *tensor map*: where a matrix lies in global memory, its sizes and
+row stride, the box one copy moves, the shared-memory swizzle, and what to read outside the matrix (zeros).
+The driver encodes it (``cuTensorMapEncodeTiled``); the kernel receives it in global memory. Maps depend
+only on their arguments, so each distinct one is encoded and uploaded once.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy
+
+from . import hardware as hw
+
+_DTYPES = {"fp16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"}
+
+
+def _driver():
+    try:
+        from cuda.bindings import driver
+    except ImportError as exc:
+        raise hw.BackendError("TMA tensor maps are built with NVIDIA's cuda-python: pip install cuda-bindings "
+                              f"(for CUDA 13: cuda-bindings>=13) ({exc})") from None
+    driver.cuInit(0)
+    return driver
+
+
+@functools.lru_cache(maxsize=256)
+def _encoded(precision: str, ptr: int, rows: int, cols: int, box_rows: int, box_cols: int):
+    cu = _driver()
+    u64, u32 = cu.cuuint64_t, cu.cuuint32_t
+    err, tmap = cu.cuTensorMapEncodeTiled(
+        getattr(cu.CUtensorMapDataType, _DTYPES[precision]), 2, ptr,
+        [u64(cols), u64(rows)], [u64(cols * 2)], [u32(box_cols), u32(box_rows)], [u32(1), u32(1)],
+        cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
+        cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+        cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    if err != cu.CUresult.CUDA_SUCCESS:
+        raise ValueError(f"cuTensorMapEncodeTiled refused a {rows} x {cols} {precision} matrix with {box_rows} x "
+                         f"{box_cols} boxes: {err}")
+    return hw.xp.asarray(numpy.array(tmap.opaque, dtype=numpy.uint64))
+
+
+def tensor_map(a, precision: str, box_rows: int, box_cols: int):
+    """The device copy of the tensor map of the row-major 16-bit matrix ``a``: boxes of box_rows x box_cols
+    elements (box_cols * 2 <= 128 bytes: one swizzle row), 128-byte swizzle, zeros outside ``a``."""
+    if precision not in _DTYPES:
+        raise ValueError(f"tensor maps here are for FP16 or BF16 matrices, not {precision!r}")
+    rows, cols = a.shape
+    if (cols * 2) % 16 or a.data.ptr % 16:
+        raise ValueError(f"TMA needs 16-byte aligned rows: {cols} columns of 2 bytes is {cols * 2} bytes")
+    return _encoded(precision, a.data.ptr, rows, cols, box_rows, box_cols)
