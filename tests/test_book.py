@@ -99,7 +99,8 @@ def test_wheel_carries_kernels_and_results(tmp_path):
     assert any(re.match(r"gemmlab/results/ceilings-.*\.json", n) for n in names)
 
 
-FIGURE_CALLS = ("roofline.plot", "scaling_plot", "heatmap(", "tilemap.figure", "ladder.show", "geometry_heatmap")
+FIGURE_CALLS = ("roofline.plot", "scaling_plot", "heatmap(", "tilemap.figure", "ladder.show", "geometry_heatmap",
+                "tune.plot")
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)

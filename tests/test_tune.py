@@ -74,3 +74,27 @@ def test_sizes_and_the_gpu():
     if not gl.on_gpu:
         with pytest.raises(SystemExit, match="tuning measures on a GPU"):
             tune.run(KEY, ["256"], 10)
+
+
+def test_chapter_13s_account_of_the_recorded_search_matches_the_record():
+    """Chapter 13, "Searching the space": every figure it states, read back from the records."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from gemmlab import climb, registry, tune
+    r = tune.recorded("sgemm/12_interior")
+    sizes = {s["size"]: s for s in r["sizes"]}
+    assert r["budget_s"] == 250 and list(sizes) == ["1024", "2048", "4096", "8192", "4097"]
+    tried = [len(s["tried"]) for s in sizes.values()]
+    assert (min(tried), max(tried)) == (12, 42) and {s["space"] for s in sizes.values()} == {12480}
+    assert all(round(s["spent_s"]) in range(50, 56) for s in sizes.values())
+    defaults = registry.get("sgemm/12_interior").resolve()
+    for size in ("2048", "4096", "8192"):
+        assert sizes[size]["winner"] == defaults
+    assert (sizes["1024"]["winner"]["SPLITK"], sizes["4097"]["winner"]["SPLITK"]) == (2, 8)
+    assert round(100 * sizes["1024"]["ratio"]) == round(100 * sizes["4097"]["ratio"]) == 82
+    best = {s["size"]: s["ratio"] for s in climb.recorded()["sizes"]}
+    assert (round(100 * best["1024"]), round(100 * best["4097"])) == (86, 88)
+    text = tune.summary(r)
+    assert "tried 42 of 12,480" in text and "82.2% of cuBLAS" in text
+    ax = tune.plot(r)
+    assert len(ax.get_xticklabels()) == 5

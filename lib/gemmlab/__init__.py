@@ -19,7 +19,7 @@ from .loader import CompileError, Kernel, Module, load
 from ._emulator import EmulatorError
 from .timing import TimingUnavailable, bench, sweep
 from .racecheck import RaceReport, racecheck
-from . import blas, blasbench, climb, demos, exercises, explorers, profiling, paths, device, ladder, memory, registry, roofline, sass, tensor, tilemap  # noqa: E402
+from . import blas, blasbench, climb, demos, exercises, explorers, profiling, paths, device, ladder, memory, registry, roofline, sass, tensor, tilemap, tune  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -28,4 +28,5 @@ __all__ = [
     "load", "Module", "Kernel", "CompileError", "EmulatorError", "check", "rel_error", "CheckResult",
     "bench", "sweep", "TimingUnavailable", "racecheck", "RaceReport", "ops", "record", "device", "registry", "roofline", "ladder",
     "tilemap", "demos", "memory", "sass", "blas", "blasbench", "climb", "exercises", "explorers", "profiling", "paths",
+    "tensor", "tune",
 ]

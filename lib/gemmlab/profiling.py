@@ -312,6 +312,20 @@ def climb_table(data: dict | None = None) -> None:
             f"{k[key] * scale:>12.2f}" if key in k else f"{'-':>12}" for key, _, scale in shown))
 
 
+def tensor_table(data: dict | None = None) -> None:
+    """Print how busy each Part V kernel keeps the tensor cores and the schedulers (the part5 study)."""
+    data = data or record.load("ncu-part5-nvidia-h200")
+    env = data["environment"]
+    print(f"Nsight Compute ({data['ncu']}), clocks not locked, {env['gpu']}, {env['date'][:10]}, N = 4096:")
+    cols = [("duration_ns", "time us", 1e-3), ("tensor_pipe_pct", "tensor %", 1), ("issue_active_pct", "issue %", 1),
+            ("instructions", "inst (M)", 1e-6), ("registers", "regs", 1), ("stall_wait", "wait", 1),
+            ("stall_barrier", "barrier", 1), ("stall_long_scoreboard", "long sb", 1)]
+    print(f"{'':<26}" + "".join(f"{h:>10}" for _, h, _ in cols))
+    for k in data["kernels"]:
+        print(f"{k['case'][:25]:<26}" + "".join(
+            f"{k[key] * scale:>10.1f}" if key in k else f"{'-':>10}" for key, _, scale in cols))
+
+
 def table(data: dict | None = None) -> None:
     """Print the recorded metrics the profiling appendix discusses."""
     data = data or record.load("ncu-nvidia-h200")

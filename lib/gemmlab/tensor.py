@@ -169,6 +169,18 @@ def save(result: dict):
     return record.save(f"tensor-{record.gpu_slug()}", result)
 
 
+def hopper_tables(result: dict | None = None) -> None:
+    """Print the recorded Hopper runs (tc/06 and cuBLAS in one round-robin, per precision) and their verdicts."""
+    result = result or record.load("tensor-nvidia-h200")
+    if not result.get("hopper"):
+        print("the record has no Hopper run yet (python -m gemmlab tensor --record on a Hopper GPU)")
+        return
+    for t in result["hopper"]:
+        print(Timings.from_dict(t["timing"]))
+        print(f"{t['best']}: {100 * t['ratio']:.1f}% of cuBLAS (target {100 * t['target']:.0f}%: "
+              f"{'met' if t['met'] else 'MISSED'}); max error against float64 {t['errors'][t['best']]:.2e}\n")
+
+
 def summary(result: dict) -> str:
     lines = []
     for t in result["tc"]:

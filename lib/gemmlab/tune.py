@@ -120,3 +120,59 @@ def run(key: str, sizes: list, budget_s: float, seed: int = 0) -> dict:
 
 def save(result: dict):
     return record.save(f"tune-{result['key'].replace('/', '-')}-{record.gpu_slug()}", result)
+
+
+def recorded(key: str = "sgemm/12_interior") -> dict:
+    """The H200's recorded search of ``key`` (``python -m gemmlab tune KEY --record``)."""
+    return record.load(f"tune-{key.replace('/', '-')}-nvidia-h200")
+
+
+def _cublas_ms(size: dict):
+    rows = (size.get("timing") or {}).get("rows", [])
+    return next((r["median_ms"] for r in rows if r["name"] == "cuBLAS"), None)
+
+
+def summary(result: dict) -> str:
+    """Per size: how much of the space the budget covered, and the winner against cuBLAS (final round-robin)."""
+    env = result["environment"]
+    lines = [f"tune {result['key']}: {result['budget_s']:g} s on {env['gpu']}, {env['date'][:10]} (seed {result['seed']})"]
+    for s in result["sizes"]:
+        head = (f"{s['problem']}: tried {len(s['tried'])} of {s['space']:,} in {s['spent_s']:.0f} s "
+                f"({len(s['refused'])} refused, {len(s['wrong'])} wrong)")
+        if s["winner"] is None:
+            lines.append(head + "; no configuration ran")
+            continue
+        lines.append(f"{head}; winner at {100 * s['ratio']:.1f}% of cuBLAS:\n    "
+                     + ", ".join(f"{k}={v}" for k, v in s["winner"].items()))
+    return "\n".join(lines)
+
+
+def plot(result: dict, ax=None):
+    """Every configuration the search timed, per size, as a fraction of cuBLAS's time in that size's final
+    round-robin (the search times each alone, so the dots are approximate); the winner starred."""
+    import matplotlib.pyplot as plt
+    env = result["environment"]
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.5, 4.0))
+    rng = numpy.random.default_rng(0)
+    labels = []
+    for i, s in enumerate(result["sizes"]):
+        lib = _cublas_ms(s)
+        labels.append(s["size"])
+        if lib is None or not s["tried"]:
+            continue
+        ratios = [100 * lib / t["median_ms"] for t in s["tried"]]
+        ax.scatter(i + rng.uniform(-0.18, 0.18, len(ratios)), ratios, s=14, color="#4477aa", alpha=0.7,
+                   label="a configuration tried (timed alone)" if i == 0 else None)
+        ax.scatter([i], [100 * s["ratio"]], marker="*", s=180, color="#ee6677", zorder=3,
+                   label="winner (with cuBLAS, one round-robin)" if i == 0 else None)
+    ax.axhline(100, color="#888", lw=1)
+    ax.set_xticks(range(len(labels)), labels, fontsize=8)
+    ax.set_xlabel("problem size (N, or M x N x K)")
+    ax.set_ylabel("% of cuBLAS SGEMM")
+    ax.set_ylim(0, 110)
+    ax.set_title(f"Searching {result['key']} for {result['budget_s']:g} s, {env['gpu']}, {env['date'][:10]}",
+                 fontsize=10)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+    ax.figure.tight_layout()
+    return ax
