@@ -169,3 +169,29 @@ def test_chapter_14_states_the_recorded_tensor_core_results():
     text = prose("14-tensor-cores.ipynb")
     assert "FP16 at 26% of cuBLAS, BF16 at 25% and TF32 at 14%" in text and "missed" in text
     assert "max error 0.27 times its" in text and "half its speed" in text
+
+
+def test_chapter_15s_figures_are_the_records():
+    """Chapter 15 (Hopper): the recorded tc/06 run against cuBLAS, and the part5 study's tensor-pipe and
+    instruction counts it quotes."""
+    from gemmlab import record
+    rec = record.load("tensor-nvidia-h200")
+    hopper = {t["precision"]: t for t in rec["hopper"]}
+    assert round(100 * hopper["fp16"]["ratio"], 1) == 93.1 and round(100 * hopper["bf16"]["ratio"], 1) == 93.3
+    assert all(t["met"] and t["target"] == 0.80 for t in hopper.values())
+    rows = {t["precision"]: {r["name"]: r for r in t["timing"]["rows"]} for t in rec["hopper"]}
+    assert [round(rows[p]["06_wgmma_tma[]"]["gflops"] / 1000) for p in ("fp16", "bf16")] == [675, 696]
+    assert [round(rows[p]["cuBLAS"]["gflops"] / 1000) for p in ("fp16", "bf16")] == [725, 746]
+    assert f"{hopper['fp16']['errors']['06_wgmma_tma[]']:.1e}" == "4.9e-06"
+    assert f"{hopper['bf16']['errors']['06_wgmma_tma[]']:.1e}" == "4.4e-06"
+    tc = {t["precision"]: round(100 * t["ratio"]) for t in rec["tc"]}
+    assert tc["fp16"] == 26 and tc["bf16"] == 25
+    ncu = {k["case"]: k for k in record.load("ncu-part5-nvidia-h200")["kernels"]}
+    assert round(ncu["cuBLAS fp16"]["tensor_pipe_pct"]) == 92 and round(ncu["cuBLAS bf16"]["tensor_pipe_pct"]) == 91
+    assert 23 <= min(ncu[c]["tensor_pipe_pct"] for c in ("WMMA pipelined fp16", "WMMA pipelined bf16",
+                                                         "WMMA pipelined tf32", "mma.sync fp16", "mma.sync bf16"))
+    assert max(ncu[c]["tensor_pipe_pct"] for c in ("WMMA pipelined fp16", "mma.sync fp16", "mma.sync bf16")) < 30
+    assert round(ncu["cuBLAS fp16"]["instructions"] / 1e6, 1) == 17.6
+    assert round(ncu["mma.sync fp16"]["instructions"] / 1e6) == 339
+    assert round(ncu["mma.sync fp16"]["instructions"] / ncu["cuBLAS fp16"]["instructions"]) == 19
+    assert 2.5 < ncu["mma.sync fp16"]["stall_wait"] < 3.5 and round(ncu["cuBLAS fp16"]["issue_active_pct"]) == 12
