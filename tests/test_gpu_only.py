@@ -61,5 +61,7 @@ def test_tensor_maps_need_cuda_python_and_16_byte_rows(monkeypatch):
         tma.tensor_map(a, "bf16", 64, 64)
     with pytest.raises(ValueError, match="16-byte aligned rows: 60 columns"):
         tma.tensor_map(types.SimpleNamespace(shape=(64, 60), data=a.data), "bf16", 64, 64)
-    with pytest.raises(ValueError, match="FP16 or BF16"):
+    with pytest.raises(ValueError, match="FP16, BF16 or FP32"):
         tma.tensor_map(a, "tf32", 64, 64)
+    with pytest.raises(ValueError, match="16-byte aligned rows: 61 columns of 4 bytes"):
+        tma.tensor_map(types.SimpleNamespace(shape=(64, 61), data=a.data), "fp32", 128, 32)

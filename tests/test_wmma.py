@@ -277,10 +277,11 @@ def test_part5_record_definitions():
     from gemmlab import registry, tensor
     assert tensor.TC_TARGETS == [("fp16", 0.50), ("bf16", 0.50), ("tf32", 0.50)]
     assert tensor.SPLIT_ERROR_FACTOR == 2.0
-    for key, params in tensor.TC_CANDIDATES:
-        assert registry.get(key).op is ops.TcGemm and registry.get(key).resolve(**params)
+    assert tensor.HOPPER_TARGETS == [("fp16", 0.80), ("bf16", 0.80)]
+    for key, params in tensor.TC_CANDIDATES + tensor.HOPPER_CANDIDATES:
+        assert registry.get(key).op is ops.TcGemm and registry.get(key).resolve(**params) == params
     for key, params in tensor.SPLIT_CANDIDATES:
-        assert registry.get(key).op is ops.Gemm and registry.get(key).resolve(**params)
+        assert registry.get(key).op is ops.Gemm and registry.get(key).resolve(**params) == params
 
 
 def test_error_against_k_orders_the_precisions_as_their_mantissas():

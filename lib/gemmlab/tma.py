@@ -13,7 +13,8 @@ import numpy
 
 from . import hardware as hw
 
-_DTYPES = {"fp16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"}
+_DTYPES = {"fp16": ("CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 2), "bf16": ("CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", 2),
+           "fp32": ("CU_TENSOR_MAP_DATA_TYPE_FLOAT32", 4)}
 
 
 def _driver():
@@ -27,12 +28,13 @@ def _driver():
 
 
 @functools.lru_cache(maxsize=256)
-def _encoded(precision: str, ptr: int, rows: int, cols: int, box_rows: int, box_cols: int):
+def _encoded(precision: str, ptr: int, rows: int, cols: int, ld: int, box_rows: int, box_cols: int):
     cu = _driver()
     u64, u32 = cu.cuuint64_t, cu.cuuint32_t
+    name, size = _DTYPES[precision]
     err, tmap = cu.cuTensorMapEncodeTiled(
-        getattr(cu.CUtensorMapDataType, _DTYPES[precision]), 2, ptr,
-        [u64(cols), u64(rows)], [u64(cols * 2)], [u32(box_cols), u32(box_rows)], [u32(1), u32(1)],
+        getattr(cu.CUtensorMapDataType, name), 2, ptr,
+        [u64(cols), u64(rows)], [u64(ld * size)], [u32(box_cols), u32(box_rows)], [u32(1), u32(1)],
         cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
         cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
         cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
@@ -42,12 +44,17 @@ def _encoded(precision: str, ptr: int, rows: int, cols: int, box_rows: int, box_
     return hw.xp.asarray(numpy.array(tmap.opaque, dtype=numpy.uint64))
 
 
-def tensor_map(a, precision: str, box_rows: int, box_cols: int):
-    """The device copy of the tensor map of the row-major 16-bit matrix ``a``: boxes of box_rows x box_cols
-    elements (box_cols * 2 <= 128 bytes: one swizzle row), 128-byte swizzle, zeros outside ``a``."""
+def tensor_map(a, precision: str, box_rows: int, box_cols: int, cols: int | None = None):
+    """The device copy of the tensor map of the row-major matrix ``a`` (FP16, BF16 or FP32): boxes of
+    box_rows x box_cols elements (box_cols elements <= 128 bytes: one swizzle row), 128-byte swizzle, zeros
+    outside. ``cols``: the matrix's width when ``a``'s rows are padded beyond it (default: all of them)."""
     if precision not in _DTYPES:
-        raise ValueError(f"tensor maps here are for FP16 or BF16 matrices, not {precision!r}")
-    rows, cols = a.shape
-    if (cols * 2) % 16 or a.data.ptr % 16:
-        raise ValueError(f"TMA needs 16-byte aligned rows: {cols} columns of 2 bytes is {cols * 2} bytes")
-    return _encoded(precision, a.data.ptr, rows, cols, box_rows, box_cols)
+        raise ValueError(f"tensor maps here are for FP16, BF16 or FP32 matrices, not {precision!r}")
+    rows, ld = a.shape
+    cols = ld if cols is None else cols
+    size = _DTYPES[precision][1]
+    if (ld * size) % 16 or a.data.ptr % 16:
+        raise ValueError(f"TMA needs 16-byte aligned rows: {ld} columns of {size} bytes is {ld * size} bytes")
+    if not 0 < cols <= ld:
+        raise ValueError(f"a matrix of {cols} columns in rows of {ld}")
+    return _encoded(precision, a.data.ptr, rows, cols, ld, box_rows, box_cols)
