@@ -195,3 +195,13 @@ def test_chapter_15s_figures_are_the_records():
     assert round(ncu["mma.sync fp16"]["instructions"] / 1e6) == 339
     assert round(ncu["mma.sync fp16"]["instructions"] / ncu["cuBLAS fp16"]["instructions"]) == 19
     assert 2.5 < ncu["mma.sync fp16"]["stall_wait"] < 3.5 and round(ncu["cuBLAS fp16"]["issue_active_pct"]) == 12
+
+
+def test_the_appendix_states_the_sanitizer_record():
+    from gemmlab import record
+    data = record.load("sanitizer-nvidia-h200")
+    assert data["environment"]["date"].startswith("2026-11-30") and data["environment"]["gpu"] == "NVIDIA H200"
+    for tool in ("memcheck", "racecheck"):
+        assert data["tools"][tool]["clean"] and data["tools"][tool]["configurations"] == 278
+    text = " ".join(prose("11-profiling.ipynb").split())
+    assert "launched 278 configurations" in text and "made on the H200 on 2026-11-30" in text
