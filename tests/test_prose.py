@@ -205,3 +205,10 @@ def test_the_appendix_states_the_sanitizer_record():
         assert data["tools"][tool]["clean"] and data["tools"][tool]["configurations"] == 278
     text = " ".join(prose("11-profiling.ipynb").split())
     assert "launched 278 configurations" in text and "made on the H200 on 2026-11-30" in text
+
+
+def test_chapter_15_names_cublas_s_kernel_as_recorded():
+    from gemmlab import record
+    ncu = {k["case"]: k for k in record.load("ncu-part5-nvidia-h200")["kernels"]}
+    assert ncu["cuBLAS fp16"]["kernel"] == "nvjet_sm90_hss_256x128_64x4_1x2_h_bz_coopA_NNT"
+    assert "`nvjet_sm90_hss_256x128_64x4_1x2_h_bz_coopA_NNT`" in prose("15-hopper.ipynb")
