@@ -129,3 +129,20 @@ def test_explorers_are_committed_as_html_and_no_widget_state(path):
             html = "".join("".join(out["data"]["text/html"]) for out in c["outputs"] if "text/html" in out.get("data", {}))
             assert html.count("GLExplorers.mount(") == 1, src[:60]
             assert explorers.script() in html, f"{src[:60]}: made by older explorer code; refresh the chapter on a GPU"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_figures_are_opaque_so_the_dark_theme_cannot_hide_their_ink(path):
+    """The book has a dark theme: a figure with a transparent background would show black axes and text on
+    a near-black page. Every committed figure must be opaque, and no wider than two book columns."""
+    import base64
+    import io
+    import matplotlib.image as mpimg
+    nb = json.loads(path.read_text())
+    for c in nb["cells"]:
+        for out in c.get("outputs", []):
+            png = out.get("data", {}).get("image/png")
+            if png:
+                img = mpimg.imread(io.BytesIO(base64.b64decode(png)), format="png")
+                assert img.shape[-1] == 3 or img[..., 3].min() == 1.0, "".join(c["source"])[:60]
+                assert img.shape[1] <= 1400, (img.shape, "".join(c["source"])[:60])
