@@ -46,9 +46,14 @@ CASES = [
                                              (128, 128, 16, 64, 32, 3, 2, 2))],
     *[("blas/dot/07_bandwidth", dict(BLOCK=1024, UNROLL=2, GRID=1056, DET=d, CS=c)) for d, c in ((0, 0), (1, 1))],
     *[("blas/gemv/04_bandwidth", dict(WARPS=8, UNROLL=8, SPLIT=8, VEC=4, CS=1), t) for t in ("N", "T")],
+    # Part V: the tensor-core kernels the record times, in FP16 (a TcGemm case names its precision)
+    ("tc/03_wmma_pipelined", dict(BM=128, BN=128, WM=64, WN=32, STAGES=4), "fp16"),
+    ("tc/05_mma_sync", dict(BM=128, BN=128, WM=64, WN=32, STAGES=3), "fp16"),
+    ("tc/06_wgmma_tma", {}, "fp16"),
 ]
 CLASSES = re.compile(r"\b(FFMA|LDS(?:\.\w+)?|STS(?:\.\w+)?|LDGSTS(?:\.[\w.]+)?|LDG(?:\.[\w.]+)?|STG(?:\.[\w.]+)?"
-                     r"|LDL(?:\.\w+)?|STL(?:\.\w+)?|BAR\.SYNC)\b")
+                     r"|LDL(?:\.\w+)?|STL(?:\.\w+)?|BAR\.SYNC"
+                     r"|HMMA(?:\.[\w.]+)?|HGMMA(?:\.[\w.]+)?|LDSM(?:\.[\w.]+)?|UTMALDG(?:\.\w+)?)\b")
 
 
 def _tool(name):
@@ -78,6 +83,21 @@ def loops(block: str, smallest: int = 64) -> list:
     return out
 
 
+def loop_mix(block: str, smallest: int = 64) -> list:
+    """For each loop that :func:`loops` finds, the instructions of the kinds ``CLASSES`` names inside it
+    (their counts by kind), so that a loop's work can be told from its overhead."""
+    found = [(int(m.group(1), 16), m.group(2).strip()) for m in _INSTRUCTION.finditer(block)]
+    out = []
+    for offset, text in found:
+        m = _BRANCH_TO.search(text)
+        if m and int(m.group(1), 16) < offset:
+            body = [t for o, t in found if int(m.group(1), 16) <= o <= offset]
+            if len(body) >= smallest:
+                kinds = collections.Counter(c.group(1) for t in body for c in CLASSES.finditer(t))
+                out.append(dict(sorted(kinds.items())))
+    return out
+
+
 def _instance(expr: str, i: int) -> str:
     """Taking a template kernel's address instantiates it, whatever its parameter types."""
     return f"void* gl_instance_{i} = (void*)&{expr};"
@@ -87,22 +107,28 @@ def analyse(cases=CASES) -> dict:
     nvcc, cuobjdump = _tool("nvcc"), _tool("cuobjdump")
     out = {}
     by_file = collections.defaultdict(list)
-    for key, params, *trans in cases:       # a GEMV case names its transpose ('N' or 'T')
-        by_file[registry.get(key).source].append((key, params, trans[0] if trans else None))
+    for key, params, *extra in cases:       # a GEMV case names its transpose ('N' or 'T'), a TcGemm its precision
+        by_file[registry.get(key).source].append((key, params, extra[0] if extra else None))
     with tempfile.TemporaryDirectory() as tmp:
         for source, items in by_file.items():
             lines = [f'#include "{source}"']
             names = {}
-            for key, params, trans in items:
+            for key, params, extra in items:
                 v = registry.get(key)
-                problem = ops.Gemv(trans=trans, layout="col") if trans else None
+                if v.op is ops.TcGemm:
+                    problem, shown = ops.TcGemm(m=16, n=16, k=16, precision=extra), {**params, "PREC": extra}
+                elif extra:
+                    problem, shown = ops.Gemv(trans=extra, layout="col"), {**params, "TRANS": extra}
+                else:
+                    problem, shown = None, params
                 expr = v.expression(problem, **params)
                 lines.append(_instance(expr, len(names)))
-                names[expr] = (key, {**params, "TRANS": trans} if trans else params)
+                names[expr] = (key, shown)
+            arch = next((o.split("=", 1)[1] for o in registry.get(items[0][0]).options if o.startswith("-arch=")), ARCH)
             unit = Path(tmp) / "unit.cu"
             unit.write_text("\n".join(lines) + "\n")
             cubin = Path(tmp) / "unit.cubin"
-            ptxas = processes.run([nvcc, "-cubin", f"-arch={ARCH}", "-O3", "-Xptxas", "-v", f"-I{KERNELS}",
+            ptxas = processes.run([nvcc, "-cubin", f"-arch={arch}", "-O3", "-Xptxas", "-v", f"-I{KERNELS}",
                                     "-o", str(cubin), str(unit)], capture_output=True, text=True, check=True).stderr
             sass = processes.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, check=True,
                                   env={**os.environ}).stdout
@@ -116,17 +142,18 @@ def analyse(cases=CASES) -> dict:
             for block in re.split(r"\n\s*Function : ", sass)[1:]:
                 mangled = block.split("\n", 1)[0].strip()
                 counts = collections.Counter(m.group(1) for m in CLASSES.finditer(block))
-                total = len(re.findall(r"/\*[0-9a-f]{4}\*/", block))      # one offset comment per instruction
+                total = len(re.findall(r"/\*[0-9a-f]{4,}\*/", block))    # one offset comment per instruction
                 expr = next(e for e in names if _mangled_matches(mangled, e))
                 key, params = names[expr]
-                out[case_label(key, params)] = {"key": key, "params": params, "registers": regs.get(mangled, 0),
+                out[case_label(key, params)] = {"key": key, "params": params, "arch": arch,
+                                                "registers": regs.get(mangled, 0),
                                                 "spill_store_bytes": spills.get(mangled, 0),
                                                 "total": total,
                                                 "instructions": dict(sorted(counts.items())),
                                                 # operands the FFMAs take from the operand reuse cache
                                                 "ffma_reuse_operands": sum(line.count(".reuse") for line in
                                                                            block.splitlines() if "FFMA" in line),
-                                                "loops": loops(block)}
+                                                "loops": loops(block), "loop_mix": loop_mix(block)}
     return out
 
 
