@@ -65,6 +65,9 @@ def _tool(name):
 
 
 _INSTRUCTION = re.compile(r"/\*([0-9a-f]+)\*/\s+([^;]*);")
+# predicated on "never": nvcc places three `@!PT LDS RZ, [RZ]` after each cp.async (LDGSTS); they are in
+# the instruction stream (counted in totals and loop sizes) but load nothing (not counted as loads)
+_NEVER = re.compile(r"@!PT\s")
 _BRANCH_TO = re.compile(r"\bBRA\b[^;]*?(0x[0-9a-f]+)\s*$")
 
 
@@ -93,7 +96,7 @@ def loop_mix(block: str, smallest: int = 64) -> list:
         if m and int(m.group(1), 16) < offset:
             body = [t for o, t in found if int(m.group(1), 16) <= o <= offset]
             if len(body) >= smallest:
-                kinds = collections.Counter(c.group(1) for t in body for c in CLASSES.finditer(t))
+                kinds = collections.Counter(c.group(1) for t in body if not _NEVER.match(t) for c in CLASSES.finditer(t))
                 out.append(dict(sorted(kinds.items())))
     return out
 
@@ -141,7 +144,9 @@ def analyse(cases=CASES) -> dict:
                 spills[name] = int(spilled.group(1)) if spilled else 0
             for block in re.split(r"\n\s*Function : ", sass)[1:]:
                 mangled = block.split("\n", 1)[0].strip()
-                counts = collections.Counter(m.group(1) for m in CLASSES.finditer(block))
+                executable = [t for _, t in ((m.group(1), m.group(2).strip()) for m in _INSTRUCTION.finditer(block))
+                              if not _NEVER.match(t)]
+                counts = collections.Counter(c.group(1) for t in executable for c in CLASSES.finditer(t))
                 total = len(re.findall(r"/\*[0-9a-f]{4,}\*/", block))    # one offset comment per instruction
                 expr = next(e for e in names if _mangled_matches(mangled, e))
                 key, params = names[expr]
@@ -149,6 +154,8 @@ def analyse(cases=CASES) -> dict:
                                                 "registers": regs.get(mangled, 0),
                                                 "spill_store_bytes": spills.get(mangled, 0),
                                                 "total": total,
+                                                "never_executed": sum(1 for m in _INSTRUCTION.finditer(block)
+                                                                      if _NEVER.match(m.group(2).strip())),
                                                 "instructions": dict(sorted(counts.items())),
                                                 # operands the FFMAs take from the operand reuse cache
                                                 "ffma_reuse_operands": sum(line.count(".reuse") for line in
