@@ -97,7 +97,8 @@ def loop_mix(block: str, smallest: int = 64) -> list:
             body = [t for o, t in found if int(m.group(1), 16) <= o <= offset]
             if len(body) >= smallest:
                 kinds = collections.Counter(c.group(1) for t in body if not _NEVER.match(t) for c in CLASSES.finditer(t))
-                out.append(dict(sorted(kinds.items())))
+                never = sum(1 for t in body if _NEVER.match(t))
+                out.append({**dict(sorted(kinds.items())), **({"never executed": never} if never else {})})
     return out
 
 
