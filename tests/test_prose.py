@@ -212,3 +212,25 @@ def test_chapter_15_names_cublas_s_kernel_as_recorded():
     ncu = {k["case"]: k for k in record.load("ncu-part5-nvidia-h200")["kernels"]}
     assert ncu["cuBLAS fp16"]["kernel"] == "nvjet_sm90_hss_256x128_64x4_1x2_h_bz_coopA_NNT"
     assert "`nvjet_sm90_hss_256x128_64x4_1x2_h_bz_coopA_NNT`" in prose("15-hopper.ipynb")
+
+
+def test_chapter_15s_account_of_the_compiled_loops_is_the_sass_record():
+    from gemmlab import record
+    k = record.load("sass-sm_90")["kernels"]
+    five = k["05_mma_sync[BM=128,BN=128,WM=64,WN=32,STAGES=3,PREC=fp16]"]
+    three = k["03_wmma_pipelined[BM=128,BN=128,WM=64,WN=32,STAGES=4,PREC=fp16]"]
+    six = k["06_wgmma_tma[PREC=fp16]"]
+    main5 = max(zip(five["loops"], five["loop_mix"]), key=lambda x: x[0][0])
+    assert main5[0] == [994, 134]
+    mix = main5[1]
+    assert (mix["HMMA.16816.F32"], mix["LDSM.16.M88.4"] + mix["LDSM.16.MT88.4"]) == (32, 12)
+    assert (mix["LDGSTS.E.BYPASS.128"] + mix["LDGSTS.E.BYPASS.128.ZFILL"], mix["LDGSTS.E.BYPASS.128.ZFILL"]) == (54, 42)
+    assert mix["never executed"] == 162 and "LDS" not in mix
+    main3 = max(zip(three["loops"], three["loop_mix"]), key=lambda x: x[0][0])
+    assert main3[0][0] == 507 and main3[1]["HMMA.16816.F32"] == 32
+    loop6 = [l for l, m in zip(six["loops"], six["loop_mix"]) if m == {"HGMMA.64x256x16.F32": 4}]
+    assert loop6 == [[92, 3]]
+    text = " ".join(prose("15-hopper.ipynb").split())
+    for phrase in ("994 instructions for 32 `HMMA.16816` and 12 `LDSM`", "54 copy instructions", "42 of them",
+                   "134 branches", "162 placeholders", "507 instructions", "92 instructions for four"):
+        assert phrase in text, phrase
