@@ -65,3 +65,5 @@ def test_tensor_maps_need_cuda_python_and_16_byte_rows(monkeypatch):
         tma.tensor_map(a, "tf32", 64, 64)
     with pytest.raises(ValueError, match="16-byte aligned rows: 61 columns of 4 bytes"):
         tma.tensor_map(types.SimpleNamespace(shape=(64, 61), data=a.data), "fp32", 128, 32)
+    with pytest.raises(ValueError, match="cols must be from 1 to the rows' length, 64; got 65"):
+        tma.tensor_map(a, "bf16", 64, 64, cols=65)

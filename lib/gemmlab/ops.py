@@ -8,6 +8,7 @@ vendor-library call (cuBLAS through CuPy) that is always the comparison column.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy
@@ -36,6 +37,18 @@ def _cublas():
         return None
     import importlib
     return importlib.import_module("cupy_backends.cuda.libs.cublas"), hw.xp.cuda.device.get_cublas_handle()
+
+
+@contextlib.contextmanager
+def _pointer_mode(cublas, handle, mode):
+    """cuBLAS reads scalars (and writes DOT's result) through host or device pointers, a setting of the handle
+    that CuPy shares: set it for one call, and put the caller's back."""
+    before = cublas.getPointerMode(handle)
+    cublas.setPointerMode(handle, mode)
+    try:
+        yield
+    finally:
+        cublas.setPointerMode(handle, before)
 
 
 def _trans(flag: str) -> bool:
@@ -110,13 +123,9 @@ class Dot(Op):
             hw.xp.dot(x, y, out=out.reshape(()))
             return
         cublas, handle = blas
-        mode = cublas.getPointerMode(handle)
-        cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_DEVICE)
-        try:
+        with _pointer_mode(cublas, handle, cublas.CUBLAS_POINTER_MODE_DEVICE):
             (cublas.sdot if x.dtype == numpy.float32 else cublas.ddot)(handle, self.n, x.data.ptr, 1, y.data.ptr, 1,
                                                                       out.data.ptr)
-        finally:
-            cublas.setPointerMode(handle, mode)
 
 
 @dataclass(frozen=True)
@@ -180,14 +189,10 @@ class Gemv(Op):
         rows, cols = (self.m, self.n) if col else (self.n, self.m)
         op = _trans(self.trans) == col                    # transpose the column-major matrix cuBLAS sees
         one, zero = numpy.ones(1, A.dtype), numpy.zeros(1, A.dtype)
-        mode = cublas.getPointerMode(handle)
-        cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
-        try:
+        with _pointer_mode(cublas, handle, cublas.CUBLAS_POINTER_MODE_HOST):
             (cublas.sgemv if A.dtype == numpy.float32 else cublas.dgemv)(
                 handle, int(op), rows, cols, one.ctypes.data, A.data.ptr, rows, x.data.ptr, 1,
                 zero.ctypes.data, out.data.ptr, 1)
-        finally:
-            cublas.setPointerMode(handle, mode)
 
 
 @dataclass(frozen=True)

@@ -305,11 +305,15 @@ def climb_table(data: dict | None = None) -> None:
     cols = [("duration_ns", "time us", 1e-3), ("registers", "regs", 1), ("issue_active_pct", "issue %", 1),
             ("instructions", "inst (G)", 1e-9)] + [("stall_" + r, r.replace("_", " ")[:11], 1) for r in STALLS]
     kernels = data["kernels"]
-    shown = [c for c in cols if any(k.get(c[0]) for k in kernels)]
-    print(f"{'':<30}" + "".join(f"{h:>12}" for _, h, _ in shown))
+    _print_columns(kernels, [c for c in cols if any(k.get(c[0]) for k in kernels)], label=30, width=12, digits=2)
+
+
+def _print_columns(kernels, cols, label: int, width: int, digits: int) -> None:
+    """One row per kernel of a study: its case, then each (metric, heading, scale) column, '-' where missing."""
+    print(f"{'':<{label}}" + "".join(f"{h:>{width}}" for _, h, _ in cols))
     for k in kernels:
-        print(f"{k['case'][:29]:<30}" + "".join(
-            f"{k[key] * scale:>12.2f}" if key in k else f"{'-':>12}" for key, _, scale in shown))
+        print(f"{k['case'][:label - 1]:<{label}}" + "".join(
+            f"{k[key] * scale:>{width}.{digits}f}" if key in k else f"{'-':>{width}}" for key, _, scale in cols))
 
 
 def tensor_table(data: dict | None = None) -> None:
@@ -320,10 +324,7 @@ def tensor_table(data: dict | None = None) -> None:
     cols = [("duration_ns", "time us", 1e-3), ("tensor_pipe_pct", "tensor %", 1), ("issue_active_pct", "issue %", 1),
             ("instructions", "inst (M)", 1e-6), ("registers", "regs", 1), ("stall_wait", "wait", 1),
             ("stall_barrier", "barrier", 1), ("stall_long_scoreboard", "long sb", 1)]
-    print(f"{'':<26}" + "".join(f"{h:>10}" for _, h, _ in cols))
-    for k in data["kernels"]:
-        print(f"{k['case'][:25]:<26}" + "".join(
-            f"{k[key] * scale:>10.1f}" if key in k else f"{'-':>10}" for key, _, scale in cols))
+    _print_columns(data["kernels"], cols, label=26, width=10, digits=1)
 
 
 def table(data: dict | None = None) -> None:

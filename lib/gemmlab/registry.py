@@ -627,15 +627,20 @@ VARIANTS += [
 ]
 
 
+def _not_hopper():
+    """Why this GPU cannot run the sm_90a kernels (wgmma, TMA), or None."""
+    if hw.on_gpu and hw.xp.cuda.Device().compute_capability != "90":
+        return f"wgmma and TMA as compiled here need compute capability 9.0 (Hopper), this GPU has " \
+               f"{hw.xp.cuda.Device().compute_capability}"
+    return None
+
+
 def _hopper_refuse(p, c):
     if p.precision == "tf32":
         return "wgmma here takes FP16 or BF16; TF32 is tc/01 and tc/03"
     if p.n % 8 or p.k % 8:
         return f"N and K must be multiples of 8 (TMA copies rows of 16-byte multiples), got {p.m} x {p.n} x {p.k}"
-    if hw.on_gpu and hw.xp.cuda.Device().compute_capability != "90":
-        return f"wgmma and TMA as compiled here need compute capability 9.0 (Hopper), this GPU has " \
-               f"{hw.xp.cuda.Device().compute_capability}"
-    return None
+    return _not_hopper()
 
 
 def _hopper_args(p, inputs, out):

@@ -71,35 +71,43 @@ _NEVER = re.compile(r"@!PT\s")
 _BRANCH_TO = re.compile(r"\bBRA\b[^;]*?(0x[0-9a-f]+)\s*$")
 
 
-def loops(block: str, smallest: int = 64) -> list:
-    """The loops of one kernel's SASS (cuobjdump -sass): each backward branch closes a loop from its target
-    to itself. Returns [instructions, branches inside (the closing one included)] per loop of at least
-    ``smallest`` instructions, in address order: what the instruction fetch streams through."""
-    found = [(int(m.group(1), 16), m.group(2).strip()) for m in _INSTRUCTION.finditer(block)]
+def _instructions(block: str) -> list:
+    """(offset, text) of each instruction of one kernel's SASS."""
+    return [(int(m.group(1), 16), m.group(2).strip()) for m in _INSTRUCTION.finditer(block)]
+
+
+def _kinds(texts) -> dict:
+    """The instructions of the kinds CLASSES names, counted by kind; never-executed placeholders left out."""
+    counts = collections.Counter(c.group(1) for t in texts if not _NEVER.match(t) for c in CLASSES.finditer(t))
+    return dict(sorted(counts.items()))
+
+
+def _loops(found: list, smallest: int) -> list:
+    """Each backward branch closes a loop from its target to itself: (size and branches, mix of kinds) per loop
+    of at least ``smallest`` instructions, in address order."""
     out = []
     for offset, text in found:
         m = _BRANCH_TO.search(text)
         if m and int(m.group(1), 16) < offset:
             body = [t for o, t in found if int(m.group(1), 16) <= o <= offset]
             if len(body) >= smallest:
-                out.append([len(body), sum(1 for t in body if re.search(r"\bBRA\b", t))])
+                never = sum(1 for t in body if _NEVER.match(t))
+                out.append(([len(body), sum(1 for t in body if re.search(r"\bBRA\b", t))],
+                            {**_kinds(body), **({"never executed": never} if never else {})}))
     return out
+
+
+def loops(block: str, smallest: int = 64) -> list:
+    """The loops of one kernel's SASS (cuobjdump -sass): each backward branch closes a loop from its target
+    to itself. Returns [instructions, branches inside (the closing one included)] per loop of at least
+    ``smallest`` instructions, in address order: what the instruction fetch streams through."""
+    return [size for size, _ in _loops(_instructions(block), smallest)]
 
 
 def loop_mix(block: str, smallest: int = 64) -> list:
     """For each loop that :func:`loops` finds, the instructions of the kinds ``CLASSES`` names inside it
     (their counts by kind), so that a loop's work can be told from its overhead."""
-    found = [(int(m.group(1), 16), m.group(2).strip()) for m in _INSTRUCTION.finditer(block)]
-    out = []
-    for offset, text in found:
-        m = _BRANCH_TO.search(text)
-        if m and int(m.group(1), 16) < offset:
-            body = [t for o, t in found if int(m.group(1), 16) <= o <= offset]
-            if len(body) >= smallest:
-                kinds = collections.Counter(c.group(1) for t in body if not _NEVER.match(t) for c in CLASSES.finditer(t))
-                never = sum(1 for t in body if _NEVER.match(t))
-                out.append({**dict(sorted(kinds.items())), **({"never executed": never} if never else {})})
-    return out
+    return [mix for _, mix in _loops(_instructions(block), smallest)]
 
 
 def _instance(expr: str, i: int) -> str:
@@ -145,9 +153,8 @@ def analyse(cases=CASES) -> dict:
                 spills[name] = int(spilled.group(1)) if spilled else 0
             for block in re.split(r"\n\s*Function : ", sass)[1:]:
                 mangled = block.split("\n", 1)[0].strip()
-                executable = [t for _, t in ((m.group(1), m.group(2).strip()) for m in _INSTRUCTION.finditer(block))
-                              if not _NEVER.match(t)]
-                counts = collections.Counter(c.group(1) for t in executable for c in CLASSES.finditer(t))
+                found = _instructions(block)
+                found_loops = _loops(found, 64)
                 total = len(re.findall(r"/\*[0-9a-f]{4,}\*/", block))    # one offset comment per instruction
                 expr = next(e for e in names if _mangled_matches(mangled, e))
                 key, params = names[expr]
@@ -155,13 +162,13 @@ def analyse(cases=CASES) -> dict:
                                                 "registers": regs.get(mangled, 0),
                                                 "spill_store_bytes": spills.get(mangled, 0),
                                                 "total": total,
-                                                "never_executed": sum(1 for m in _INSTRUCTION.finditer(block)
-                                                                      if _NEVER.match(m.group(2).strip())),
-                                                "instructions": dict(sorted(counts.items())),
+                                                "never_executed": sum(1 for _, t in found if _NEVER.match(t)),
+                                                "instructions": _kinds(t for _, t in found),
                                                 # operands the FFMAs take from the operand reuse cache
                                                 "ffma_reuse_operands": sum(line.count(".reuse") for line in
                                                                            block.splitlines() if "FFMA" in line),
-                                                "loops": loops(block), "loop_mix": loop_mix(block)}
+                                                "loops": [size for size, _ in found_loops],
+                                                "loop_mix": [mix for _, mix in found_loops]}
     return out
 
 

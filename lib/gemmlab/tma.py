@@ -56,5 +56,5 @@ def tensor_map(a, precision: str, box_rows: int, box_cols: int, cols: int | None
     if (ld * size) % 16 or a.data.ptr % 16:
         raise ValueError(f"TMA needs 16-byte aligned rows: {ld} columns of {size} bytes is {ld * size} bytes")
     if not 0 < cols <= ld:
-        raise ValueError(f"a matrix of {cols} columns in rows of {ld}")
+        raise ValueError(f"cols must be from 1 to the rows' length, {ld}; got {cols}")
     return _encoded(precision, a.data.ptr, rows, cols, ld, box_rows, box_cols)
