@@ -316,6 +316,57 @@ def _print_columns(kernels, cols, label: int, width: int, digits: int) -> None:
             f"{k[key] * scale:>{width}.{digits}f}" if key in k else f"{'-':>{width}}" for key, _, scale in cols))
 
 
+# how each recorded metric is printed: (heading, scale)
+HEADINGS = {
+    "duration_ns": ("time us", 1e-3), "grid": ("blocks", 1), "block": ("threads", 1), "registers": ("regs", 1),
+    "achieved_occupancy_pct": ("occup %", 1), "issue_active_pct": ("issue %", 1), "instructions": ("inst (M)", 1e-6),
+    "dram_throughput_pct": ("DRAM %", 1), "l2_throughput_pct": ("L2 %", 1), "sm_throughput_pct": ("SM %", 1),
+    "tensor_pipe_pct": ("tensor %", 1), "warps_per_scheduler": ("warps/sch", 1), "eligible_per_scheduler": ("elig/sch", 1),
+    "shared_ld_wavefronts": ("ld wave M", 1e-6), "shared_ld_bank_conflicts": ("ld confl M", 1e-6),
+    "shared_st_wavefronts": ("st wave M", 1e-6), "shared_st_bank_conflicts": ("st confl M", 1e-6),
+    **{"stall_" + r: (h, 1) for r, h in zip(STALLS, ("selected", "not sel", "dispatch", "no instr", "wait",
+                                                      "short sb", "long sb", "barrier", "branch", "mio thr",
+                                                      "math thr", "lg thr"))},
+}
+
+
+def evidence(cases, metrics, study: str = "ladder", data: dict | None = None) -> None:
+    """Print recorded metrics of one ncu study (``results/ncu-<study>-nvidia-h200.json``) for the cases whose
+    names start with ``cases`` (a prefix, or a list of prefixes), one row each, one column per metric
+    (:data:`HEADINGS`; stalls are warp-cycles per issued instruction). Raises if no case matches."""
+    data = data or record.load(f"ncu-{study}-nvidia-h200")
+    prefixes = (cases,) if isinstance(cases, str) else tuple(cases)
+    kernels = [k for k in data["kernels"] if k["case"].startswith(prefixes)]
+    if not kernels:
+        raise ValueError(f"no case of the {study} study starts with {prefixes}")
+    unknown = [m for m in metrics if m not in HEADINGS]
+    if unknown:
+        raise ValueError(f"unknown metrics {unknown}; known: {sorted(HEADINGS)}")
+    env = data["environment"]
+    problems = sorted({k["problem"] for k in kernels if k.get("problem")})
+    version = re.search(r"\d+(?:\.\d+)+", data["ncu"])
+    print(f"Nsight Compute {version.group(0) if version else data['ncu']}, clocks not locked, {env['gpu']}, "
+          f"{env['date'][:10]}{'; ' + '; '.join(problems) if problems else ''}" +
+          ("; stalls: warp-cycles per issued instruction" if any(m.startswith("stall_") for m in metrics) else ""))
+    label = min(48, max(len(k["case"]) for k in kernels) + 1)
+    print(f"{'':<{label}}" + "".join(f"{HEADINGS[m][0]:>11}" for m in metrics))
+    for k in kernels:
+        cells = []
+        for m in metrics:
+            heading, scale = HEADINGS[m]
+            digits = 0 if m in ("grid", "block", "registers") else 2
+            cells.append(f"{k[m] * scale:>11,.{digits}f}" if m in k else f"{'-':>11}")
+        print(f"{k['case'][:label - 1]:<{label}}" + "".join(cells))
+
+
+def part4_table(data: dict | None = None) -> None:
+    """Print what changes from step to step of Part IV's SGEMM (the part4 study): shared-memory wavefronts and
+    the bank conflicts among them (millions), and the stalls the chapter discusses."""
+    evidence(("sgemm/", "cuBLAS SGEMM"), ["duration_ns", "issue_active_pct", "shared_ld_wavefronts",
+             "shared_ld_bank_conflicts", "shared_st_wavefronts", "shared_st_bank_conflicts", "stall_short_scoreboard",
+             "stall_long_scoreboard", "stall_barrier", "stall_dispatch_stall"], study="part4", data=data)
+
+
 def tensor_table(data: dict | None = None) -> None:
     """Print how busy each Part V kernel keeps the tensor cores and the schedulers (the part5 study)."""
     data = data or record.load("ncu-part5-nvidia-h200")
