@@ -436,3 +436,49 @@ def test_chapter_13s_account_of_the_climb_is_the_record():
                    "at the awkward sizes 88%", "and 93% (3000 × 5000 × 2000)", "the record says 90.4%: met, by 0.4 points",
                    "90.4% against step 10's 89.1% in the same run", "(84% of cuBLAS in the recorded climb)"):
         assert phrase in text, phrase
+
+
+def test_chapter_12s_profiler_table_is_the_records():
+    part4 = {k["case"]: k for k in record.load("ncu-part4-nvidia-h200")["kernels"]}
+    ladder = {k["case"]: k for k in record.load("ncu-ladder-nvidia-h200")["kernels"]}
+    rows = {"DOT 6 (chapter 7)": ladder["ch7 DOT 6: warp shuffles"], "cuBLAS DOT (first of its two kernels)":
+            ladder["cuBLAS DOT 2^24"], "DOT 7, `DET = 0`": part4["DOT 7 DET=0"], "DOT 7, `DET = 1`": part4["DOT 7 DET=1"],
+            "GEMV 3 (chapter 8)": ladder["ch8 GEMV 3: 32 rows x 16 column splits"],
+            "cuBLAS GEMV": ladder["cuBLAS GEMV 4096"], "GEMV 4 `'N'`": part4["GEMV 4 'N'"], "GEMV 4 `'T'`": part4["GEMV 4 'T'"]}
+    assert part4["DOT 7 DET=0"]["problem"] == "DOT n=67108864" and ladder["cuBLAS DOT 2^24"]["problem"] == "DOT n=16777216"
+    assert part4["GEMV 4 'T'"]["problem"].startswith("GEMV 16384x16384, T")
+    text = prose("12-bandwidth-roof.ipynb")
+    for name, k in rows.items():
+        line = next(l for l in text.splitlines() if l.startswith(f"| {name} |"))
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[2:] == [f"{k['duration_ns'] / 1e3:.1f}", f"{k['dram_throughput_pct']:.1f}%",
+                             f"{k['achieved_occupancy_pct']:.1f}%"], (name, cells)
+    assert (round(part4["DOT 7 DET=0"]["stall_long_scoreboard"]), round(part4["GEMV 4 'N'"]["stall_long_scoreboard"]),
+            round(part4["GEMV 4 'T'"]["stall_long_scoreboard"])) == (142, 35, 88)
+    assert "(*long scoreboard*: 142 and 35 to 88 warp-cycles" in " ".join(text.split())
+    assert round(part4["DOT 7 DET=0"]["dram_throughput_pct"] - part4["DOT 7 DET=1"]["dram_throughput_pct"]) == 2
+
+
+def test_chapter_13s_exercise_answers():
+    from gemmlab import climb
+    blocks = (4096 // 128) * (4096 // 256)
+    assert (blocks, blocks // 132, blocks % 132) == (512, 3, 116)
+    assert ((1024 // 128) ** 2, 132 - 64, round(100 * 128 / 132)) == (64, 68, 97)
+
+    def first_wave(group):                             # tile (row, col) of each of the first 132 blocks, 64 x 64 tiles
+        out = []
+        for b in range(132):
+            if group is None:
+                out.append((b // 64, b % 64))
+            else:
+                band, rows = (b // (group * 64)) * group, min(group, 64 - (b // (group * 64)) * group)
+                out.append((band + (b % (group * 64)) % rows, (b % (group * 64)) // rows))
+        return len({r for r, _ in out}), len({c for _, c in out})
+
+    assert first_wave(None) == (3, 64) and first_wave(8) == (8, 17)
+    assert 128 * 8192 * 4 == 4 << 20
+    assert all(s["best"].count("GROUP=8") for s in climb.recorded()["sizes"] if s["size"] in ("4096", "8192"))
+    text = " ".join(prose("13-sgemm-climb.ipynb").split())
+    for phrase in ("$(4096/128) \\cdot (4096/256) = 512$ blocks", "keeps 116 of the 132 SMs busy", "68 SMs idle",
+                   "97% of one wave", "3 panels of $A$ and all 64 of $B$, 67 panels of 4 MiB", "8 panels of $A$ and 17 of $B$, 25 panels"):
+        assert phrase in text, phrase
