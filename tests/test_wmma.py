@@ -295,3 +295,15 @@ def test_error_against_k_orders_the_precisions_as_their_mantissas():
         assert r["BF16"][i] > 3 * max(r["TF32"][i], r["FP16"][i])
     wide = tensor.error_vs_k(ks=(16,), m=32, n=32, spread=20)["errors"]
     assert not numpy.isfinite(wide["FP16"][0]) and numpy.isfinite(wide["BF16"][0]) and wide["BF16"][0] < 1e-2
+
+
+@pytest.mark.parametrize("precision", ["fp16", "bf16", "tf32"])
+def test_the_pipelined_kernels_interior_loop_and_edge_loop_in_one_launch(precision):
+    """tc/03 (and tc/04, the same pipeline) run a loop without edge tests in blocks whose tiles lie inside A
+    and B: sizes where every block is interior, and where interior and edge blocks share a launch."""
+    v = gl.registry.get("tc/03_wmma_pipelined")
+    params = dict(BM=128, BN=128, WM=64, WN=32, STAGES=3)
+    for m, n, k in ((128, 128, 64), (272, 144, 96)):
+        assert v.check(ops.TcGemm(m=m, n=n, k=k, precision=precision), **params).ok, (m, n, k)
+    if precision == "tf32":
+        assert gl.registry.get("tc/04_3xtf32_pipelined").check(ops.Gemm(m=256, n=256, k=32), **params).ok

@@ -35,6 +35,22 @@ __device__ __forceinline__ void gl_tc_round(Fragment& f)
 // Start the copies of a ROWS x COLS tile of a row-major rows x cols matrix, from (r0, c0), into shared memory
 // at dst (rows of DS elements): 16 bytes per copy (cp.async), zero-filled where the tile leaves the matrix.
 // vec: the matrix's rows are whole 16-byte groups; otherwise element by element (plain stores, at once).
+// the same copies for a tile that lies wholly inside the matrix, on 16-byte rows: no conditions at all
+template <int ROWS, int COLS, int DS, int THREADS, typename T>
+__device__ __forceinline__ void gl_tc_stage_whole(T* dst, const T* __restrict__ src, int cols, int r0, int c0, int tid)
+{
+    constexpr int V = 16 / sizeof(T);
+    static_assert((ROWS * COLS / V) % THREADS == 0, "whole copies per thread");
+    #pragma unroll
+    for (int q = 0; q < ROWS * COLS / V / THREADS; ++q) {
+        const int i = tid + q * THREADS, r = i / (COLS / V), c = (i % (COLS / V)) * V;
+        __pipeline_memcpy_async(dst + r * DS + c, src + (size_t)(r0 + r) * cols + c0 + c, 16);
+    }
+}
+
+// a compile-time true or false, to instantiate a loop once with edge handling and once without
+template <bool B> struct gl_bool { static constexpr bool value = B; };
+
 template <int ROWS, int COLS, int DS, int THREADS, typename T>
 __device__ __forceinline__ void gl_tc_stage(T* dst, const T* __restrict__ src, int rows, int cols, int r0, int c0,
                                             bool vec, int tid)

@@ -46,13 +46,9 @@ __device__ __forceinline__ void gl_tc_pipelined(const typename gl_tc<PREC>::in* 
     // the copies of tile t into stage s (common/tc.cuh), zero-filled outside the matrices; an empty batch past
     // the end. 16-byte copies where rows are whole 16-byte groups (K, N multiples of V), else element by element.
     const bool avec = K % V == 0, bvec = N % V == 0;
-    auto issue = [&](int t, int s) {
-        if (t < tiles) {
-            gl_tc_stage<BM, BK, AS, THREADS>(As + s * BM * AS, A, M, K, row0, t * BK, avec, tid);
-            gl_tc_stage<BK, BN, BS, THREADS>(Bs + s * BK * BS, B, K, N, t * BK, col0, bvec, tid);
-        }
-        __pipeline_commit();
-    };
+    // a block whose tiles all lie inside A and B (every block when M, N and K are multiples of the tiles)
+    // runs the loop instantiated with copies that test nothing: the edge code stays out of its loop
+    const bool interior = row0 + BM <= M && col0 + BN <= N && K % BK == 0;
 
     // 3xTF32 sums each tile's large products in fresh accumulators (part) and adds them into acc on the CUDA
     // cores, rounding to nearest (the tensor cores' own additions cut toward zero, so their error would grow
@@ -67,6 +63,20 @@ __device__ __forceinline__ void gl_tc_pipelined(const typename gl_tc<PREC>::in* 
             if (SPLIT) wmma::fill_fragment(small[SPLIT ? i : 0][SPLIT ? j : 0], 0.0f);
         }
 
+    auto mainloop = [&](auto whole) {
+    constexpr bool WHOLE = decltype(whole)::value;
+    auto issue = [&](int t, int s) {
+        if (t < tiles) {
+            if constexpr (WHOLE) {
+                gl_tc_stage_whole<BM, BK, AS, THREADS>(As + s * BM * AS, A, K, row0, t * BK, tid);
+                gl_tc_stage_whole<BK, BN, BS, THREADS>(Bs + s * BK * BS, B, N, t * BK, col0, tid);
+            } else {
+                gl_tc_stage<BM, BK, AS, THREADS>(As + s * BM * AS, A, M, K, row0, t * BK, avec, tid);
+                gl_tc_stage<BK, BN, BS, THREADS>(Bs + s * BK * BS, B, K, N, t * BK, col0, bvec, tid);
+            }
+        }
+        __pipeline_commit();
+    };
     #pragma unroll
     for (int t = 0; t < STAGES - 1; ++t) issue(t, t);
     for (int t = 0; t < tiles; ++t) {
@@ -119,6 +129,9 @@ __device__ __forceinline__ void gl_tc_pipelined(const typename gl_tc<PREC>::in* 
                 for (int j = 0; j < FN; ++j)
                     for (int e = 0; e < acc[i][j].num_elements; ++e) acc[i][j].x[e] += part[SPLIT ? i : 0][SPLIT ? j : 0].x[e];
     }
+    };
+    if (interior) mainloop(gl_bool<true>{});
+    else mainloop(gl_bool<false>{});
     __pipeline_wait_prior(0);
     __syncthreads();                                         // every stage is free: the epilogue's staging
     if (SPLIT)

@@ -6,9 +6,10 @@
 // (lane l holds rows l/4 and l/4 + 8, columns 2(l%4) and 2(l%4) + 1 of its 16 x 8 accumulator tile), and
 // ldmatrix loads four 8 x 8 tiles of 16-bit values from shared memory in one instruction, each lane
 // giving the address of one row, straight into those registers (.trans transposes B's tiles on the
-// way). The block pipeline is 03's: BM x 32 and 32 x BN tiles in shared memory, rows padded by 16 bytes
-// (the 8 rows an ldmatrix reads then fall in 8 different bank groups), cp.async STAGES tiles ahead; a
-// warp computes a WM x WN tile as (WM/16) x (WN/8) mma tiles.
+// way). The block pipeline is 03's: BM x BK and BK x BN tiles in shared memory (BK = 32 as in 03, or 64:
+// half the barriers and pipeline waits per k), rows padded by 16 bytes (the 8 rows an ldmatrix reads then
+// fall in 8 different bank groups), cp.async STAGES tiles ahead; a warp computes a WM x WN tile as
+// (WM/16) x (WN/8) mma tiles.
 // The CPU emulator cannot run inline PTX: the registry refuses this kernel there with that reason.
 // Sizes: M, N and K multiples of 16 (the registry refuses others).
 
@@ -43,18 +44,19 @@ __device__ __forceinline__ void gl_ldmatrix_x4(unsigned (&r)[4], const void* row
 }
 
 // [kernel]
-template <int PREC, int BM, int BN, int WM, int WN, int STAGES>
+template <int PREC, int BM, int BN, int WM, int WN, int BK, int STAGES>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32)
 mma_sync_gemm(const typename gl_tc<PREC>::in* __restrict__ A, const typename gl_tc<PREC>::in* __restrict__ B,
               float* __restrict__ C, int M, int N, int K)
 {
     using T = typename gl_tc<PREC>::in;                     // (common/tc.cuh; PREC 0 or 1 here)
-    constexpr int BK = 32, V = 8;                            // 32 values of k per stage; 8 per 16-byte copy
+    constexpr int V = 8;                                     // 16-bit values per 16-byte copy
     constexpr int AS = BK + V, BS = BN + V;                  // padded row strides (elements)
     constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
     constexpr int MT = WM / 16, NT = WN / 8;                 // mma tiles per warp
     static_assert(WM % 16 == 0 && WN % 16 == 0 && BM % WM == 0 && BN % WN == 0, "whole mma tiles");
     static_assert(PREC == 0 || PREC == 1, "mma.sync here takes FP16 (PREC 0) or BF16 (1)");
+    static_assert(BK % 16 == 0, "whole k16 steps per stage");
     extern __shared__ __align__(128) unsigned char smem[];
     T* As = reinterpret_cast<T*>(smem);                      // [STAGES][BM][AS]
     T* Bs = As + STAGES * BM * AS;                           // [STAGES][BK][BS]
@@ -64,15 +66,23 @@ mma_sync_gemm(const typename gl_tc<PREC>::in* __restrict__ A, const typename gl_
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     const int tiles = K / BK + (K % BK != 0);
 
+    float acc[MT][NT][4] = {};
+    // blocks whose tiles lie inside A and B run the loop instantiated with copies that test nothing
+    const bool interior = row0 + BM <= M && col0 + BN <= N && K % BK == 0;
+    auto mainloop = [&](auto whole) {
+    constexpr bool WHOLE = decltype(whole)::value;
     auto issue = [&](int t, int s) {                          // tile t into stage s, zeros outside (common/tc.cuh)
         if (t < tiles) {
-            gl_tc_stage<BM, BK, AS, THREADS>(As + s * BM * AS, A, M, K, row0, t * BK, true, tid);
-            gl_tc_stage<BK, BN, BS, THREADS>(Bs + s * BK * BS, B, K, N, t * BK, col0, true, tid);
+            if constexpr (WHOLE) {
+                gl_tc_stage_whole<BM, BK, AS, THREADS>(As + s * BM * AS, A, K, row0, t * BK, tid);
+                gl_tc_stage_whole<BK, BN, BS, THREADS>(Bs + s * BK * BS, B, N, t * BK, col0, tid);
+            } else {
+                gl_tc_stage<BM, BK, AS, THREADS>(As + s * BM * AS, A, M, K, row0, t * BK, true, tid);
+                gl_tc_stage<BK, BN, BS, THREADS>(Bs + s * BK * BS, B, K, N, t * BK, col0, true, tid);
+            }
         }
         __pipeline_commit();
     };
-
-    float acc[MT][NT][4] = {};
     #pragma unroll
     for (int t = 0; t < STAGES - 1; ++t) issue(t, t);
     for (int t = 0; t < tiles; ++t) {
@@ -100,6 +110,9 @@ mma_sync_gemm(const typename gl_tc<PREC>::in* __restrict__ A, const typename gl_
                 for (int j = 0; j < NT; ++j) gl_mma_16816<PREC>(acc[i][j], a[i], b[j]);
         }
     }
+    };
+    if (interior) mainloop(gl_bool<true>{});
+    else mainloop(gl_bool<false>{});
     __pipeline_wait_prior(0);
 
     // lane l holds rows l/4 and l/4 + 8, columns 2(l%4) and 2(l%4) + 1 of each 16 x 8 tile

@@ -19,11 +19,12 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "common/hopper.cuh"
+
 namespace hopper {
+using namespace gl_hopper;
 constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4;
 constexpr int A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2, STAGE_BYTES = A_BYTES + B_BYTES;
-
-__device__ __forceinline__ unsigned smem(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
 
 // a shared-memory matrix descriptor: start address, leading and stride byte offsets (in 16-byte units),
 // layout 1 in bits 62-63: the 128-byte swizzle that the TMA copies wrote
@@ -32,33 +33,6 @@ __device__ __forceinline__ unsigned long long desc(unsigned addr, unsigned lbo, 
     return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)((lbo & 0x3FFFF) >> 4) << 16) |
            ((unsigned long long)((sbo & 0x3FFFF) >> 4) << 32) | (1ull << 62);
 }
-__device__ __forceinline__ void bar_init(unsigned bar, unsigned count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void bar_expect_bytes(unsigned bar, unsigned bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void bar_arrive(unsigned bar)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void bar_wait(unsigned bar, unsigned parity)     // until that phase completed
-{
-    unsigned done = 0;
-    do {
-        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    } while (!done);
-}
-// a TMA copy of the box at (c0, c1) (c0 along the contiguous dimension) into shared memory at dst
-__device__ __forceinline__ void tma_load(unsigned dst, const void* map, int c0, int c1, unsigned bar)
-{
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
-                 ::"r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar) : "memory");
-}
-
 // d (64 x 256, FP32, 128 per thread) += A (64 x 16, desc a, K-major) B (16 x 256, desc b, MN-major)
 #define GL_WGMMA_64x256x16(TYPE)                                                                            \
     asm volatile("{\n"                                                                                     \

@@ -545,11 +545,11 @@ VARIANTS += [
 
 def _tc_pipelined_shared(p, c):
     """The shared memory of the tensor-core kernels fed through a pipeline (tc/03, tc/04, tc/05): STAGES
-    stages of a BM x BK tile of A and a BK x BN tile of B, rows padded by 16 bytes, BK = 64 bytes of a row
-    of A."""
+    stages of a BM x BK tile of A and a BK x BN tile of B, rows padded by 16 bytes; BK is 64 bytes of a row
+    of A, or the configuration's own BK (tc/05)."""
     size = 4 if getattr(p, "precision", "tf32") == "tf32" else 2        # an FP32 Gemm: 3xTF32
     v = 16 // size
-    bk = 4 * v
+    bk = c.get("BK", 4 * v)
     return c["STAGES"] * (c["BM"] * (bk + v) + bk * (c["BN"] + v)) * size
 
 
@@ -599,9 +599,11 @@ VARIANTS += [
     ),
     Variant(
         key="tc/05_mma_sync", chapter=None,
-        entry="mma_sync_gemm<{PREC}, {BM}, {BN}, {WM}, {WN}, {STAGES}>", op=ops.TcGemm,
+        entry="mma_sync_gemm<{PREC}, {BM}, {BN}, {WM}, {WN}, {BK}, {STAGES}>", op=ops.TcGemm,
         title="mma.sync and ldmatrix in inline PTX, fed as tc/03 (FP16, BF16; GPU only)",
-        params=_TC_TILES, defaults=_TC_TILE_DEFAULTS, valid=_tc_tiles_valid,
+        params={**_TC_TILES, "BK": (32, 64)}, defaults={**_TC_TILE_DEFAULTS, "BK": 32},
+        valid=lambda c: _tc_tiles_valid(c) and c["STAGES"] * (c["BM"] * (c["BK"] + 8) + c["BK"] * (c["BN"] + 8)) * 2
+        <= 227 * 1024,                                   # the stages fit the 227 KiB a block may have
         problem_params=_tc_precision,
         refuse=lambda p, c: _tc_refuse(p, c) or ("mma.sync here takes FP16 or BF16; TF32 is tc/01 and tc/03"
                                                if p.precision == "tf32" else None),
@@ -658,6 +660,45 @@ VARIANTS += [
         problem_params=_tc_precision, refuse=_hopper_refuse,
         launch=lambda p, c: ((cdiv(p.n, 256), cdiv(p.m, 128)), 384, HOPPER_SHARED),
         args=_hopper_args,
+        gpu_only="inline PTX for sm_90a: wgmma, TMA copies and mbarriers", options=("-arch=sm_90a",),
+    ),
+]
+
+# tc/07's heads and tails (A's as it lies, B's transposed), rows padded to 16 bytes, and their tensor maps:
+# made once per problem size and reused (the last two sizes are kept)
+_SPLIT_BUFFERS: dict = {}
+
+
+def _split_buffers(p):
+    key = (p.m, p.n, p.k)
+    if key not in _SPLIT_BUFFERS:
+        from . import tma
+        xp, ld = hw.xp, 4 * cdiv(p.k, 4)
+        bufs = [xp.empty((rows, ld), dtype=xp.float32) for rows in (p.m, p.m, p.n, p.n)]
+        maps = xp.concatenate([tma.tensor_map(b, "fp32", 128, 32, cols=p.k) for b in bufs])
+        while len(_SPLIT_BUFFERS) >= 2:
+            _SPLIT_BUFFERS.pop(next(iter(_SPLIT_BUFFERS)))
+        _SPLIT_BUFFERS[key] = (bufs, maps)
+    return _SPLIT_BUFFERS[key]
+
+
+def _split_prepare(p, c, inputs, out):
+    """Before each launch of tc/07: split A and B^T into TF32 heads and tails (two small kernels)."""
+    (a_head, a_tail, b_head, b_tail), _ = _split_buffers(p)
+    A, B = inputs
+    ld = a_head.shape[1]
+    module = _load("tc/07_3xtf32_wgmma.cu", ("-arch=sm_90a",))
+    module.get("split_tf32_rows")((min(cdiv(p.m * ld, 256), 4 * 132 * 8),), 256, (A, a_head, a_tail, p.m, p.k, ld))
+    module.get("split_tf32_transposed")((cdiv(p.n, 32), cdiv(ld, 32)), (32, 8), (B, b_head, b_tail, p.k, p.n, ld))
+
+
+VARIANTS += [
+    Variant(
+        key="tc/07_3xtf32_wgmma", chapter=None, entry="gemm_3xtf32_wgmma", op=ops.Gemm,
+        title="3xTF32 on Hopper's pipeline: heads and tails split first, TF32 wgmma fed by TMA (GPU only)",
+        refuse=lambda p, c: _not_hopper(), prepare=_split_prepare,
+        launch=lambda p, c: ((cdiv(p.n, 128), cdiv(p.m, 128)), 384, 3 * 4 * 128 * 32 * 4 + 1024),
+        args=lambda p, inputs, out: (_split_buffers(p)[1], out, p.m, p.n, p.k),
         gpu_only="inline PTX for sm_90a: wgmma, TMA copies and mbarriers", options=("-arch=sm_90a",),
     ),
 ]

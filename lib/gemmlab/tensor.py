@@ -34,9 +34,11 @@ TC_CANDIDATES = [
     ("tc/03_wmma_pipelined", _p(128, 256, 64, 64, 3)),
     ("tc/03_wmma_pipelined", _p(256, 128, 64, 64, 3)),
     ("tc/03_wmma_pipelined", _p(128, 128, 64, 32, 4)),
-    ("tc/05_mma_sync", _p(128, 128, 64, 32, 3)),            # FP16 and BF16 only
-    ("tc/05_mma_sync", _p(128, 256, 64, 64, 3)),
-    ("tc/05_mma_sync", _p(128, 128, 64, 64, 4)),
+    ("tc/05_mma_sync", {**_p(128, 128, 64, 32, 3), "BK": 32}),            # FP16 and BF16 only
+    ("tc/05_mma_sync", {**_p(128, 256, 64, 64, 3), "BK": 32}),
+    ("tc/05_mma_sync", {**_p(128, 128, 64, 64, 4), "BK": 32}),
+    ("tc/05_mma_sync", {**_p(128, 128, 64, 64, 3), "BK": 64}),            # half the barriers per k
+    ("tc/05_mma_sync", {**_p(128, 256, 64, 64, 3), "BK": 64}),
 ]
 # Hopper's own pipeline (TMA, mbarriers, wgmma), FP16 and BF16: its own target, 80% of cuBLAS
 HOPPER_CANDIDATES = [("tc/06_wgmma_tma", {})]
@@ -46,6 +48,7 @@ SPLIT_CANDIDATES = [
     ("tc/04_3xtf32_pipelined", _p(128, 128, 64, 32, 3)),
     ("tc/04_3xtf32_pipelined", _p(128, 128, 64, 64, 3)),
     ("tc/04_3xtf32_pipelined", _p(128, 256, 64, 64, 3)),
+    ("tc/07_3xtf32_wgmma", {}),                             # Hopper only (chapter 15)
 ]
 SPLIT_ERROR_FACTOR = 2.0          # 3xTF32's error within 2x of cuBLAS SGEMM's, and faster than it
 
@@ -182,6 +185,20 @@ def hopper_tables(result: dict | None = None) -> None:
         print(Timings.from_dict(t["timing"]))
         print(f"{t['best']}: {100 * t['ratio']:.1f}% of cuBLAS (target {100 * t['target']:.0f}%: "
               f"{'met' if t['met'] else 'MISSED'}); max error against float64 {t['errors'][t['best']]:.2e}\n")
+
+
+def split_tables(result: dict | None = None) -> None:
+    """Print the recorded 3xTF32 run (every candidate and cuBLAS's FP32 SGEMM in one round-robin) and the
+    accuracy of the fastest beside cuBLAS's."""
+    result = result or record.load("tensor-nvidia-h200")
+    s = result["split"]
+    print(Timings.from_dict(s["timing"]))
+    print(f"fastest: {s['best']} at {s['ratio_to_sgemm']:.2f}x cuBLAS SGEMM's speed "
+          f"({'faster' if s['faster_than_sgemm'] else 'slower'})")
+    for name, e in s["accuracy"].items():
+        print(f"    max error / max |C|, {name}: {e:.2e}")
+    print(f"error {s['error_factor']:.2f}x cuBLAS SGEMM's (target <= {SPLIT_ERROR_FACTOR:g}x: "
+          f"{'met' if s['accurate'] else 'MISSED'})")
 
 
 def summary(result: dict) -> str:
