@@ -223,3 +223,18 @@ def test_a_study_profiles_the_library_calls_whole_and_one_kernel_of_each_registr
     rows["reg"].append('"2","sgemm_vectorized","3,919,700"')
     with pytest.raises(SystemExit, match="profiled 2 kernels for reg, expected 1"):
         profiling.run_study("t", progress=False)
+
+
+def test_evidence_prints_the_chosen_cases_and_metrics_and_names_what_it_cannot(capsys):
+    from gemmlab import profiling
+    profiling.evidence(("ch9 GEMM 3", "cuBLAS GEMM"), ["duration_ns", "registers", "stall_barrier"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("Nsight Compute 2025.3.1.0, clocks not locked, NVIDIA H200, 2026-11-30")
+    assert lines[0].endswith("; stalls: warp-cycles per issued instruction")
+    assert lines[1].split() == ["time", "us", "regs", "barrier"] and len(lines) == 4
+    assert lines[2].startswith("ch9 GEMM 3: 8 x 8 register tile") and lines[2].split()[-2:] == ["226", "0.25"]
+    assert lines[3].startswith("cuBLAS GEMM 2048") and lines[3].split()[-3] == "347.04"
+    with pytest.raises(ValueError, match="no case of the ladder study starts with"):
+        profiling.evidence("ch99", ["duration_ns"])
+    with pytest.raises(ValueError, match=r"unknown metrics \['gflops'\]"):
+        profiling.evidence("ch2", ["gflops"])
