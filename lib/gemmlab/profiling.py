@@ -306,15 +306,17 @@ def climb_table(data: dict | None = None) -> None:
     cols = [("duration_ns", "time us", 1e-3), ("registers", "regs", 1), ("issue_active_pct", "issue %", 1),
             ("instructions", "inst (G)", 1e-9)] + [("stall_" + r, r.replace("_", " ")[:11], 1) for r in STALLS]
     kernels = data["kernels"]
-    _print_columns(kernels, [c for c in cols if any(k.get(c[0]) for k in kernels)], label=30, width=12, digits=2)
+    _print_columns(kernels, [c for c in cols if any(k.get(c[0]) for k in kernels)], label=30, width=12, spec=".2f")
 
 
-def _print_columns(kernels, cols, label: int, width: int, digits: int) -> None:
-    """One row per kernel of a study: its case, then each (metric, heading, scale) column, '-' where missing."""
-    print(f"{'':<{label}}" + "".join(f"{h:>{width}}" for _, h, _ in cols))
+def _print_columns(kernels, cols, label: int, width: int, spec: str) -> None:
+    """One row per kernel of a study: its case, then each (metric, heading, scale[, format spec]) column,
+    formatted with ``spec`` unless the column names its own, '-' where missing."""
+    print(f"{'':<{label}}" + "".join(f"{c[1]:>{width}}" for c in cols))
     for k in kernels:
         print(f"{k['case'][:label - 1]:<{label}}" + "".join(
-            f"{k[key] * scale:>{width}.{digits}f}" if key in k else f"{'-':>{width}}" for key, _, scale in cols))
+            format(k[c[0]] * c[2], f">{width}{c[3] if len(c) > 3 else spec}") if c[0] in k else f"{'-':>{width}}"
+            for c in cols))
 
 
 # how each recorded metric is printed: (heading, scale)
@@ -349,15 +351,8 @@ def evidence(cases, metrics, study: str = "ladder", data: dict | None = None) ->
     print(f"Nsight Compute {version.group(0) if version else data['ncu']}, clocks not locked, {env['gpu']}, "
           f"{env['date'][:10]}{'; ' + '; '.join(problems) if problems else ''}" +
           ("; stalls: warp-cycles per issued instruction" if any(m.startswith("stall_") for m in metrics) else ""))
-    label = min(48, max(len(k["case"]) for k in kernels) + 1)
-    print(f"{'':<{label}}" + "".join(f"{HEADINGS[m][0]:>11}" for m in metrics))
-    for k in kernels:
-        cells = []
-        for m in metrics:
-            heading, scale = HEADINGS[m]
-            digits = 0 if m in ("grid", "block", "registers") else 2
-            cells.append(f"{k[m] * scale:>11,.{digits}f}" if m in k else f"{'-':>11}")
-        print(f"{k['case'][:label - 1]:<{label}}" + "".join(cells))
+    cols = [(m, *HEADINGS[m], ",.0f" if m in ("grid", "block", "registers") else ",.2f") for m in metrics]
+    _print_columns(kernels, cols, label=min(48, max(len(k["case"]) for k in kernels) + 1), width=11, spec=",.2f")
 
 
 def part4_table(data: dict | None = None) -> None:
@@ -376,7 +371,7 @@ def tensor_table(data: dict | None = None) -> None:
     cols = [("duration_ns", "time us", 1e-3), ("tensor_pipe_pct", "tensor %", 1), ("issue_active_pct", "issue %", 1),
             ("instructions", "inst (M)", 1e-6), ("registers", "regs", 1), ("stall_wait", "wait", 1),
             ("stall_barrier", "barrier", 1), ("stall_long_scoreboard", "long sb", 1)]
-    _print_columns(data["kernels"], cols, label=26, width=10, digits=1)
+    _print_columns(data["kernels"], cols, label=26, width=10, spec=".1f")
 
 
 def table(data: dict | None = None) -> None:

@@ -631,9 +631,9 @@ VARIANTS += [
 
 def _not_hopper():
     """Why this GPU cannot run the sm_90a kernels (wgmma, TMA), or None."""
-    if hw.on_gpu and hw.xp.cuda.Device().compute_capability != "90":
-        return f"wgmma and TMA as compiled here need compute capability 9.0 (Hopper), this GPU has " \
-               f"{hw.xp.cuda.Device().compute_capability}"
+    capability = hw.xp.cuda.Device().compute_capability if hw.on_gpu else "90"
+    if capability != "90":
+        return f"wgmma and TMA as compiled here need compute capability 9.0 (Hopper), this GPU has {capability}"
     return None
 
 

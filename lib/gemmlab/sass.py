@@ -106,12 +106,6 @@ def loops(block: str, smallest: int = 64) -> list:
     return [size for size, _ in _loops(_instructions(block), smallest)]
 
 
-def loop_mix(block: str, smallest: int = 64) -> list:
-    """For each loop that :func:`loops` finds, the instructions of the kinds ``CLASSES`` names inside it
-    (their counts by kind), so that a loop's work can be told from its overhead."""
-    return [mix for _, mix in _loops(_instructions(block), smallest)]
-
-
 def _instance(expr: str, i: int) -> str:
     """Taking a template kernel's address instantiates it, whatever its parameter types."""
     return f"void* gl_instance_{i} = (void*)&{expr};"
@@ -157,7 +151,7 @@ def analyse(cases=CASES) -> dict:
                 mangled = block.split("\n", 1)[0].strip()
                 found = _instructions(block)
                 found_loops = _loops(found, 64)
-                total = len(re.findall(r"/\*[0-9a-f]{4,}\*/", block))    # one offset comment per instruction
+                total = len(found)                                      # every instruction, placeholders too
                 expr = next((e for e in names if _mangled_matches(mangled, e)), None)
                 if expr is None:        # another kernel of the same file (tc/07's splitting pre-pass): not asked for
                     continue
