@@ -341,10 +341,11 @@ def evidence(cases, metrics, study: str = "ladder", data: dict | None = None) ->
     prefixes = (cases,) if isinstance(cases, str) else tuple(cases)
     kernels = [k for k in data["kernels"] if k["case"].startswith(prefixes)]
     if not kernels:
-        raise ValueError(f"no case of the {study} study starts with {prefixes}")
+        raise ValueError(f"cases: no case of the {study} study starts with {prefixes}; its cases are: "
+                         + ", ".join(k["case"] for k in data["kernels"]))
     unknown = [m for m in metrics if m not in HEADINGS]
     if unknown:
-        raise ValueError(f"unknown metrics {unknown}; known: {sorted(HEADINGS)}")
+        raise ValueError(f"metrics: unknown metrics {unknown}; known: {sorted(HEADINGS)}")
     env = data["environment"]
     problems = sorted({k["problem"] for k in kernels if k.get("problem")})
     version = re.search(r"\d+(?:\.\d+)+", data["ncu"])
