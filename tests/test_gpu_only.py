@@ -34,7 +34,14 @@ def test_tensor_candidates_are_taken_per_precision():
     from gemmlab import ops, tensor
     tf32 = {k for k, _ in tensor.taken(tensor.TC_CANDIDATES, ops.TcGemm(m=64, n=64, k=64, precision="tf32"))}
     fp16 = {k for k, _ in tensor.taken(tensor.TC_CANDIDATES, ops.TcGemm(m=64, n=64, k=64, precision="fp16"))}
-    assert "tc/05_mma_sync" in fp16 and "tc/05_mma_sync" not in tf32
+    assert "tc/05_mma_sync" in fp16 and "tc/05_mma_sync" in tf32
+    # tc/05's TF32 stages are twice as large: those over a block's shared memory are refused, with the reason
+    big = {**gl.registry.get("tc/05_mma_sync").resolve(BM=128, BN=256, BK=64)}
+    assert "more than the 227 KiB" in gl.registry.get("tc/05_mma_sync").refuse(
+        ops.TcGemm(m=64, n=64, k=64, precision="tf32"), big)
+    assert gl.registry.get("tc/05_mma_sync").refuse(ops.TcGemm(m=64, n=64, k=64, precision="fp16"), big) is None
+    assert sum(k == "tc/05_mma_sync" for k, _ in tensor.taken(tensor.TC_CANDIDATES, ops.TcGemm(
+        m=64, n=64, k=64, precision="tf32"))) == 4
 
 
 def test_the_hopper_kernel_refuses_what_it_cannot_do_with_its_reason():

@@ -140,8 +140,9 @@ STUDIES = {
         *[(f"WMMA {p}", "tc/01_wmma", dict(WARPS_M=2, WARPS_N=2), ("tc", 4096, p)) for p in ("fp16", "bf16", "tf32")],
         *[(f"WMMA pipelined {p}", "tc/03_wmma_pipelined", dict(BM=128, BN=128, WM=64, WN=64, STAGES=3),
            ("tc", 4096, p)) for p in ("fp16", "bf16", "tf32")],
-        *[(f"mma.sync {p}", "tc/05_mma_sync", dict(BM=128, BN=128, WM=64, WN=64, STAGES=3, BK=64), ("tc", 4096, p))
+        *[(f"mma.sync {p}", "tc/05_mma_sync", dict(BM=128, BN=256, WM=64, WN=64, STAGES=3, BK=64), ("tc", 4096, p))
           for p in ("fp16", "bf16")],
+        ("mma.sync tf32", "tc/05_mma_sync", dict(BM=128, BN=128, WM=64, WN=64, STAGES=3, BK=32), ("tc", 4096, "tf32")),
         *[(f"cuBLAS {p}", None, None, ("tc", 4096, p)) for p in ("fp16", "bf16", "tf32")],
         *[(f"Hopper TMA + wgmma {p}", "tc/06_wgmma_tma", {}, ("tc", 4096, p)) for p in ("fp16", "bf16")],
         ("3xTF32", "tc/02_3xtf32", dict(WARPS_M=2, WARPS_N=2), _g(4096)),

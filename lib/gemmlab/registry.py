@@ -553,6 +553,24 @@ def _tc_pipelined_shared(p, c):
     return c["STAGES"] * (c["BM"] * (bk + v) + bk * (c["BN"] + v)) * size
 
 
+SHARED_PER_BLOCK = 227 * 1024                              # the most shared memory a block may have (sm_90)
+
+
+def _mma_sync_shared(p, c):
+    """tc/05's shared memory: STAGES stages of a BM x BK tile of A (rows padded by 16 bytes) and a BK x BN
+    tile of B (rows padded by 8 elements), in the problem's element size (4 bytes for TF32)."""
+    size = 4 if p.precision == "tf32" else 2
+    return c["STAGES"] * (c["BM"] * (c["BK"] + 16 // size) + c["BK"] * (c["BN"] + 8)) * size
+
+
+def _mma_sync_too_big(p, c):
+    need = _mma_sync_shared(p, c)
+    if need > SHARED_PER_BLOCK:
+        return (f"{c['STAGES']} stages of {c['BM']} x {c['BK']} and {c['BK']} x {c['BN']} {p.precision.upper()} tiles "
+                f"need {need / 1024:.0f} KiB of shared memory, more than the {SHARED_PER_BLOCK // 1024} KiB a block may have")
+    return None
+
+
 # their block tiles, warp tiles and stages
 _TC_TILES = {"BM": (64, 128, 256), "BN": (64, 128, 256), "WM": (32, 64), "WN": (32, 64), "STAGES": (2, 3, 4)}
 _TC_TILE_DEFAULTS = {"BM": 128, "BN": 128, "WM": 64, "WN": 32, "STAGES": 3}
@@ -600,14 +618,13 @@ VARIANTS += [
     Variant(
         key="tc/05_mma_sync", chapter=None,
         entry="mma_sync_gemm<{PREC}, {BM}, {BN}, {WM}, {WN}, {BK}, {STAGES}>", op=ops.TcGemm,
-        title="mma.sync and ldmatrix in inline PTX, fed as tc/03 (FP16, BF16; GPU only)",
-        params={**_TC_TILES, "BK": (32, 64)}, defaults={**_TC_TILE_DEFAULTS, "BK": 32},
+        title="mma.sync and ldmatrix in inline PTX, fed through a cp.async pipeline (FP16, BF16, TF32; GPU only)",
+        params={**_TC_TILES, "BK": (32, 64)}, defaults={**_TC_TILE_DEFAULTS, "WN": 64, "BK": 32},
         valid=lambda c: _tc_tiles_valid(c) and c["STAGES"] * (c["BM"] * (c["BK"] + 8) + c["BK"] * (c["BN"] + 8)) * 2
-        <= 227 * 1024,                                   # the stages fit the 227 KiB a block may have
+        <= SHARED_PER_BLOCK,                            # the 16-bit stages fit (TF32's are checked by refuse)
         problem_params=_tc_precision,
-        refuse=lambda p, c: _tc_refuse(p, c) or ("mma.sync here takes FP16 or BF16; TF32 is tc/01 and tc/03"
-                                               if p.precision == "tf32" else None),
-        launch=_tc_tiles_launch,
+        refuse=lambda p, c: _tc_refuse(p, c) or _mma_sync_too_big(p, c),
+        launch=lambda p, c: ((cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), _warp_threads(c), _mma_sync_shared(p, c)),
         args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
         gpu_only="inline PTX: mma.sync and ldmatrix",
     ),

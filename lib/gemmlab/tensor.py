@@ -34,11 +34,12 @@ TC_CANDIDATES = [
     ("tc/03_wmma_pipelined", _p(128, 256, 64, 64, 3)),
     ("tc/03_wmma_pipelined", _p(256, 128, 64, 64, 3)),
     ("tc/03_wmma_pipelined", _p(128, 128, 64, 32, 4)),
-    ("tc/05_mma_sync", {**_p(128, 128, 64, 32, 3), "BK": 32}),            # FP16 and BF16 only
+    ("tc/05_mma_sync", {**_p(128, 128, 64, 64, 3), "BK": 32}),            # 128 bytes of a row per tile in TF32
+    ("tc/05_mma_sync", {**_p(256, 128, 64, 64, 3), "BK": 32}),
     ("tc/05_mma_sync", {**_p(128, 256, 64, 64, 3), "BK": 32}),
-    ("tc/05_mma_sync", {**_p(128, 128, 64, 64, 4), "BK": 32}),
-    ("tc/05_mma_sync", {**_p(128, 128, 64, 64, 3), "BK": 64}),            # half the barriers per k
-    ("tc/05_mma_sync", {**_p(128, 256, 64, 64, 3), "BK": 64}),
+    ("tc/05_mma_sync", {**_p(128, 128, 64, 64, 3), "BK": 64}),            # ... and in FP16/BF16
+    ("tc/05_mma_sync", {**_p(128, 256, 64, 64, 3), "BK": 64}),            # (TF32: too big, refused)
+    ("tc/05_mma_sync", {**_p(256, 128, 64, 64, 3), "BK": 64}),
 ]
 # Hopper's own pipeline (TMA, mbarriers, wgmma), FP16 and BF16: its own target, 80% of cuBLAS
 HOPPER_CANDIDATES = [("tc/06_wgmma_tma", {})]
