@@ -11,12 +11,15 @@
 // each lane reads them itself: the two 8-column tiles of a 16-column band take its even and its odd columns
 // (a relabelling of C's columns, undone at the store), so that one 8-byte load gives a lane its values for
 // both. Each FP32 value is rounded to TF32 by adding half a TF32 unit in the last place to its bits (the
-// tensor cores ignore the 13 bits below TF32's mantissa): round to nearest, ties away from zero.
+// tensor cores ignore the 13 bits below TF32's mantissa): round to nearest, ties away from zero, in one
+// integer add. That is right for finite values only (an infinity becomes a NaN, and a NaN whose mantissa
+// is all ones, CUDA's default NaN, a zero): this kernel takes finite inputs.
 //
 // The block pipeline: BM x BK and BK x BN tiles in shared memory (BK elements of a row: 32 or 64), rows
 // padded (A by 16 bytes, B by 8 elements) so that the rows one ldmatrix or one 8-byte load reads fall in
 // different banks, filled by cp.async STAGES tiles ahead; a warp computes a WM x WN tile as (WM/16) x (WN/8)
-// mma tiles. Three things keep the tensor cores fed between tiles (each was measured: chapter 15):
+// mma tiles. Three things keep the tensor cores fed between tiles (chapter 15 compares the kernel before
+// and after them):
 // - the copies of tile t + STAGES - 1 are spread over tile t's k steps, a few per step, from pointers that
 //   only move by one tile per tile, instead of all at the top of the tile;
 // - fragments are double-buffered: step s + 1's are read from shared memory while step s's products run;
@@ -63,6 +66,7 @@ __device__ __forceinline__ void gl_ldmatrix_x4(unsigned (&r)[4], const void* row
 }
 
 // FP32 bits -> TF32 as the tensor cores read them: half a unit in TF32's last place added, the rest ignored
+// (finite values only: see the header)
 __device__ __forceinline__ unsigned gl_tf32_bits(unsigned x) { return x + 0x1000u; }
 
 // [kernel]

@@ -544,12 +544,12 @@ VARIANTS += [
 # --- Part V: tensor cores ---------------------------------------------------------------------
 
 def _tc_pipelined_shared(p, c):
-    """The shared memory of the tensor-core kernels fed through a pipeline (tc/03, tc/04, tc/05): STAGES
-    stages of a BM x BK tile of A and a BK x BN tile of B, rows padded by 16 bytes; BK is 64 bytes of a row
-    of A, or the configuration's own BK (tc/05)."""
+    """The shared memory of the WMMA kernels fed through a pipeline (tc/03, tc/04): STAGES stages of a
+    BM x BK tile of A and a BK x BN tile of B, rows padded by 16 bytes; BK is 64 bytes of a row of A.
+    (tc/05 has its own: _mma_sync_shared.)"""
     size = 4 if getattr(p, "precision", "tf32") == "tf32" else 2        # an FP32 Gemm: 3xTF32
     v = 16 // size
-    bk = c.get("BK", 4 * v)
+    bk = 4 * v
     return c["STAGES"] * (c["BM"] * (bk + v) + bk * (c["BN"] + v)) * size
 
 
