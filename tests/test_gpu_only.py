@@ -36,10 +36,10 @@ def test_tensor_candidates_are_taken_per_precision():
     fp16 = {k for k, _ in tensor.taken(tensor.TC_CANDIDATES, ops.TcGemm(m=64, n=64, k=64, precision="fp16"))}
     assert "tc/05_mma_sync" in fp16 and "tc/05_mma_sync" in tf32
     # tc/05's TF32 stages are twice as large: those over a block's shared memory are refused, with the reason
-    big = {**gl.registry.get("tc/05_mma_sync").resolve(BM=128, BN=256, BK=64)}
-    assert "more than the 227 KiB" in gl.registry.get("tc/05_mma_sync").refuse(
-        ops.TcGemm(m=64, n=64, k=64, precision="tf32"), big)
-    assert gl.registry.get("tc/05_mma_sync").refuse(ops.TcGemm(m=64, n=64, k=64, precision="fp16"), big) is None
+    five = gl.registry.get("tc/05_mma_sync")
+    big = five.resolve(BM=128, BN=256, BK=64)
+    assert "more than the 227 KiB" in five.refuse(ops.TcGemm(m=64, n=64, k=64, precision="tf32"), big)
+    assert five.refuse(ops.TcGemm(m=64, n=64, k=64, precision="fp16"), big) is None
     assert sum(k == "tc/05_mma_sync" for k, _ in tensor.taken(tensor.TC_CANDIDATES, ops.TcGemm(
         m=64, n=64, k=64, precision="tf32"))) == 4
 

@@ -14,7 +14,7 @@ from typing import Callable
 from . import hardware as hw
 from . import ops
 from .check import FP32_TOLERANCE, check
-from .limits import cdiv
+from .limits import EMULATOR, cdiv
 from .loader import load
 
 
@@ -553,21 +553,21 @@ def _tc_pipelined_shared(p, c):
     return c["STAGES"] * (c["BM"] * (bk + v) + bk * (c["BN"] + v)) * size
 
 
-SHARED_PER_BLOCK = 227 * 1024                              # the most shared memory a block may have (sm_90)
-
-
-def _mma_sync_shared(p, c):
+def _mma_sync_bytes(c, size):
     """tc/05's shared memory: STAGES stages of a BM x BK tile of A (rows padded by 16 bytes) and a BK x BN
-    tile of B (rows padded by 8 elements), in the problem's element size (4 bytes for TF32)."""
-    size = 4 if p.precision == "tf32" else 2
+    tile of B (rows padded by 8 elements), of ``size``-byte elements (2 for FP16/BF16, 4 for TF32)."""
     return c["STAGES"] * (c["BM"] * (c["BK"] + 16 // size) + c["BK"] * (c["BN"] + 8)) * size
 
 
+def _mma_sync_shared(p, c):
+    return _mma_sync_bytes(c, 4 if p.precision == "tf32" else 2)
+
+
 def _mma_sync_too_big(p, c):
-    need = _mma_sync_shared(p, c)
-    if need > SHARED_PER_BLOCK:
+    need, most = _mma_sync_shared(p, c), EMULATOR.shared_per_block_optin       # the H200's 227 KiB
+    if need > most:
         return (f"{c['STAGES']} stages of {c['BM']} x {c['BK']} and {c['BK']} x {c['BN']} {p.precision.upper()} tiles "
-                f"need {need / 1024:.0f} KiB of shared memory, more than the {SHARED_PER_BLOCK // 1024} KiB a block may have")
+                f"need {need / 1024:.0f} KiB of shared memory, more than the {most // 1024} KiB a block may have")
     return None
 
 
@@ -620,8 +620,8 @@ VARIANTS += [
         entry="mma_sync_gemm<{PREC}, {BM}, {BN}, {WM}, {WN}, {BK}, {STAGES}>", op=ops.TcGemm,
         title="mma.sync and ldmatrix in inline PTX, fed through a cp.async pipeline (FP16, BF16, TF32; GPU only)",
         params={**_TC_TILES, "BK": (32, 64)}, defaults={**_TC_TILE_DEFAULTS, "WN": 64, "BK": 32},
-        valid=lambda c: _tc_tiles_valid(c) and c["STAGES"] * (c["BM"] * (c["BK"] + 8) + c["BK"] * (c["BN"] + 8)) * 2
-        <= SHARED_PER_BLOCK,                            # the 16-bit stages fit (TF32's are checked by refuse)
+        valid=lambda c: _tc_tiles_valid(c) and _mma_sync_bytes(c, 2) <= EMULATOR.shared_per_block_optin,
+        # the 16-bit stages fit (TF32's are checked by refuse)
         problem_params=_tc_precision,
         refuse=lambda p, c: _tc_refuse(p, c) or _mma_sync_too_big(p, c),
         launch=lambda p, c: ((cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), _warp_threads(c), _mma_sync_shared(p, c)),
