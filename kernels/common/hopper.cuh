@@ -27,6 +27,21 @@ __device__ __forceinline__ void bar_wait(unsigned bar, unsigned parity)     // u
                      : "=r"(done) : "r"(bar), "r"(parity) : "memory");
     } while (!done);
 }
+// thread 0 initialises each stage's two barriers, then the block waits for it: "full" completes when the
+// producer has arrived and the stage's bytes have landed, "empty" when each of the consumers has arrived
+template <int STAGES>
+__device__ __forceinline__ void bar_init_stages(unsigned long long (&full)[STAGES], unsigned long long (&empty)[STAGES],
+                                                unsigned consumers)
+{
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            bar_init(smem(&full[s]), 1);
+            bar_init(smem(&empty[s]), consumers);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+}
 // a TMA copy of the box at (c0, c1) (c0 along the contiguous dimension) into shared memory at dst
 __device__ __forceinline__ void tma_load(unsigned dst, const void* map, int c0, int c1, unsigned bar)
 {

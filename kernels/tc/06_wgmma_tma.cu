@@ -84,14 +84,7 @@ __global__ void __launch_bounds__(384, 1) wgmma_tma_gemm(const unsigned long lon
     const unsigned tiles = (smem(tiles_raw) + 1023u) & ~1023u;         // the swizzle repeats every 1024 bytes
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN, KT = (K + BK - 1) / BK;
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            bar_init(smem(&full[s]), 1);                                 // the producer's arrival + the bytes
-            bar_init(smem(&empty[s]), 2);                                // one arrival per consumer
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
+    bar_init_stages(full, empty, 2);                                    // two consumer warpgroups
 
     if (wg == 0) {                                                       // the producer
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
