@@ -25,9 +25,13 @@ unit: $(STAMP)
 	$(BIN)/python -m pytest -p no:cacheprovider --ignore=tests/browser
 
 # Runs every chapter top to bottom on this machine's backend; checks the outputs of cells tagged
-# nbval-check-output (the verdicts that are the same on every backend).
+# nbval-check-output (the verdicts that are the same on every backend). Then every chapter again as a reader
+# of a Colab T4 and of an A100 runs it (GEMMLAB_DEVICE: those GPUs' limits, SMs and __CUDA_ARCH__ on the
+# emulator): no cell may fail; what a T4 cannot run says so in one line.
+PROFILES_RUN ?= T4 A100
 notebooks: $(STAMP)
 	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider chapters
+	for p in $(PROFILES_RUN); do $(BIN)/python -m gemmlab rehearse --profile "$$p" --jobs 2 chapters/*.ipynb || exit 1; done
 
 build-strict: $(STAMP)
 	$(BIN)/jupyter-book build -W -n --keep-going --quiet .

@@ -18,6 +18,10 @@ def _id(v, choice, problem):
 
 @pytest.mark.parametrize("v, choice, problem", CASES, ids=[_id(*c) for c in CASES])
 def test_kernel_matches_float64(v, choice, problem):
+    # the GPU in use, or the profile it runs as (GEMMLAB_DEVICE), may be unable to run some: said, not failed
+    why = v.unsupported(problem) or v.does_not_fit(problem, v.resolve(**choice))
+    if why:
+        pytest.skip(why)
     for _ in range(2):                               # two draws of fresh random inputs
         result = v.check(problem, **choice)
         assert result.ok, str(result)

@@ -4,7 +4,7 @@ import pytest
 
 import gemmlab as gl
 from gemmlab import loader
-from gemmlab.limits import EMULATOR, Limits
+from gemmlab.limits import Limits
 
 SRC = r'''
 #include <cuda_fp16.h>
@@ -203,5 +203,8 @@ def test_vector_pointer_needs_alignment():
         k(1, 32, (base[1:],))
 
 
-def test_emulator_limits_are_the_portable_cuda_ones():
-    assert EMULATOR.max_threads_per_block == 1024 and EMULATOR.shared_per_block == 48 * 1024
+def test_every_profile_has_the_portable_cuda_limits():
+    for p in gl.profiles.PROFILES.values():
+        lim = p.limits
+        assert lim.max_threads_per_block == 1024 and lim.shared_per_block == 48 * 1024, p.key
+        assert lim.shared_per_block_optin <= lim.shared_per_sm - p.shared_reserved_per_block, p.key

@@ -547,3 +547,25 @@ def test_chapter_13s_exercise_answers():
     for phrase in ("$(4096/128) \\cdot (4096/256) = 512$ blocks", "keeps 116 of the 132 SMs busy", "68 SMs idle",
                    "97% of one wave", "3 panels of $A$ and all 64 of $B$, 67 panels of 4 MiB", "8 panels of $A$ and 17 of $B$, 25 panels"):
         assert phrase in text, phrase
+
+
+def _output(name: str, contains: str) -> str:
+    """The committed output text of the code cell of a chapter whose source contains ``contains``."""
+    nb = json.loads((CHAPTERS / name).read_text())
+    cell = next(c for c in nb["cells"] if c["cell_type"] == "code" and contains in "".join(c["source"]))
+    return "".join("".join(o.get("text", "")) for o in cell["outputs"])
+
+
+def test_chapter_7_reads_dot_6_against_the_copy_timed_beside_it():
+    """DOT 6's share of the copy bandwidth is live against live: the copy timed in the same round-robin."""
+    import re
+    out = _output("07-dot.ipynb", 'gl.blasbench.timed("DOT steps"')
+    m = re.search(r"DOT 6 moves ([\d,]+) GB/s of useful bytes: (\d+)% of the copy bandwidth \(([\d,]+) GB/s: "
+                  r"a copy timed in the same round-robin\)", out)
+    assert m, out[-400:]
+    dot6, share, copy = (float(g.replace(",", "")) for g in m.groups())
+    assert share == round(100 * dot6 / copy) and 45 <= share <= 55          # "about half"
+    text = prose("07-dot.ipynb")
+    assert f"({copy / 1e3:.1f} TB/s, read and written bytes counted)" in text
+    assert f"about half of the {copy / 1e3:.1f} TB/s that a copy of as many bytes moves in the same run" in text
+    assert "under half of the" not in text

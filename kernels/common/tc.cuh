@@ -1,6 +1,9 @@
 // common/tc.cuh — the tensor-core kernels' precisions (Part V): the element type in memory, the wmma
 // fragment type and the fragment's K for PREC = 0 (FP16), 1 (BF16, passed as its bits), 2 (FP32 in
 // memory, rounded to TF32 in the fragments) and 3 (FP32 as 3xTF32: a head and a tail per value).
+// FP16 fragments exist from compute capability 7.0; BF16 and TF32 ones from 8.0 (mma.h declares them only
+// there), so PREC 1-3 and their helpers are compiled for sm_80 and later alone: on a T4 (sm_75) the FP16
+// kernels compile and the registry refuses the others by name (GL_TC_AMPERE below).
 #pragma once
 #include <mma.h>
 #include <cuda_fp16.h>
@@ -9,11 +12,15 @@
 
 template <int PREC> struct gl_tc;
 template <> struct gl_tc<0> { using in = __half; using frag = __half; static constexpr int KS = 16; };
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800      // (nvcc's host pass has no __CUDA_ARCH__)
+#define GL_TC_AMPERE 1
 template <> struct gl_tc<1> { using in = __nv_bfloat16; using frag = __nv_bfloat16; static constexpr int KS = 16; };
 template <> struct gl_tc<2> { using in = float; using frag = nvcuda::wmma::precision::tf32; static constexpr int KS = 8; };
 template <> struct gl_tc<3> : gl_tc<2> {};                  // 3xTF32: FP32 in memory, TF32 head and tail
+#endif
 
 // 3xTF32: a loaded fragment of FP32 values becomes its TF32 head (in place) and its TF32 tail
+#ifdef GL_TC_AMPERE
 template <typename Fragment>
 __device__ __forceinline__ void gl_tc_split(Fragment& head, Fragment& tail)
 {
@@ -23,13 +30,16 @@ __device__ __forceinline__ void gl_tc_split(Fragment& head, Fragment& tail)
         tail.x[i] = nvcuda::wmma::__float_to_tf32(x - h);
     }
 }
+#endif
 
 // FP32 -> TF32 (round to nearest) on a loaded fragment; nothing for FP16 and BF16
 template <int PREC, typename Fragment>
 __device__ __forceinline__ void gl_tc_round(Fragment& f)
 {
+#ifdef GL_TC_AMPERE
     if (PREC == 2)
         for (int i = 0; i < f.num_elements; ++i) f.x[i] = nvcuda::wmma::__float_to_tf32(f.x[i]);
+#endif
 }
 
 // Start the copies of a ROWS x COLS tile of a row-major rows x cols matrix, from (r0, c0), into shared memory

@@ -98,13 +98,13 @@ __device__ __forceinline__ void gl_tc_pipelined(const typename gl_tc<PREC>::in* 
             #pragma unroll
             for (int i = 0; i < FM; ++i) {
                 wmma::load_matrix_sync(a[i], as + (wm + 16 * i) * AS + kk, AS);
-                if (SPLIT) gl_tc_split(a[i], at[i]);          // 3xTF32: head and tail
+                if constexpr (SPLIT) gl_tc_split(a[i], at[i]);        // 3xTF32: head and tail
                 else gl_tc_round<PREC>(a[i]);
             }
             #pragma unroll
             for (int j = 0; j < FN; ++j) {
                 wmma::load_matrix_sync(b[j], bs + kk * BS + wn + 16 * j, BS);
-                if (SPLIT) gl_tc_split(b[j], bt[j]);
+                if constexpr (SPLIT) gl_tc_split(b[j], bt[j]);
                 else gl_tc_round<PREC>(b[j]);
             }
             #pragma unroll

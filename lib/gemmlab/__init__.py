@@ -7,13 +7,16 @@
     gl.registry.get("sgemm/01_naive").check(gl.ops.Gemm.square(1000))
     gl.bench({"naive": fn}, gl.ops.Gemm.square(4096))   # the one timing function; cuBLAS a column
 
-Module map: backend (which machine), loader (load, compile, launch checks), registry (every kernel
+Module map: backend (which machine), profiles (the one table of GPUs, and the one in use: GEMMLAB_DEVICE), loader (load, compile, launch checks), registry (every kernel
 variant), ops (FLOP and byte counts, references, cuBLAS calls), check (correctness), timing (bench),
 device (ceilings and presets), roofline, record (results/ with GPU, date, versions), refresh (re-run
 chapter notebooks on a GPU), climb (Part IV's targets in one run).
 """
 from . import ops, record
-from .hardware import BackendError, backend, backend_reason, on_gpu, size, synchronize, to_host, xp
+from .hardware import (BackendError, UnsupportedGPU, backend, backend_reason, on_gpu, size, synchronize, to_host,
+                       xp)
+from . import profiles
+profiles.check_setting()          # GEMMLAB_DEVICE: an unknown profile, or one this GPU cannot be, stops here
 from .check import CheckResult, check, rel_error
 from .loader import CompileError, Kernel, Module, load
 from ._emulator import EmulatorError
@@ -24,7 +27,8 @@ from . import blas, blasbench, climb, demos, exercises, explorers, profiling, pa
 __version__ = "0.1.0"
 
 __all__ = [
-    "backend", "backend_reason", "on_gpu", "xp", "size", "synchronize", "to_host", "BackendError",
+    "backend", "backend_reason", "on_gpu", "xp", "size", "synchronize", "to_host", "BackendError", "UnsupportedGPU",
+    "profiles",
     "load", "Module", "Kernel", "CompileError", "EmulatorError", "check", "rel_error", "CheckResult",
     "bench", "sweep", "TimingUnavailable", "racecheck", "RaceReport", "ops", "record", "device", "registry", "roofline", "ladder",
     "tilemap", "demos", "memory", "sass", "blas", "blasbench", "climb", "exercises", "explorers", "profiling", "paths",

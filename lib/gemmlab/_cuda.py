@@ -1,4 +1,9 @@
-"""The CUDA backend of :mod:`gemmlab.loader`: NVRTC through CuPy's RawModule."""
+"""The CUDA backend of :mod:`gemmlab.loader`: NVRTC through CuPy's RawModule.
+
+A GPU running as an older profile (GEMMLAB_DEVICE=T4 on an H200) compiles each kernel as PTX for that
+profile's virtual architecture (compute_75) with NVRTC, and the driver compiles the PTX for the GPU in use
+when the module is loaded: the kernel takes the older GPU's code paths (``__CUDA_ARCH__`` 750) on real
+hardware, and its launches are held to that profile's limits."""
 from __future__ import annotations
 
 import functools
@@ -7,16 +12,10 @@ import os
 import cupy
 import numpy
 
-from .limits import cuda_limits
 from .paths import KERNELS
 
 OPTIONS = ("-std=c++17",)
 _NULL = numpy.uint64(0)
-
-
-@functools.lru_cache(maxsize=None)
-def _limits(device_id: int):
-    return cuda_limits(cupy, device_id)
 
 
 class CudaFunction:
@@ -62,13 +61,52 @@ def compile(module, expr: str, signature):
     options += module.options
     # CuPy caches compiled code on disk by source and options only: the header hash goes into the source.
     code = module.source + f"\n// gemmlab cache key (source and headers): {module.key}\n"
+    from .profiles import compile_arch, current
+    arch = compile_arch()
     try:
-        raw = cupy.RawModule(code=code, options=options, name_expressions=[expr])
-        function = raw.get_function(expr)
+        if arch is not None and not any(o.startswith(("-arch", "--gpu-architecture")) for o in module.options):
+            function = _ptx_function(code, options, expr, arch)
+        else:
+            raw = cupy.RawModule(code=code, options=options, name_expressions=[expr])
+            function = raw.get_function(expr)
     except cupy.cuda.compiler.CompileException as exc:
         text = str(exc)
         if "crt/mma.h" in text:
             text += ("\nThe CUDA headers CuPy uses lack crt/mma.h (CUDA 13 moved it to its own wheel): install "
                      "nvidia-cuda-crt for your CUDA, or set CUDA_PATH to a CUDA toolkit.")
         raise module.compile_error(text, expr) from None
-    return CudaFunction(function, _limits(cupy.cuda.Device().id))
+    return CudaFunction(function, current().limits)
+
+
+@functools.lru_cache(maxsize=256)
+def _ptx_function(code: str, options: tuple, expr: str, arch: str):
+    """``expr`` compiled by NVRTC as PTX for ``arch`` ('compute_75'), loaded (the driver compiles it for the GPU
+    in use) and returned as a cupy.RawKernel. -ftz=true as CuPy compiles its own."""
+    import tempfile
+
+    from cupy_backends.cuda.libs import nvrtc
+    prog = nvrtc.createProgram(code, "gemmlab_kernel.cu", [], [])
+    try:
+        nvrtc.addNameExpression(prog, expr)
+        # the include folders and flags CuPy's own compile uses (its headers, the CUDA toolkit's), and its
+        # defaults: flush-to-zero, device code by default
+        try:
+            from cupy._core.core import assemble_cupy_compiler_options
+            options = tuple(assemble_cupy_compiler_options(tuple(options)))
+        except ImportError:
+            options = tuple(options) + tuple(f"-I{os.path.join(root, 'include')}" for root in
+                                             filter(None, (cupy.cuda.get_cuda_path(),)))
+        try:
+            nvrtc.compileProgram(prog, [*options, "-ftz=true", "--device-as-default-execution-space",
+                                        f"--gpu-architecture={arch}"])
+        except nvrtc.NVRTCError:
+            raise cupy.cuda.compiler.CompileException(nvrtc.getProgramLog(prog), code, "gemmlab_kernel.cu",
+                                                      options) from None
+        ptx, lowered = nvrtc.getPTX(prog), nvrtc.getLoweredName(prog, expr)
+    finally:
+        nvrtc.destroyProgram(prog)
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "kernel.ptx")
+        with open(path, "wb") as f:
+            f.write(ptx if isinstance(ptx, bytes) else ptx.encode())
+        return cupy.RawModule(path=path).get_function(lowered)

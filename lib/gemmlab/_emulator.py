@@ -48,7 +48,6 @@ import numpy
 
 from . import processes
 from .hardware import BackendError
-from .limits import EMULATOR
 from .paths import KERNELS, atomic_write
 
 HERE = Path(__file__).resolve().parent / "emulator"
@@ -285,7 +284,12 @@ class EmulatedFunction:
     num_regs = None
     static_shared_bytes = 0
     last_switches = 0          # fiber switches of the last launch
-    limits = EMULATOR
+
+    @property
+    def limits(self):
+        """The launch limits of the emulated GPU (the profile in use: GEMMLAB_DEVICE, else the H200)."""
+        from .profiles import current
+        return current().limits
 
     def __init__(self, lib, symbol: str, kernel_name: str, max_threads, library: Path, memcheck: bool):
         self.lib = lib
@@ -294,7 +298,7 @@ class EmulatedFunction:
         self.memcheck = memcheck
         self.param_names = None    # set by the loader: the kernel's parameter names, for messages
         self._locations = {}       # code offset -> 'file:line' (see _location)
-        self.max_threads_per_block = max_threads or EMULATOR.max_threads_per_block
+        self.max_threads_per_block = max_threads or self.limits.max_threads_per_block
         self.body = ctypes.cast(getattr(lib, symbol), ctypes.c_void_p)
         self.fork_launch = lib.gl_emu_fork_launch
         self.fork_launch.restype = ctypes.c_long
@@ -711,7 +715,10 @@ def compile(module, expr: str, signature, racecheck: bool = False):
         # unoptimised: the optimiser drops a check that an earlier one of the same address dominates, and
         # racecheck must see every access (a read, then a write of the same word, are two events)
         flags = tuple("-O0" if f == "-O2" else f for f in FLAGS)
-    command = [cxx, *flags, *memcheck, *link, *includes, *module.options]
+    from .profiles import current
+    # the emulated GPU's __CUDA_ARCH__ (GEMMLAB_DEVICE's profile, else the H200's 900): code paths as there
+    arch = (f"-D__CUDA_ARCH__={current().cuda_arch}",)
+    command = [cxx, *flags, *memcheck, *link, *arch, *includes, *module.options]
     digest = hashlib.sha256()
     for part in (RUNTIME.read_text(), unit, "\0".join(command), _compiler_version(cxx), repr(UNSUPPORTED),
                  *(f"{p}\n{t}" for p, t in sorted(module.headers.items()))):

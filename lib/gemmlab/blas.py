@@ -26,7 +26,6 @@ import numpy
 
 from . import hardware as hw
 from . import ops, registry
-from .limits import EMULATOR
 from .loader import data_address
 
 
@@ -43,26 +42,28 @@ GEMM_SMALL = {"BM": 64, "BN": 64, "BK": 16, "WM": 32, "WN": 32, "GROUP": 8, "MIN
 STREAMING_BYTES = 256 << 20   # below this, streaming loads (evict-first in L2) measured faster on the H200
 
 
-def _dot_params(n: int) -> dict:
-    """DOT 7, deterministic: 1056 blocks of 1024 threads, two 16-byte loads of each vector in flight per
-    thread; streaming loads for vectors that together take less than STREAMING_BYTES."""
-    return {"BLOCK": 1024, "UNROLL": 2, "GRID": 1056, "DET": 1, "CS": int(8 * n < STREAMING_BYTES)}
+def _dot_params(n: int, sms: int | None = None) -> dict:
+    """DOT 7, deterministic: 8 blocks of 1024 threads per SM (the GPU's; the registry's nearest grid at or
+    below, 1056 on 132 SMs), two 16-byte loads of each vector in flight per thread; streaming loads for vectors
+    that together take less than STREAMING_BYTES."""
+    grids = registry.get(DOT).params["GRID"]
+    want = 8 * (sms or _sms())
+    grid = max((g for g in grids if g <= want), default=min(grids))
+    return {"BLOCK": 1024, "UNROLL": 2, "GRID": grid, "DET": 1, "CS": int(8 * n < STREAMING_BYTES)}
 
 
 def _sms() -> int:
-    """The GPU's SM count, from its launch limits (read once per device); on the emulator, whose launches
-    have no SMs to fill, the H200's."""
-    if hw.on_gpu:
-        from ._cuda import _limits
-        return _limits(hw.xp.cuda.Device().id).sm_count
-    return EMULATOR.sm_count
+    """The SM count of the GPU in use (its profile: read from the device, or GEMMLAB_DEVICE's; on the
+    emulator, whose launches have no SMs to fill, the emulated GPU's)."""
+    from .profiles import current
+    return current().sm_count
 
 
-def _gemm_params(m: int, n: int, sms: int = EMULATOR.sm_count) -> dict:
+def _gemm_params(m: int, n: int, sms: int | None = None) -> dict:
     """GEMM 5's 128 x 256 tiles (8 warps of 64 x 64) when C has at least one of them per SM, as at the
     climb's N = 4096 (results/climb-nvidia-h200.json); smaller C gets 64 x 64 tiles, four times as many
-    blocks, so that the SMs have work."""
-    large = -(-m // GEMM_LARGE["BM"]) * -(-n // GEMM_LARGE["BN"]) >= sms
+    blocks, so that the SMs have work. ``sms``: the GPU in use's, unless given."""
+    large = -(-m // GEMM_LARGE["BM"]) * -(-n // GEMM_LARGE["BN"]) >= (sms or _sms())
     return GEMM_LARGE if large else GEMM_SMALL
 
 
@@ -242,6 +243,6 @@ def gemm(transa, transb, alpha, A, B, beta, C):
     if alpha == 0.0:
         _scale(C, beta)
         return C
-    _launch((GEMM, _gemm_params(m, n, _sms())), ops.Gemm(m=m, n=n, k=k, transa=ta, transb=tb, layout="col"),
+    _launch((GEMM, _gemm_params(m, n)), ops.Gemm(m=m, n=n, k=k, transa=ta, transb=tb, layout="col"),
             (ar, ao, lda, br, bo, ldb, cr, co, ldc, m, n, k, alpha, beta))
     return C

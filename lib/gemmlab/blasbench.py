@@ -19,7 +19,6 @@ from . import ops, record, registry
 from .ladder import measure_problem, resources
 from .paths import atomic_write
 
-RESULTS = "blas-nvidia-h200"
 
 DOT_STEPS = [
     ("DOT 0: atomic, 768-thread blocks", "blas/dot/00_atomic", {"BLOCK": 768}),
@@ -189,27 +188,57 @@ def run_once(families) -> None:
 # --- reading what was recorded (chapters) ---------------------------------------------------------
 
 def recorded() -> dict:
-    return record.load(RESULTS)
+    """The BLAS record the chapters show: the reader's GPU's, else the H200's (``record.shown``)."""
+    return record.shown("blas")
+
+
+def scaling_path():
+    """The scaling study's CSV beside the BLAS record shown (results/blas-scaling-<gpu>.csv)."""
+    from .paths import RESULTS as DIR
+    return DIR / f"{record.find('blas')[0].replace('blas-', 'blas-scaling-', 1)}.csv"
 
 
 def scaling_rows() -> list:
-    from .paths import RESULTS as DIR
-    text = (DIR / f"{RESULTS.replace('blas-', 'blas-scaling-')}.csv").read_text()
+    text = scaling_path().read_text()
     lines = [l for l in text.splitlines() if not l.startswith("#")]
     return [{k: (float(v) if k not in ("family", "kernel", "pass_medians_ms") else v) for k, v in r.items()}
             for r in csv.DictReader(lines)]
 
 
+COPY = "copy (as many bytes as the steps read)"
+
+
 def timed(label_prefix: str, family: str, reps: int = 20):
-    """A chapter's timing cell: the steps of a family now on a GPU; the recorded run without one."""
+    """A chapter's timing cell: the steps of a family now on a GPU; the recorded run without one. Live, the
+    memory-bound families (DOT, GEMV) time a device-to-device copy of as many bytes as they read in the same
+    round-robin: the ceiling their GB/s is read against (:func:`copy_bandwidth`)."""
     if hw.on_gpu:
         cases, names = _steps(family)
         prob = problem(family, ARTICLE_SIZE[family])
+        extra = None
+        if family in ("DOT", "GEMV"):
+            src = hw.xp.ones(prob.bytes // 4, dtype="float32")
+            dst = hw.xp.empty_like(src)
+            extra = {COPY: lambda: hw.xp.copyto(dst, src)}
         return measure_problem(cases, prob, f"{family} steps, {prob.label}", reps=reps, names=names,
-                               progress=False)[0]
+                               progress=False, extra=extra)[0]
     from .timing import Timings
     t = next(t for t in recorded()["timings"] if t["label"].startswith(label_prefix))
     return Timings.from_dict(t, recorded=True)
+
+
+def copy_bandwidth(t) -> tuple:
+    """The copy bandwidth (bytes/s, read + written) a family's GB/s is read against, and where it comes from:
+    the copy timed in the same round-robin (a live :func:`timed`); for a recorded timing, the ceilings
+    recorded on the same GPU (``results/ceilings-<gpu>.json``)."""
+    from . import device
+    if any(r.name == COPY for r in t.rows):
+        row = t[COPY]
+        return 2 * row.bytes / (row.median_ms * 1e-3), "a copy timed in the same round-robin"
+    gpu = t.environment.get("gpu")
+    model = device.recorded(gpu)
+    return model.measured_copy, (f"the copy recorded on the same GPU, {gpu}, on "
+                                 f"{model.environment.get('date', '?')[:10]} (results/ceilings-{record.slug(gpu)}.json)")
 
 
 def print_atomic_error(rows: list) -> None:

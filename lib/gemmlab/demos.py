@@ -38,7 +38,7 @@ def print_sanitizer_racecheck():
     """compute-sanitizer's racecheck of the same broken kernels on the GPU, as recorded."""
     from . import record
     try:
-        rec = record.load("racecheck-demo-nvidia-h200")
+        rec = record.shown("racecheck-demo")
     except FileNotFoundError:
         print("no compute-sanitizer record yet (python -m gemmlab sanitize --demo --record on a GPU)")
         return

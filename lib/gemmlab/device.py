@@ -21,10 +21,7 @@ from . import ops, record
 
 TFLOP, GBS = 1e12, 1e9
 
-# FP32 lanes ("CUDA cores") per SM by compute capability (CUDA C Programming Guide, arithmetic
-# instruction throughput table). Used with the SM count and clock to get the attribute-based peak.
-FP32_LANES = {(6, 0): 64, (6, 1): 128, (6, 2): 128, (7, 0): 64, (7, 2): 64, (7, 5): 64, (8, 0): 64,
-              (8, 6): 128, (8, 7): 128, (8, 9): 128, (9, 0): 128, (10, 0): 128, (12, 0): 128}
+from .profiles import FP32_LANES, PROFILES     # noqa: E402  (the one table of GPUs)
 
 
 @dataclass(frozen=True)
@@ -69,31 +66,14 @@ class DeviceModel:
         return rows
 
 
-def _preset(name, tflops, gbs, part):
-    return DeviceModel(name, tflops * TFLOP, gbs * GBS, f"datasheet ({part})")
-
-
-# Vendor datasheet figures: FP32 non-tensor peak and memory bandwidth. Leads, not measurements.
-PRESETS = {
-    "T4": _preset("NVIDIA T4", 8.1, 320, "T4, 70 W"),
-    "L4": _preset("NVIDIA L4", 30.3, 300, "L4"),
-    "A100": _preset("NVIDIA A100", 19.5, 2039, "A100 SXM4 80 GB"),
-    "A6000": _preset("NVIDIA RTX A6000", 38.7, 768, "RTX A6000"),
-    "RTX 4060": _preset("NVIDIA GeForce RTX 4060", 15.11, 272, "GeForce RTX 4060 desktop"),
-    "H100": _preset("NVIDIA H100", 66.9, 3350, "H100 SXM5"),
-    "H200": _preset("NVIDIA H200", 66.9, 4800, "H200 SXM"),
-}
-
-
-# Dense tensor-core peaks (without structured sparsity) from the datasheets, FLOP/s, FP32 accumulation,
-# for the GPUs whose datasheets give them: the roofline calculator's tensor-core precisions (Part V).
-TENSOR_PEAKS = {"A100": {"TF32": 156e12, "FP16/BF16": 312e12},
-                "H100": {"TF32": 494.7e12, "FP16/BF16": 989.4e12},
-                "H200": {"TF32": 494.7e12, "FP16/BF16": 989.4e12}}
-
-# FP64 (non-tensor) peaks from the same datasheets, TFLOP/s -> FLOP/s. For the roofline calculator.
-FP64_PEAKS = {"T4": 0.25e12, "L4": 0.49e12, "A100": 9.7e12, "A6000": 1.21e12, "RTX 4060": 0.24e12,
-              "H100": 34e12, "H200": 34e12}
+# Vendor datasheet figures, FP32 non-tensor peak and memory bandwidth, from the profile table
+# (gemmlab.profiles): leads, not measurements.
+PRESETS = {key: DeviceModel(p.name, p.datasheet.fp32, p.datasheet.bandwidth, f"datasheet ({p.datasheet.part})")
+           for key, p in PROFILES.items()}
+# Dense tensor-core peaks (FP32 accumulation) and FP64 peaks where the datasheets give them: the roofline
+# calculator's other precisions.
+TENSOR_PEAKS = {key: p.datasheet.tensor for key, p in PROFILES.items() if p.datasheet.tensor}
+FP64_PEAKS = {key: p.datasheet.fp64 for key, p in PROFILES.items() if p.datasheet.fp64}
 
 
 def preset(name: str) -> DeviceModel:
@@ -160,9 +140,10 @@ def save(model: DeviceModel):
     })
 
 
-def recorded(name: str = "NVIDIA H200") -> DeviceModel:
-    """Ceilings recorded on a GPU earlier (``results/ceilings-<gpu>.json``)."""
-    data = record.load(f"ceilings-{record.slug(name)}")
+def recorded(name: str | None = None) -> DeviceModel:
+    """Ceilings recorded on a GPU earlier (``results/ceilings-<gpu>.json``): that GPU's by name, or (no name)
+    the record the chapters show, the reader's GPU's, else the H200's (``record.shown``)."""
+    data = record.load(f"ceilings-{record.slug(name)}") if name else record.shown("ceilings")
     return DeviceModel(data["name"], data["peak_fp32"], data["bandwidth"], data["source"],
                        data["measured_copy"], {int(k): v for k, v in data["measured_sgemm"].items()},
                        tuple(data.get("measured_ops", ())), tuple(data.get("timings", ())), data["environment"])

@@ -18,6 +18,14 @@ class BackendError(RuntimeError):
     """The requested backend cannot run on this machine."""
 
 
+class UnsupportedGPU(BackendError, ValueError):
+    """The GPU in use (or the profile it runs as, GEMMLAB_DEVICE) cannot run this kernel: it needs a newer
+    compute capability, or more of a resource (shared memory, threads) than the device has. The message is one
+    line naming the kernel, the feature or resource, what is needed and the GPU ("tc/05_mma_sync needs compute
+    capability 8.0 (mma.sync m16n8k16); this is a Tesla T4, 7.5"). A BackendError (what cannot run here) and
+    a ValueError (what launch checks raise) both catch it."""
+
+
 def _probe_cuda():
     """Return (cupy module, None) when a GPU is usable, else (None, reason in plain words)."""
     try:

@@ -16,7 +16,6 @@ from .limits import occupancy
 from .timing import bench
 
 N = 4096
-RESULTS = "ladder-nvidia-h200"      # the book's recorded ladder (chapters read this one)
 
 # The ladder: one configuration per step, in the chapters' order (chapter, label, key, params).
 STEPS = [
@@ -82,10 +81,16 @@ def measure_problem(cases: list, problem, label: str, reps: int = 10, progress: 
 
     ``names`` optionally gives each case a display name; by default ``case_name(key, params)``.
     ``extra`` (name -> zero-argument callable) is timed in the same round-robin, unchecked (a copy, say,
-    whose bandwidth the cases are compared with).
+    whose bandwidth the cases are compared with). A case the GPU in use cannot run (its capability, its
+    limits: ``Variant.skip_reason``) is not run: the Timings' ``skipped`` says which, and why.
     """
     names = names or [case_name(k, p) for k, p in cases]
-    runners = {name: registry.get(k).runner(problem, **p) for name, (k, p) in zip(names, cases)}
+    skipped = {name: registry.get(k).skip_reason(problem, **p) for name, (k, p) in zip(names, cases)}
+    skipped = {name: why for name, why in skipped.items() if why}
+    if len(skipped) == len(names):
+        raise hw.UnsupportedGPU(f"{label}: the GPU in use runs none of the cases: " + "; ".join(skipped.values()))
+    runners = {name: registry.get(k).runner(problem, **p) for name, (k, p) in zip(names, cases)
+               if name not in skipped}
     checks = check_many(runners, problem, tolerance=max(registry.get(k).tolerance for k, _ in cases))
     bad = [str(c) for c in checks.values() if not c.ok]
     if bad:
@@ -94,6 +99,7 @@ def measure_problem(cases: list, problem, label: str, reps: int = 10, progress: 
     prepared = {name: (lambda r=run: r(inputs, out)) for name, run in runners.items()}
     prepared.update(extra or {})
     t = bench(prepared, problem, reps=reps, progress=progress, label=label, warmup=2)
+    t.skipped = skipped
     return t, {name: c.error for name, c in checks.items()}
 
 
@@ -129,7 +135,8 @@ def save(result: dict):
 # --- reading the recorded ladder (chapters) ----------------------------------------------------
 
 def recorded() -> dict:
-    return record.load(RESULTS)
+    """The ladder record the chapters show: the reader's GPU's, else the H200's (``record.shown``)."""
+    return record.shown("ladder")
 
 
 def table(upto_chapter: str, data: dict | None = None) -> list:
@@ -228,18 +235,41 @@ def timed(label: str, reps: int = 10):
     if hw.on_gpu:
         return measure(cases_for(label), reps=reps, label=label, progress=False)[0]
     from .timing import recorded as recorded_timing
-    return recorded_timing(RESULTS, timing_label(label))
+    return recorded_timing(record.find("ladder")[0], timing_label(label))
 
 
 def resources_table(cases: list, data: dict | None = None) -> None:
-    """Print registers, shared memory and occupancy recorded for some configurations."""
-    data = data or recorded()
+    """Print registers, shared memory and occupancy of some configurations: on a GPU, compiled for it now;
+    without one, as recorded (the line above the table says which GPU and compiler produced them)."""
+    if hw.on_gpu and data is None:
+        from .profiles import current
+        env = record.environment()
+        rows = {case_name(k, p): resources(k, p) for k, p in cases}
+        print(f"compiled just now for this GPU ({current().describe()}) by NVRTC of CUDA "
+              f"{env['cuda_runtime'] // 1000}.{env['cuda_runtime'] % 1000 // 10} (CuPy {env['cupy']}):")
+    else:
+        data = data or recorded()
+        env = data["environment"]
+        rt = env.get("cuda_runtime")
+        print(f"recorded on {env['gpu']} on {env['date'][:10]}, compiled by NVRTC of CUDA "
+              f"{rt // 1000}.{rt % 1000 // 10} (CuPy {env.get('cupy')}); {data.get('shown_as', '')}:")
+        rows = data["resources"]
     print(f"{'configuration':<48}{'threads':>8}{'regs':>6}{'smem B':>8}{'spill B':>8}{'blocks/SM':>10}"
           f"{'occupancy':>10}  limited by")
     for key, params in cases:
-        r = data["resources"][case_name(key, params)]
+        r = rows[case_name(key, params)]
         print(f"{case_name(key, params):<48}{r['threads']:>8}{r['registers']:>6}{r['static_shared']:>8}"
               f"{r['local_bytes']:>8}{r['blocks_per_sm']:>10}{r['occupancy']:>10.0%}  {r['limited_by']}")
+
+
+def resources_of(key: str, params: dict) -> tuple:
+    """(resources, where) of one configuration: compiled now for the GPU in use, else the record shown (the
+    reader's GPU's, else the H200's); ``where`` names the GPU they belong to."""
+    if hw.on_gpu:
+        from .profiles import current
+        return resources(key, params), f"compiled just now for {current().name}"
+    data = recorded()
+    return data["resources"][case_name(key, params)], f"recorded on {data['environment']['gpu']}"
 
 
 def rate(label: str, key: str, params: dict, data: dict | None = None) -> float:

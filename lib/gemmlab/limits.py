@@ -1,9 +1,9 @@
 """Launch limits of a device: what a kernel launch is checked against before it is sent.
 
-On a GPU they are read from the device's attributes; the emulator uses the limits of the book's GPU, the
-H200 (compute capability 9.0, which is also the ``__CUDA_ARCH__`` it compiles for): a kernel may use up to
-227 KiB of dynamic shared memory per block after the opt-in above 48 KiB that CUDA requires (gemmlab's
-launch does it, as ``cudaFuncSetAttribute`` would). Older GPUs allow less (a T4 64 KiB, an A100 163 KiB).
+On a GPU they are read from the device's attributes (:func:`cuda_limits`); the emulator, and a GPU running as
+another profile (GEMMLAB_DEVICE), use the limits of that profile (:mod:`gemmlab.profiles`, the one table of
+GPUs: ``profiles.current().limits``). Above 48 KiB of dynamic shared memory a kernel must opt in, as
+``cudaFuncSetAttribute`` does (gemmlab's launch does it), up to the device's opt-in limit.
 """
 from __future__ import annotations
 
@@ -20,23 +20,19 @@ class Limits:
     shared_per_block_optin: int = 48 * 1024    # the most a kernel may opt in to
     registers_per_block: int = 65536
     warp_size: int = 32
-    # per multiprocessor (compute capability 9.0 values by default): what occupancy is computed from
+    # per multiprocessor: what occupancy is computed from
     max_threads_per_sm: int = 2048
     max_blocks_per_sm: int = 32
     registers_per_sm: int = 65536
     shared_per_sm: int = 228 * 1024
     shared_reserved_per_block: int = 1024
     register_partitions: int = 4     # an SM's register file is split among its 4 warp schedulers
-    sm_count: int = 132              # SMs on the device (the H200's by default): how many blocks fill a wave
+    sm_count: int = 1                # SMs on the device: how many blocks fill a wave
 
 
 def cdiv(a: int, b: int) -> int:
     """Ceiling division: how many blocks of ``b`` cover ``a``."""
     return -(-a // b)
-
-
-EMULATOR = Limits(name="CPU emulator (the limits of an H200, compute capability 9.0)",
-                  shared_per_block_optin=227 * 1024)
 
 
 def cuda_limits(cupy, device_id: int | None = None) -> Limits:

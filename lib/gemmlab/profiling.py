@@ -299,7 +299,7 @@ def save_study(result: dict):
 
 def climb_table(data: dict | None = None) -> None:
     """Print the recorded stall reasons of the best SGEMM, its row-by-row ablation and cuBLAS."""
-    data = data or record.load("ncu-climb-nvidia-h200")
+    data = data or record.shown("ncu-climb")
     env = data["environment"]
     size = f", N = {data['n']}" if "n" in data else ""
     print(f"Nsight Compute ({data['ncu']}), clocks not locked, {env['gpu']}, {env['date'][:10]}{size}; "
@@ -338,7 +338,7 @@ def evidence(cases, metrics, study: str = "ladder", data: dict | None = None) ->
     """Print recorded metrics of one ncu study (``results/ncu-<study>-nvidia-h200.json``) for the cases whose
     names start with ``cases`` (a prefix, or a list of prefixes), one row each, one column per metric
     (:data:`HEADINGS`; stalls are warp-cycles per issued instruction). Raises if no case matches."""
-    data = data or record.load(f"ncu-{study}-nvidia-h200")
+    data = data or record.shown(f"ncu-{study}")
     prefixes = (cases,) if isinstance(cases, str) else tuple(cases)
     kernels = [k for k in data["kernels"] if k["case"].startswith(prefixes)]
     if not kernels:
@@ -367,7 +367,7 @@ def part4_table(data: dict | None = None) -> None:
 
 def tensor_table(data: dict | None = None) -> None:
     """Print how busy each Part V kernel keeps the tensor cores and the schedulers (the part5 study)."""
-    data = data or record.load("ncu-part5-nvidia-h200")
+    data = data or record.shown("ncu-part5")
     env = data["environment"]
     print(f"Nsight Compute ({data['ncu']}), clocks not locked, {env['gpu']}, {env['date'][:10]}, N = 4096:")
     cols = [("duration_ns", "time us", 1e-3), ("tensor_pipe_pct", "tensor %", 1), ("issue_active_pct", "issue %", 1),
@@ -378,7 +378,7 @@ def tensor_table(data: dict | None = None) -> None:
 
 def table(data: dict | None = None) -> None:
     """Print the recorded metrics the profiling appendix discusses."""
-    data = data or record.load("ncu-nvidia-h200")
+    data = data or record.shown("ncu")
     env = data["environment"]
     print(f"Nsight Compute ({data['ncu']}), clocks not locked, {env['gpu']}, {env['date'][:10]}:")
     cols = [("duration", "time"), ("sm_throughput_pct", "SM %"), ("memory_throughput_pct", "mem %"),

@@ -62,6 +62,10 @@ def environment() -> dict:
         })
     else:
         env["gpu"] = None
+    from .profiles import current, emulated
+    if emulated() is not None:
+        # GEMMLAB_DEVICE: the kernels ran as another GPU (its architecture's code, its limits)
+        env["runs_as"] = f"{current().name} (GEMMLAB_DEVICE={current().key}, compute capability {current().cc})"
     return env
 
 
@@ -71,7 +75,47 @@ def slug(name: str) -> str:
 
 
 def gpu_slug() -> str:
-    return slug(environment()["gpu"] or "no-gpu")
+    """The name of records made on the GPU in use: 'nvidia-h200'; a GPU running as another profile
+    (GEMMLAB_DEVICE=T4 on an H200) writes 'nvidia-h200-as-t4', never over its own records."""
+    from .profiles import current, emulated
+    name = slug(environment()["gpu"] or "no-gpu")
+    return name + (f"-as-{slug(current().key)}" if hw.on_gpu and emulated() is not None else "")
+
+
+def _gpu_of(path: Path):
+    try:
+        return (json.loads(path.read_text()).get("environment") or {}).get("gpu")
+    except (OSError, ValueError):
+        return None
+
+
+def find(study: str) -> tuple:
+    """Which record of ``study`` a chapter shows the reader, and why: (name, provenance).
+
+    The reader's GPU is the one in use, or the profile GEMMLAB_DEVICE names; its own record,
+    ``results/<study>-<gpu>.json``, when one exists (on the emulator: a record of any GPU of that profile);
+    else the book's, recorded on the H200. The provenance is a sentence that says which, and why."""
+    from .profiles import BOOK, PROFILES, current, emulated, for_device
+    book = f"{study}-{slug(PROFILES[BOOK].name)}"
+    if not hw.on_gpu and emulated() is None:
+        return book, f"the book's record, made on the H200 (results/{book}.json): no GPU in use"
+    profile = current()
+    if hw.on_gpu:
+        who, own = f"this GPU ({gpu_slug()})", [f"{study}-{gpu_slug()}"]
+    else:
+        who = f"the {profile.key} (GEMMLAB_DEVICE={profile.key})"
+        own = sorted(p.stem for p in RESULTS.glob(f"{study}-*.json")
+                     if (gpu := _gpu_of(p)) and p.stem == f"{study}-{slug(gpu)}" and for_device(gpu) is profile)
+    for name in own:
+        if (RESULTS / f"{name}.json").is_file():
+            return name, f"the record of {who}, results/{name}.json"
+    return book, f"the book's record, made on the H200 (results/{book}.json): there is none of {who} yet"
+
+
+def shown(study: str) -> dict:
+    """The record of ``study`` a chapter shows (see :func:`find`), with ``"shown_as"``: its provenance."""
+    name, why = find(study)
+    return {**load(name), "shown_as": why}
 
 
 def save(name: str, data: dict, directory: Path | None = None) -> Path:

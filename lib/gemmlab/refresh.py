@@ -107,7 +107,66 @@ def run(paths, *, timeout: int = 900, allow_cpu: bool = False, kernel_name: str 
             continue
         took = time.perf_counter() - start
         print(f"{path}: executed in {took:.0f} s", flush=True)
-        done.append((str(path), took))
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        done.append({"notebook": str(path), "code_cells": len(code),
+                     "cells_run": sum(1 for c in code if c.get("execution_count")), "error": None,
+                     "seconds": round(took, 1)})
     if failures:
         raise RefreshError(f"{len(failures)} of {len(done) + len(failures)} notebooks were not refreshed")
     return done
+
+
+# what a cell prints when it shows a recorded figure instead of one measured in this run
+_RECORDED = ("RECORDED earlier", "the book's record", "shown: the record", "recorded on", "no GPU in use")
+
+
+def rehearse(paths, *, profile: str | None = None, jobs: int = 1, timeout: int = 900,
+             kernel_name: str = "python3") -> dict:
+    """Run each notebook top to bottom in memory, as a reader would, and never write it: under ``profile``
+    (GEMMLAB_DEVICE: the emulator, or this GPU, runs as that GPU) when given. Returns, per notebook, the cells
+    run, the failing cell if any (its error in one line), the seconds, and the cells whose output shows a
+    recorded figure instead of a live one (cell number and the line that says so)."""
+    import concurrent.futures
+
+    from nbclient import NotebookClient
+
+    from . import profiles
+    if profile is not None:
+        profiles.lookup(profile)                       # an unknown profile stops here, naming the legal ones
+        os.environ["GEMMLAB_DEVICE"] = profile
+    os.environ.pop("MPLBACKEND", None)
+
+    def one(path: Path) -> dict:
+        nb = _read(path)
+        for cell in nb.cells:                  # what this run does, not what the committed notebook did
+            if cell.cell_type == "code":
+                cell.execution_count, cell.outputs = None, []
+        start = time.perf_counter()
+        client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, store_widget_state=False,
+                                resources={"metadata": {"path": str(path.parent.resolve())}})
+        error = None
+        try:
+            client.execute()
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:
+            error = _failed_cell(nb, exc)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        ran = sum(1 for c in code if c.get("execution_count"))
+        shows_record = []
+        for number, cell in enumerate(nb.cells, start=1):
+            text = "\n".join(o.get("text", "") if isinstance(o.get("text", ""), str) else ""
+                             for o in cell.get("outputs", []))
+            line = next((l.strip() for l in text.splitlines() if any(m in l for m in _RECORDED)), None)
+            if cell.cell_type == "code" and line:
+                shows_record.append([number, line[:200]])
+        return {"notebook": str(path), "code_cells": len(code), "cells_run": ran, "error": error,
+                "seconds": round(time.perf_counter() - start, 1), "shows_record": shows_record}
+
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        results = list(pool.map(one, map(Path, paths)))
+    for r in results:
+        status = f"FAILED at {r['error']}" if r["error"] else "ran to the end"
+        print(f"{r['notebook']} [{profile or 'default'}]: {r['cells_run']} of {r['code_cells']} code cells, "
+              f"{status} ({r['seconds']:.0f} s; {len(r['shows_record'])} show a record)", flush=True)
+    return {"profile": profile, "notebooks": results, "all_ran": all(r["error"] is None for r in results)}

@@ -14,8 +14,28 @@ from typing import Callable
 from . import hardware as hw
 from . import ops
 from .check import FP32_TOLERANCE, check
-from .limits import EMULATOR, cdiv
+from .limits import cdiv
 from .loader import load
+
+
+@dataclass(frozen=True)
+class Need:
+    """A compute capability a variant needs, and why: ``Need((8, 0), "mma.sync m16n8k16")``; ``precisions``
+    limits it to problems of those precisions (tc/01's BF16 and TF32 fragments, not its FP16 ones)."""
+    capability: tuple
+    feature: str
+    precisions: tuple = ()
+    only: bool = False        # code for this architecture alone (sm_90a: wgmma runs on Hopper, not after it)
+
+    def applies(self, problem) -> bool:
+        return not self.precisions or problem is None or getattr(problem, "precision", None) in self.precisions
+
+    def met_by(self, capability: tuple) -> bool:
+        return capability >= self.capability and not (self.only and capability[0] != self.capability[0])
+
+    @property
+    def cc(self) -> str:
+        return f"{self.capability[0]}.{self.capability[1]}"
 
 
 @dataclass(frozen=True)
@@ -37,6 +57,8 @@ class Variant:
     valid: Callable | None = None            # (params) -> bool: which combinations exist (default: all)
     gpu_only: str | None = None              # why the emulator cannot run it (inline PTX, say); None: it can
     options: tuple = ()                      # compiler options of its own (the architecture, say)
+    needs: tuple = ()                        # Need()s: the compute capabilities it needs, and why (none: 7.5,
+                                             # the book's floor, a Colab T4)
 
     @property
     def source(self) -> str:
@@ -92,7 +114,58 @@ class Variant:
         if not self.runnable:
             raise hw.BackendError(f"{self.key} runs on a GPU only ({self.gpu_only}); this is the {hw.backend} "
                                   f"backend ({hw.backend_reason})")
+        reason = self.unsupported(problem)
+        if reason:
+            raise hw.UnsupportedGPU(reason)
         return _load(self.source, self.options).get(self.expression(problem, **params))
+
+    def min_capability(self, problem=None) -> tuple:
+        """The lowest compute capability that runs it (on ``problem``'s precision, when given)."""
+        return max([n.capability for n in self.needs if n.applies(problem)], default=FLOOR)
+
+    def unsupported(self, problem=None, profile=None) -> str | None:
+        """Why the GPU in use (or ``profile``) cannot run this variant on ``problem``: one line naming the
+        feature, the capability needed and the GPU; None when it can."""
+        from . import profiles
+        p = profile or profiles.current()
+        for n in self.needs:
+            if n.applies(problem) and not n.met_by(p.capability):
+                what = f" in {problem.precision.upper()}" if n.precisions and problem is not None else ""
+                exactly = " exactly" if n.only else ""
+                return (f"{self.key}{what} needs compute capability {n.cc}{exactly} ({n.feature}); "
+                        f"this is {p.describe()}")
+        return None
+
+    def does_not_fit(self, problem, params: dict, profile=None) -> str | None:
+        """Why a launch of these parameters on ``problem`` exceeds the limits of the GPU in use (or
+        ``profile``): its dynamic shared memory or its threads per block. None when it fits."""
+        from . import profiles
+        p = profile or profiles.current()
+        lim = p.limits
+        _, block, shared = self.launch(problem, params)
+        threads = 1
+        for d in (block if isinstance(block, tuple) else (block,)):
+            threads *= d
+        label = ",".join(f"{k}={v}" for k, v in params.items())
+        if shared > lim.shared_per_block_optin:
+            return (f"{self.key} [{label}] needs {shared / 1024:.0f} KiB of shared memory per block; this is "
+                    f"{p.describe()}, which allows {lim.shared_per_block_optin // 1024} KiB")
+        if threads > lim.max_threads_per_block:
+            return (f"{self.key} [{label}] runs {threads} threads per block; this is {p.describe()}, which "
+                    f"allows {lim.max_threads_per_block}")
+        return None
+
+    def skip_reason(self, problem, profile=None, **params) -> str | None:
+        """Why a study skips this candidate on ``problem`` on the GPU in use: it cannot run here (the
+        backend, the capability), refuses the problem, or does not fit the device; None when it runs."""
+        full = self.resolve(**params)
+        if not self.runnable:
+            return f"{self.key} runs on a GPU only ({self.gpu_only})"
+        reason = self.unsupported(problem, profile)
+        if reason is None and self.refuse is not None:
+            reason = self.refuse(problem, full) or None
+            reason = reason and f"{self.key}: {reason}"
+        return reason or self.does_not_fit(problem, full, profile)
 
     def awkward(self) -> list:
         """Problems of sizes that are not multiples of any tile, for tests, crosschecks and sanitizers (those
@@ -118,10 +191,16 @@ class Variant:
             raise ValueError(f"{self.key} computes {self.op.__name__}, not {type(problem).__name__}")
         if getattr(problem, "layout", self.layout) != self.layout:
             raise ValueError(f"{self.key} expects layout={self.layout!r}, the problem has {problem.layout!r}")
+        reason = self.unsupported(problem)
+        if reason:
+            raise hw.UnsupportedGPU(reason)
         if self.refuse is not None:
             reason = self.refuse(problem, full)
             if reason:
                 raise ValueError(f"{self.key} with {full}: {reason}")
+        reason = self.does_not_fit(problem, full)
+        if reason:
+            raise hw.UnsupportedGPU(reason)
         kernel = self.kernel(problem, **full)
         grid, block, shared = self.launch(problem, full)
         prepare = self.prepare
@@ -133,6 +212,16 @@ class Variant:
         run.__name__ = f"run_{self.key.replace('/', '_')}"
         return run
 
+    def verdict(self, problem, *, seed=None, **params) -> str:
+        """A chapter's check line: the verdict of :meth:`check`, or, where the GPU in use (or the emulator)
+        cannot run this variant on ``problem``, one line saying it was skipped and why."""
+        full = self.resolve(**params)
+        reason = ((f"{self.key} runs on a GPU only ({self.gpu_only})" if not self.runnable else None)
+                  or self.unsupported(problem) or self.does_not_fit(problem, full))
+        if reason:
+            return f"skipped here: {reason}"
+        return self.check(problem, seed=seed, **params).verdict()
+
     def check(self, problem, *, seed=None, **params):
         """Check this variant on ``problem`` against float64 (fresh random inputs, NaN-poisoned output)."""
         label = self.key + (" " + ",".join(f"{k}={v}" for k, v in self.resolve(**params).items())
@@ -140,8 +229,17 @@ class Variant:
         return check(self.runner(problem, **params), problem, label=label, tolerance=self.tolerance, seed=seed)
 
 
-@functools.lru_cache(maxsize=None)
+FLOOR = (7, 5)     # the oldest GPU the book runs on: compute capability 7.5 (Turing, Colab's T4)
+
+
 def _load(source: str, options: tuple = ()):
+    from .profiles import compile_arch, current
+    return _load_for(source, options, current().key, compile_arch())
+
+
+@functools.lru_cache(maxsize=None)
+def _load_for(source: str, options: tuple, profile, arch):
+    """A module per source, options and profile in use (a profile's kernels are compiled for its architecture)."""
     return load(source, options=options)
 
 
@@ -563,12 +661,11 @@ def _mma_sync_shared(p, c):
     return _mma_sync_bytes(c, 4 if p.precision == "tf32" else 2)
 
 
-def _mma_sync_too_big(p, c):
-    need, most = _mma_sync_shared(p, c), EMULATOR.shared_per_block_optin       # the H200's 227 KiB
-    if need > most:
-        return (f"{c['STAGES']} stages of {c['BM']} x {c['BK']} and {c['BK']} x {c['BN']} {p.precision.upper()} tiles "
-                f"need {need / 1024:.0f} KiB of shared memory, more than the {most // 1024} KiB a block may have")
-    return None
+def _most_shared() -> int:
+    """The most shared memory any GPU of the profile table lets a block have: configurations over it exist
+    on no GPU (the registry's choices leave them out; a GPU with less refuses more, Variant.does_not_fit)."""
+    from .profiles import PROFILES
+    return max(p.shared_per_block_optin for p in PROFILES.values())
 
 
 # their block tiles, warp tiles and stages
@@ -589,6 +686,12 @@ def _tc_precision(p):
     return {"PREC": ops.TC_PRECISIONS.index(p.precision)}
 
 
+# what the WMMA kernels need beyond FP16 fragments (compute capability 7.0): BF16 and TF32 ones
+_AMPERE_FRAGMENTS = (Need((8, 0), "WMMA fragments of BF16 and TF32", ("bf16", "tf32")),)
+_TF32_FRAGMENTS = (Need((8, 0), "WMMA fragments of TF32, for 3xTF32"),)
+_HOPPER = (Need((9, 0), "sm_90a: wgmma, TMA copies and mbarriers", only=True),)
+
+
 def _tc_refuse(p, c):
     if p.m % 16 or p.n % 16 or p.k % 16:
         return f"M, N and K must be multiples of 16 (the wmma tile), got {p.m} x {p.n} x {p.k}"
@@ -601,7 +704,7 @@ VARIANTS += [
         title="WMMA: one warp per 16 x 16 tile of C, from global memory",
         params={"WARPS_M": (1, 2, 4), "WARPS_N": (1, 2, 4)}, defaults={"WARPS_M": 2, "WARPS_N": 2},
         problem_params=_tc_precision,
-        refuse=_tc_refuse,
+        refuse=_tc_refuse, needs=_AMPERE_FRAGMENTS,
         launch=lambda p, c: ((cdiv(p.n, 16 * c["WARPS_N"]), cdiv(p.m, 16 * c["WARPS_M"])), 32 * c["WARPS_M"] * c["WARPS_N"], 0),
         args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
     ),
@@ -611,7 +714,7 @@ VARIANTS += [
         title="WMMA fed through shared memory: block tiles, a cp.async pipeline, warp tiles of fragments",
         params=_TC_TILES, defaults=_TC_TILE_DEFAULTS, valid=_tc_tiles_valid,
         problem_params=_tc_precision,
-        refuse=_tc_refuse,
+        refuse=_tc_refuse, needs=_AMPERE_FRAGMENTS,
         launch=_tc_tiles_launch,
         args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
     ),
@@ -620,10 +723,11 @@ VARIANTS += [
         entry="mma_sync_gemm<{PREC}, {BM}, {BN}, {WM}, {WN}, {BK}, {STAGES}>", op=ops.TcGemm,
         title="mma.sync and ldmatrix in inline PTX, fed through a cp.async pipeline (FP16, BF16, TF32; GPU only)",
         params={**_TC_TILES, "BK": (32, 64)}, defaults={**_TC_TILE_DEFAULTS, "WN": 64, "BK": 32},
-        valid=lambda c: _tc_tiles_valid(c) and _mma_sync_bytes(c, 2) <= EMULATOR.shared_per_block_optin,
-        # the 16-bit stages fit (TF32's are checked by refuse)
+        valid=lambda c: _tc_tiles_valid(c) and _mma_sync_bytes(c, 2) <= _most_shared(),
+        # 16-bit stages that fit some GPU (TF32's, twice as large, and each GPU's own limit: does_not_fit)
         problem_params=_tc_precision,
-        refuse=lambda p, c: _tc_refuse(p, c) or _mma_sync_too_big(p, c),
+        refuse=_tc_refuse,
+        needs=(Need((8, 0), "mma.sync m16n8k16 and m16n8k8 with FP16, BF16 and TF32 operands"),),
         launch=lambda p, c: ((cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), _warp_threads(c), _mma_sync_shared(p, c)),
         args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
         gpu_only="inline PTX: mma.sync and ldmatrix",
@@ -632,7 +736,7 @@ VARIANTS += [
         key="tc/04_3xtf32_pipelined", chapter=None,
         entry="gemm_3xtf32_pipelined<{BM}, {BN}, {WM}, {WN}, {STAGES}>", op=ops.Gemm,
         title="3xTF32 fed as tc/03: FP32 SGEMM on TF32 tensor cores through a cp.async pipeline",
-        params=_TC_TILES, defaults=_TC_TILE_DEFAULTS, valid=_tc_tiles_valid,
+        params=_TC_TILES, defaults=_TC_TILE_DEFAULTS, valid=_tc_tiles_valid, needs=_TF32_FRAGMENTS,
         launch=_tc_tiles_launch,
         args=_gemm_args,
     ),
@@ -640,18 +744,11 @@ VARIANTS += [
         key="tc/02_3xtf32", chapter=None, entry="gemm_3xtf32<{WARPS_M}, {WARPS_N}>", op=ops.Gemm,
         title="3xTF32: FP32 SGEMM on TF32 tensor cores, each operand as a head and a tail",
         params={"WARPS_M": (1, 2, 4), "WARPS_N": (1, 2, 4)}, defaults={"WARPS_M": 2, "WARPS_N": 2},
+        needs=_TF32_FRAGMENTS,
         launch=lambda p, c: ((cdiv(p.n, 16 * c["WARPS_N"]), cdiv(p.m, 16 * c["WARPS_M"])), 32 * c["WARPS_M"] * c["WARPS_N"], 0),
         args=_gemm_args,
     ),
 ]
-
-
-def _not_hopper():
-    """Why this GPU cannot run the sm_90a kernels (wgmma, TMA), or None."""
-    capability = hw.xp.cuda.Device().compute_capability if hw.on_gpu else "90"
-    if capability != "90":
-        return f"wgmma and TMA as compiled here need compute capability 9.0 (Hopper), this GPU has {capability}"
-    return None
 
 
 def _hopper_refuse(p, c):
@@ -659,7 +756,7 @@ def _hopper_refuse(p, c):
         return "wgmma here takes FP16 or BF16; TF32 is tc/01 and tc/03"
     if p.n % 8 or p.k % 8:
         return f"N and K must be multiples of 8 (TMA copies rows of 16-byte multiples), got {p.m} x {p.n} x {p.k}"
-    return _not_hopper()
+    return None
 
 
 def _hopper_args(p, inputs, out):
@@ -674,7 +771,7 @@ VARIANTS += [
     Variant(
         key="tc/06_wgmma_tma", chapter=None, entry="wgmma_tma_gemm<{PREC}>", op=ops.TcGemm,
         title="Hopper: TMA copies and mbarriers feed wgmma, a producer warpgroup and two consumers (GPU only)",
-        problem_params=_tc_precision, refuse=_hopper_refuse,
+        problem_params=_tc_precision, refuse=_hopper_refuse, needs=_HOPPER,
         launch=lambda p, c: ((cdiv(p.n, 256), cdiv(p.m, 128)), 384, HOPPER_SHARED),
         args=_hopper_args,
         gpu_only="inline PTX for sm_90a: wgmma, TMA copies and mbarriers", options=("-arch=sm_90a",),
@@ -705,7 +802,9 @@ def _split_prepare(p, c, inputs, out):
     A, B = inputs
     ld = a_head.shape[1]
     module = _load("tc/07_3xtf32_wgmma.cu", ("-arch=sm_90a",))
-    module.get("split_tf32_rows")((min(cdiv(p.m * ld, 256), 4 * 132 * 8),), 256, (A, a_head, a_tail, p.m, p.k, ld))
+    from .profiles import current
+    blocks = min(cdiv(p.m * ld, 256), 32 * current().sm_count)       # a grid-stride loop: 32 blocks per SM
+    module.get("split_tf32_rows")((blocks,), 256, (A, a_head, a_tail, p.m, p.k, ld))
     module.get("split_tf32_transposed")((cdiv(p.n, 32), cdiv(ld, 32)), (32, 8), (B, b_head, b_tail, p.k, p.n, ld))
 
 
@@ -713,7 +812,7 @@ VARIANTS += [
     Variant(
         key="tc/07_3xtf32_wgmma", chapter=None, entry="gemm_3xtf32_wgmma", op=ops.Gemm,
         title="3xTF32 on Hopper's pipeline: heads and tails split first, TF32 wgmma fed by TMA (GPU only)",
-        refuse=lambda p, c: _not_hopper(), prepare=_split_prepare,
+        needs=_HOPPER, prepare=_split_prepare,
         launch=lambda p, c: ((cdiv(p.n, 128), cdiv(p.m, 128)), 384, 3 * 4 * 128 * 32 * 4 + 1024),
         args=lambda p, inputs, out: (_split_buffers(p)[1], out, p.m, p.n, p.k),
         gpu_only="inline PTX for sm_90a: wgmma, TMA copies and mbarriers", options=("-arch=sm_90a",),

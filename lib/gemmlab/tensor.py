@@ -60,7 +60,8 @@ def _best(t, names):
 
 
 def taken(candidates, problem) -> list:
-    """The candidates whose variant takes this problem (mma.sync here has no TF32, say)."""
+    """The candidates whose variant takes this problem (the Hopper kernel has no TF32, say); which of them
+    the GPU in use can run is measure_problem's to say (it skips the others, with the reason)."""
     out = []
     for key, params in candidates:
         v = registry.get(key)
@@ -176,14 +177,63 @@ def save(result: dict):
     return record.save(f"tensor-{record.gpu_slug()}", result)
 
 
+PARTS = ("tc", "hopper", "split")
+
+
+def now_or_recorded(parts=PARTS, reps: int = 10) -> dict:
+    """A Part V timing cell: on a GPU, the parts of the record (``tc``: the tensor-core candidates in FP16,
+    BF16 and TF32; ``hopper``: tc/06; ``split``: 3xTF32) measured now, as ``tensor --record`` measures them,
+    with what this GPU cannot run skipped and said (``"skipped"``); without a GPU, the record shown
+    (``record.shown``: the reader's GPU's, else the H200's). ``"shown_as"`` says which."""
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        raise ValueError(f"parts are some of {PARTS}, got {sorted(unknown)}")
+    if not hw.on_gpu:
+        return record.shown("tensor")
+    from .climb import _warm_up
+    from .profiles import current
+    _warm_up(2.0)
+    out = {"tc": [], "hopper": [], "skipped": {}, "environment": record.environment(),
+           "shown_as": f"measured on this GPU just now ({current().describe()})"}
+
+    def attempt(name, measure):
+        try:
+            return measure()
+        except hw.UnsupportedGPU as exc:
+            out["skipped"][name] = str(exc)
+            return None
+
+    if "tc" in parts:
+        for precision, target in TC_TARGETS:
+            r = attempt(f"tensor {precision.upper()}", lambda: measure_tc(precision, target, reps=reps, progress=False))
+            out["tc"] += [r] if r else []
+    if "hopper" in parts:
+        for precision, target in HOPPER_TARGETS:
+            r = attempt(f"Hopper {precision.upper()}", lambda: measure_tc(
+                precision, target, reps=reps, progress=False, candidates=HOPPER_CANDIDATES))
+            out["hopper"] += [r] if r else []
+    if "split" in parts:
+        r = attempt("3xTF32", lambda: measure_split(reps=reps, progress=False))
+        if r:
+            out["split"] = r
+    return out
+
+
 def hopper_tables(result: dict | None = None) -> None:
     """Print the recorded Hopper runs (tc/06 and cuBLAS in one round-robin, per precision) and their verdicts."""
-    result = result or record.load("tensor-nvidia-h200")
+    result = result or record.shown("tensor")
+    print(f"shown: {result.get('shown_as', 'a record given by the caller')}")
+    for name, why in result.get("skipped", {}).items():
+        print(f"{name}: skipped here: {why}")
+    if not result.get("hopper") and result.get("skipped"):
+        result = record.shown("tensor")                   # the figures the chapter needs, from a Hopper GPU
+        print(f"instead, {result['shown_as']}:")
     if not result.get("hopper"):
-        print("the record has no Hopper run yet (python -m gemmlab tensor --record on a Hopper GPU)")
+        print("no Hopper run to show (python -m gemmlab tensor --record on a Hopper GPU makes one)")
         return
+    live = result.get("shown_as", "").startswith("measured on this GPU")
     for t in result["hopper"]:
-        print(Timings.from_dict(t["timing"]))
+        print(Timings.from_dict(t["timing"], recorded=not live))
         print(f"{t['best']}: {100 * t['ratio']:.1f}% of cuBLAS (target {100 * t['target']:.0f}%: "
               f"{'met' if t['met'] else 'MISSED'}); max error against float64 {t['errors'][t['best']]:.2e}\n")
 
@@ -191,9 +241,13 @@ def hopper_tables(result: dict | None = None) -> None:
 def split_tables(result: dict | None = None) -> None:
     """Print the recorded 3xTF32 run (every candidate and cuBLAS's FP32 SGEMM in one round-robin) and the
     accuracy of the fastest beside cuBLAS's."""
-    result = result or record.load("tensor-nvidia-h200")
+    result = result or record.shown("tensor")
+    print(f"shown: {result.get('shown_as', 'a record given by the caller')}")
+    if "split" not in result:
+        result = record.shown("tensor")
+        print(f"instead, {result['shown_as']}:")
     s = result["split"]
-    print(Timings.from_dict(s["timing"]))
+    print(Timings.from_dict(s["timing"], recorded=not result.get("shown_as", "").startswith("measured on this GPU")))
     print(f"fastest: {s['best']} at {s['ratio_to_sgemm']:.2f}x cuBLAS SGEMM's speed "
           f"({'faster' if s['faster_than_sgemm'] else 'slower'})")
     for name, e in s["accuracy"].items():
@@ -203,14 +257,17 @@ def split_tables(result: dict | None = None) -> None:
 
 
 def summary(result: dict) -> str:
-    lines = []
+    lines = [f"shown: {result['shown_as']}"] if "shown_as" in result else []
+    lines += [f"{name}: skipped here: {why}" for name, why in result.get("skipped", {}).items()]
     for t in result["tc"]:
         lines.append(f"{t['precision'].upper():>6} N={t['n']}: best {t['best']} at {100 * t['ratio']:.1f}% of cuBLAS "
                      f"(target {100 * t['target']:.0f}%: {'met' if t['met'] else 'MISSED'})")
     for t in result.get("hopper", []):
         lines.append(f"Hopper {t['precision'].upper()} N={t['n']}: {t['best']} at {100 * t['ratio']:.1f}% of cuBLAS "
                      f"(target {100 * t['target']:.0f}%: {'met' if t['met'] else 'MISSED'})")
-    s = result["split"]
+    s = result.get("split")
+    if s is None:
+        return "\n".join(lines)
     lines.append(f"3xTF32 N={s['n']}: best {s['best']} at {s['ratio_to_sgemm']:.2f}x cuBLAS SGEMM's speed "
                  f"({'faster' if s['faster_than_sgemm'] else 'NOT faster'}); error {s['error_factor']:.2f}x SGEMM's "
                  f"(target <= {SPLIT_ERROR_FACTOR:g}x: {'met' if s['accurate'] else 'MISSED'})")
@@ -244,6 +301,12 @@ def error_vs_k(ks=(64, 256, 1024, 4096), m: int = 64, n: int = 64, spread: float
     from .ops import to_bf16_bits
     xp = hw.xp
     methods = {"FP32 (sgemm/02)": None, "3xTF32 (tc/04)": None, "TF32": "tf32", "BF16": "bf16", "FP16": "fp16"}
+    tc04, tc01 = registry.get("tc/04_3xtf32_pipelined"), registry.get("tc/01_wmma")
+    skipped = {name: why for name, why in (
+        ("3xTF32 (tc/04)", tc04.unsupported(ops.Gemm(m=m, n=n, k=ks[0]))),
+        *((name, tc01.unsupported(ops.TcGemm(m=m, n=n, k=16, precision=p))) for name, p in methods.items() if p))
+        if why}
+    methods = {name: p for name, p in methods.items() if name not in skipped}
     out = {name: [] for name in methods}
     rng = numpy.random.default_rng(seed)
     for k in ks:
@@ -264,7 +327,17 @@ def error_vs_k(ks=(64, 256, 1024, 4096), m: int = 64, n: int = 64, spread: float
                 registry.get("tc/01_wmma").runner(problem)((xp.asarray(a16), xp.asarray(b16)), c)
             with numpy.errstate(invalid="ignore"):
                 out[name].append(float(numpy.abs(hw.to_host(c).astype(numpy.float64) - exact).max() / scale))
-    return {"ks": list(ks), "m": m, "n": n, "spread": spread, "backend": hw.backend, "errors": out}
+    return {"ks": list(ks), "m": m, "n": n, "spread": spread, "backend": hw.backend, "errors": out,
+            "skipped": skipped}
+
+
+def print_error_vs_k(result: dict) -> None:
+    """error_vs_k's table: a row per method (max error / max |C| at each K), and the methods the GPU in use
+    could not run, each with the reason."""
+    for name, errors in result["errors"].items():
+        print(f"{name:>16}: " + "  ".join(f"{e:.1e}" for e in errors))
+    for name, why in result.get("skipped", {}).items():
+        print(f"{name:>16}: skipped here: {why}")
 
 
 def plot_error_vs_k(result: dict, ax=None):

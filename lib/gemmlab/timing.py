@@ -76,6 +76,7 @@ class Timings:
     flushed_l2: bool
     environment: dict = field(default_factory=dict)
     recorded: bool = False          # True: read from results/, not measured in this session
+    skipped: dict = field(default_factory=dict)   # case name -> why the GPU in use did not run it
 
     def __getitem__(self, name) -> Row:
         for r in self.rows:
@@ -105,13 +106,16 @@ class Timings:
         for rec, row in zip(rows, self.rows):
             rec["times_ms"] = [float(t) for t in row.times_ms]
             rec["flops"], rec["bytes"] = row.flops, row.bytes
-        return {"label": self.label, "reps": self.reps, "flushed_l2": self.flushed_l2,
-                "environment": self.environment, "rows": rows}
+        out = {"label": self.label, "reps": self.reps, "flushed_l2": self.flushed_l2,
+               "environment": self.environment, "rows": rows}
+        if self.skipped:
+            out["skipped"] = dict(self.skipped)
+        return out
 
     @classmethod
     def from_dict(cls, d: dict, recorded: bool = True) -> "Timings":
         rows = [Row(r["name"], numpy.array(r["times_ms"]), r["flops"], r["bytes"]) for r in d["rows"]]
-        return cls(d["label"], rows, d["reps"], d["flushed_l2"], d["environment"], recorded)
+        return cls(d["label"], rows, d["reps"], d["flushed_l2"], d["environment"], recorded, d.get("skipped", {}))
 
     def _table(self):
         head = ["case", "median ms", "IQR ms", "GFLOP/s", "GB/s", f"vs {LIBRARY}"]
@@ -137,13 +141,17 @@ class Timings:
         widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
         fmt = lambda row: "  ".join(str(x).rjust(w) if i else str(x).ljust(w)  # noqa: E731
                                     for i, (x, w) in enumerate(zip(row, widths)))
-        return "\n".join([self.caption(), fmt(head)] + [fmt(r) for r in body])
+        skipped = [f"skipped on this GPU: {name}: {why}" for name, why in self.skipped.items()]
+        return "\n".join([self.caption(), fmt(head)] + [fmt(r) for r in body] + skipped)
 
     def _repr_html_(self):
         head, body = self._table()
         cells = "".join("<tr>" + "".join(f"<td>{x}</td>" for x in r) + "</tr>" for r in body)
+        import html
+        skipped = "".join(f"<p>skipped on this GPU: {html.escape(n)}: {html.escape(w)}</p>"
+                          for n, w in self.skipped.items())
         return (f"<table><caption>{self.caption()}</caption><thead><tr>"
-                + "".join(f"<th>{h}</th>" for h in head) + f"</tr></thead><tbody>{cells}</tbody></table>")
+                + "".join(f"<th>{h}</th>" for h in head) + f"</tr></thead><tbody>{cells}</tbody></table>" + skipped)
 
 
 _flush_buffer = None

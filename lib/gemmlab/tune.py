@@ -57,6 +57,10 @@ def search(key: str, problem, budget_s: float, reps: int = 5, seed: int = 0, pro
             bar.update(1)
             bar.set_postfix_str(f"{clock() - start:.0f}/{budget_s:.0f} s")
         name = case_name(key, params)
+        why = v.skip_reason(problem, **params)            # the GPU in use cannot run it, or it does not fit
+        if why:
+            refused.append({"params": params, "reason": why})
+            continue
         try:
             run = v.runner(problem, **params)
             check = check_many({name: run}, problem, tolerance=v.tolerance, seed=seed)[name]
@@ -123,8 +127,9 @@ def save(result: dict):
 
 
 def recorded(key: str = "sgemm/12_interior") -> dict:
-    """The H200's recorded search of ``key`` (``python -m gemmlab tune KEY --record``)."""
-    return record.load(f"tune-{key.replace('/', '-')}-nvidia-h200")
+    """The recorded search of ``key`` (``python -m gemmlab tune KEY --record``): the reader's GPU's, else the
+    H200's (``record.shown``)."""
+    return record.shown(f"tune-{key.replace('/', '-')}")
 
 
 def _cublas_ms(size: dict):

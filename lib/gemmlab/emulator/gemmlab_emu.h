@@ -48,10 +48,13 @@
 #define GL_NOSAN
 #endif
 
-// ---- what a CUDA compiler defines: NVRTC (CuPy's compiler) compiling for the H200 ------------------
+// ---- what a CUDA compiler defines: NVRTC (CuPy's compiler) compiling for the emulated GPU --------------
+// (__CUDA_ARCH__ comes from the loader: the profile in use, GEMMLAB_DEVICE, else the H200's 900)
 #define __CUDACC__ 1
 #define __CUDACC_RTC__ 1
+#ifndef __CUDA_ARCH__
 #define __CUDA_ARCH__ 900
+#endif
 #define __CUDACC_VER_MAJOR__ 13
 #define __CUDACC_VER_MINOR__ 0
 #define __CUDACC_VER_BUILD__ 0

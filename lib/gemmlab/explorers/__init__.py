@@ -57,18 +57,23 @@ class Explorer:
 
 def _gpu_entries(this_gpu=None) -> list:
     from .. import device
+    from ..profiles import for_device
     entries = [{"id": f"preset:{k}", "name": m.name, "source": "datasheet", "peak32": m.peak_fp32,
-                "peak64": device.FP64_PEAKS[k], "bw": m.bandwidth, "tensor": device.TENSOR_PEAKS.get(k, {})}
+                "peak64": device.FP64_PEAKS.get(k), "bw": m.bandwidth, "tensor": device.TENSOR_PEAKS.get(k, {})}
                for k, m in device.PRESETS.items()]
     rec = device.recorded().measured
+    known = for_device(rec.environment["gpu"])             # the GPU the record was measured on
     entries.append({"id": "measured:h200", "name": rec.environment["gpu"], "bw": rec.bandwidth,
                     "source": f"measured {rec.environment['date'][:10]}", "peak32": rec.peak_fp32,
-                    "peak64": device.FP64_PEAKS["H200"], "tensor": device.TENSOR_PEAKS["H200"]})
+                    "peak64": device.FP64_PEAKS.get(known.key) if known else None,
+                    "tensor": device.TENSOR_PEAKS.get(known.key, {}) if known else {}})
     if this_gpu is not None and this_gpu.measured is not None and this_gpu.environment.get("date") != \
             rec.environment.get("date"):
         m = this_gpu.measured
+        mine = for_device(this_gpu.name)                   # its datasheet's FP64 and tensor peaks, if known
         entries.append({"id": "this", "name": this_gpu.name, "source": "this GPU, measured now", "bw": m.bandwidth,
-                        "peak32": m.peak_fp32, "peak64": m.peak_fp32 / 2, "tensor": {}})
+                        "peak32": m.peak_fp32, "peak64": device.FP64_PEAKS.get(mine.key) if mine else None,
+                        "tensor": device.TENSOR_PEAKS.get(mine.key, {}) if mine else {}})
     return entries
 
 

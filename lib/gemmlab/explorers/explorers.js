@@ -79,8 +79,8 @@
       for (const d in outs) outs[d].textContent = size[d].toLocaleString();
       const peak = [g.peak32, g.peak64, (g.tensor || {})["TF32"], (g.tensor || {})["FP16/BF16"]][+precSel.value];
       if (!peak) {
-        text.textContent = precName + ": no datasheet figure for " + g.name + " here (the book lists dense " +
-          "tensor-core peaks for the A100, H100 and H200)";
+        text.textContent = precName + ": no datasheet figure for " + g.name + " here (the book lists the " +
+          "dense peaks each GPU's datasheet gives)";
         while (svg.firstChild) svg.removeChild(svg.firstChild);
         return;
       }

@@ -32,7 +32,11 @@ struct accumulator {};
 struct row_major {};
 struct col_major {};
 enum layout_t { mem_row_major, mem_col_major };
+#if __CUDA_ARCH__ >= 800
+// BF16 and TF32 fragments exist from compute capability 8.0, as in CUDA's mma.h (which defines this macro)
+#define __CUDA_AMPERE_MMA__ 1
 namespace precision { struct tf32 {}; }
+#endif
 
 template <class Use, int M, int N, int K> struct gl_shape;
 template <int M, int N, int K> struct gl_shape<matrix_a, M, N, K> { static constexpr int rows = M, cols = K; };
@@ -40,14 +44,18 @@ template <int M, int N, int K> struct gl_shape<matrix_b, M, N, K> { static const
 template <int M, int N, int K> struct gl_shape<accumulator, M, N, K> { static constexpr int rows = M, cols = N; };
 
 template <class T> struct gl_storage { using type = T; };
+#ifdef __CUDA_AMPERE_MMA__
 template <> struct gl_storage<precision::tf32> { using type = float; };
+#endif
 
 template <class T, int M, int N, int K> struct gl_legal { static constexpr bool value = false; };
 #define GL_WMMA_SHAPE(T, M, N, K) template <> struct gl_legal<T, M, N, K> { static constexpr bool value = true; };
 GL_WMMA_SHAPE(__half, 16, 16, 16) GL_WMMA_SHAPE(__half, 32, 8, 16) GL_WMMA_SHAPE(__half, 8, 32, 16)
+#ifdef __CUDA_AMPERE_MMA__
 GL_WMMA_SHAPE(__nv_bfloat16, 16, 16, 16) GL_WMMA_SHAPE(__nv_bfloat16, 32, 8, 16) GL_WMMA_SHAPE(__nv_bfloat16, 8, 32, 16)
-GL_WMMA_SHAPE(precision::tf32, 16, 16, 8)
-GL_WMMA_SHAPE(float, 16, 16, 16) GL_WMMA_SHAPE(float, 32, 8, 16) GL_WMMA_SHAPE(float, 8, 32, 16) GL_WMMA_SHAPE(float, 16, 16, 8)
+GL_WMMA_SHAPE(precision::tf32, 16, 16, 8) GL_WMMA_SHAPE(float, 16, 16, 8)
+#endif
+GL_WMMA_SHAPE(float, 16, 16, 16) GL_WMMA_SHAPE(float, 32, 8, 16) GL_WMMA_SHAPE(float, 8, 32, 16)
 #undef GL_WMMA_SHAPE
 
 template <class Use, int M, int N, int K, class T, class Layout = void>
@@ -97,6 +105,7 @@ inline void store_matrix_sync(P* p, const fragment<accumulator, M, N, K, T>& f, 
     }
 }
 
+#ifdef __CUDA_AMPERE_MMA__
 // TF32: 10 mantissa bits. __float_to_tf32 rounds to nearest, ties away (cvt.rna.tf32.f32); an operand
 // that was not converted is truncated, as the tensor cores read only its top 19 bits.
 inline float __float_to_tf32(float f)
@@ -107,6 +116,7 @@ inline float __float_to_tf32(float f)
     std::memcpy(&f, &u, 4);
     return f;
 }
+#endif
 template <class T> inline float gl_operand(T v) { return static_cast<float>(v); }
 inline float gl_tf32_operand(float f)
 {
@@ -117,11 +127,15 @@ inline float gl_tf32_operand(float f)
     return f;
 }
 template <class T> struct gl_is_tf32 { static constexpr bool value = false; };
+#ifdef __CUDA_AMPERE_MMA__
 template <> struct gl_is_tf32<precision::tf32> { static constexpr bool value = true; };
+#endif
 
 // How many products the tensor cores add into an FP32 accumulator at a time (measured on the H200).
 template <class T> struct gl_tc_group { static constexpr int value = 16; };
+#ifdef __CUDA_AMPERE_MMA__
 template <> struct gl_tc_group<precision::tf32> { static constexpr int value = 4; };
+#endif
 constexpr int GL_TC_ALIGN_BITS = 26;      // bits kept below the largest term's leading bit
 
 // The exponent frexp gives (x = m 2^e, 0.5 <= |m| < 1) of a finite nonzero double, read from its bits.
