@@ -207,9 +207,7 @@ def check(jobs: int = 2, progress: bool = False) -> dict:
         measured += 1
         v = registry.get(key)
         _, block, dynamic = v.launch(form, params)
-        threads = 1
-        for d in (block if isinstance(block, tuple) else (block,)):
-            threads *= d
+        threads = registry.block_threads(block)
         for p in profiles_of(cap):
             over = []
             if info["static_shared"] + dynamic > p.shared_per_block_optin:

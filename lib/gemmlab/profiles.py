@@ -213,18 +213,22 @@ def _requested() -> Profile | None:
     return lookup(text) if text else None
 
 
-def contradiction(wanted: Profile, gpu: Profile) -> str | None:
-    """Why ``gpu`` cannot stand in for ``wanted`` (a newer architecture, or larger limits), or None."""
+def _lacks(wanted: Profile, gpu: Profile) -> list:
+    """What ``gpu`` lacks to stand in for ``wanted``: a newer architecture, or larger limits, in words."""
     why = []
     if wanted.capability > gpu.capability:
         why.append(f"compute capability {wanted.cc} (this GPU has {gpu.cc})")
-    for what, attr in (("KiB of shared memory per block", "shared_per_block_optin"),
-                       ("KiB of shared memory per SM", "shared_per_sm")):
+    for what, attr, unit in (("KiB of shared memory per block", "shared_per_block_optin", KiB),
+                             ("KiB of shared memory per SM", "shared_per_sm", KiB),
+                             ("threads per SM", "max_threads_per_sm", 1), ("registers per SM", "registers_per_sm", 1)):
         if getattr(wanted, attr) > getattr(gpu, attr):
-            why.append(f"{getattr(wanted, attr) // KiB} {what} (this GPU has {getattr(gpu, attr) // KiB})")
-    for what, attr in (("threads per SM", "max_threads_per_sm"), ("registers per SM", "registers_per_sm")):
-        if getattr(wanted, attr) > getattr(gpu, attr):
-            why.append(f"{getattr(wanted, attr)} {what} (this GPU has {getattr(gpu, attr)})")
+            why.append(f"{getattr(wanted, attr) // unit} {what} (this GPU has {getattr(gpu, attr) // unit})")
+    return why
+
+
+def contradiction(wanted: Profile, gpu: Profile) -> str | None:
+    """Why ``gpu`` cannot stand in for ``wanted`` (a newer architecture, or larger limits), or None."""
+    why = _lacks(wanted, gpu)
     if not why:
         return None
     return (f"GEMMLAB_DEVICE={wanted.key} asks for {'; '.join(why)}: {gpu.name} cannot run as {wanted.name}. "
@@ -232,9 +236,7 @@ def contradiction(wanted: Profile, gpu: Profile) -> str | None:
 
 
 def contradiction_free(wanted: Profile, gpu: Profile) -> bool:
-    return (wanted.capability <= gpu.capability and wanted.shared_per_block_optin <= gpu.shared_per_block_optin
-            and wanted.shared_per_sm <= gpu.shared_per_sm and wanted.max_threads_per_sm <= gpu.max_threads_per_sm
-            and wanted.registers_per_sm <= gpu.registers_per_sm)
+    return not _lacks(wanted, gpu)
 
 
 def emulated() -> Profile | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -143,9 +144,7 @@ class Variant:
         p = profile or profiles.current()
         lim = p.limits
         _, block, shared = self.launch(problem, params)
-        threads = 1
-        for d in (block if isinstance(block, tuple) else (block,)):
-            threads *= d
+        threads = block_threads(block)
         label = ",".join(f"{k}={v}" for k, v in params.items())
         if shared > lim.shared_per_block_optin:
             return (f"{self.key} [{label}] needs {shared / 1024:.0f} KiB of shared memory per block; this is "
@@ -155,17 +154,22 @@ class Variant:
                     f"allows {lim.max_threads_per_block}")
         return None
 
+    def _not_here(self, problem, full: dict, profile=None) -> str | None:
+        """Why the backend or the GPU in use (or ``profile``) cannot run these parameters on ``problem``: the
+        emulator and inline PTX, the capability, the device's limits; None when it can."""
+        if not self.runnable:
+            return f"{self.key} runs on a GPU only ({self.gpu_only})"
+        return self.unsupported(problem, profile) or self.does_not_fit(problem, full, profile)
+
     def skip_reason(self, problem, profile=None, **params) -> str | None:
         """Why a study skips this candidate on ``problem`` on the GPU in use: it cannot run here (the
         backend, the capability), refuses the problem, or does not fit the device; None when it runs."""
         full = self.resolve(**params)
-        if not self.runnable:
-            return f"{self.key} runs on a GPU only ({self.gpu_only})"
-        reason = self.unsupported(problem, profile)
-        if reason is None and self.refuse is not None:
-            reason = self.refuse(problem, full) or None
-            reason = reason and f"{self.key}: {reason}"
-        return reason or self.does_not_fit(problem, full, profile)
+        if self.runnable and not self.unsupported(problem, profile) and self.refuse is not None:
+            reason = self.refuse(problem, full)
+            if reason:
+                return f"{self.key}: {reason}"
+        return self._not_here(problem, full, profile)
 
     def awkward(self) -> list:
         """Problems of sizes that are not multiples of any tile, for tests, crosschecks and sanitizers (those
@@ -215,9 +219,7 @@ class Variant:
     def verdict(self, problem, *, seed=None, **params) -> str:
         """A chapter's check line: the verdict of :meth:`check`, or, where the GPU in use (or the emulator)
         cannot run this variant on ``problem``, one line saying it was skipped and why."""
-        full = self.resolve(**params)
-        reason = ((f"{self.key} runs on a GPU only ({self.gpu_only})" if not self.runnable else None)
-                  or self.unsupported(problem) or self.does_not_fit(problem, full))
+        reason = self._not_here(problem, self.resolve(**params))
         if reason:
             return f"skipped here: {reason}"
         return self.check(problem, seed=seed, **params).verdict()
@@ -230,6 +232,11 @@ class Variant:
 
 
 FLOOR = (7, 5)     # the oldest GPU the book runs on: compute capability 7.5 (Turing, Colab's T4)
+
+
+def block_threads(block) -> int:
+    """Threads in a block given as a number or a tuple of dimensions."""
+    return math.prod(block) if isinstance(block, tuple) else block
 
 
 def _load(source: str, options: tuple = ()):

@@ -1,0 +1,51 @@
+"""The record producers as one abstraction (gemmlab.studies): the command line comes from their list, each
+says what it needs before it runs, and each loads the record a chapter shows."""
+import subprocess
+import sys
+
+import pytest
+
+import gemmlab as gl
+from gemmlab import studies
+from gemmlab.__main__ import main
+
+PRODUCERS = {"ceilings", "ladder", "climb", "tensor", "tune", "blas", "profile", "sanitize", "crosscheck", "sass",
+             "emulator-bench"}
+
+
+def test_every_record_producer_is_one_entry_and_one_command():
+    assert set(studies.BY_NAME) == PRODUCERS
+    for s in studies.STUDIES:
+        with pytest.raises(SystemExit) as exit_:
+            main([s.name, "--help"])
+        assert exit_.value.code == 0, s.name
+        assert s.writes.startswith("results/"), s.name
+
+
+@pytest.mark.parametrize("name", ["ceilings", "ladder", "climb", "tensor", "blas", "sanitize", "crosscheck",
+                                  "emulator-bench", "profile"])
+def test_each_study_loads_the_record_chapters_show(name):
+    rec = studies.BY_NAME[name].load()
+    assert rec["environment"]["date"] and rec["shown_as"]
+
+
+def test_a_study_says_what_it_needs_before_it_runs(monkeypatch, capsys):
+    if gl.on_gpu:
+        pytest.skip("this machine has a GPU")
+    for name in ("ceilings", "ladder", "climb", "tensor", "blas"):
+        with pytest.raises(SystemExit) as exit_:
+            main([name])
+        assert exit_.value.code == 2
+        assert f"{name} needs a CUDA GPU" in capsys.readouterr().err
+    monkeypatch.setattr(studies.shutil, "which", lambda tool: None)
+    assert studies.missing(studies.BY_NAME["sass"]) == "sass needs nvcc and cuobjdump on PATH (the CUDA toolkit)"
+
+
+def test_the_command_line_refuses_bad_numbers_in_words():
+    proc = subprocess.run([sys.executable, "-m", "gemmlab", "emulator-bench", "--rounds", "0"], capture_output=True,
+                          text=True, timeout=120, env={**__import__("os").environ, "GEMMLAB_BACKEND": "emulator"})
+    assert proc.returncode != 0 and "--rounds must be a whole number >= 1, got 0" in proc.stderr
+    if not gl.on_gpu:
+        return
+    with pytest.raises(SystemExit, match="--budget must be a positive number of seconds, got -1"):
+        main(["tune", "sgemm/10_double_buffer", "--budget", "-1"])
