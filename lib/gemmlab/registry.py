@@ -60,6 +60,7 @@ class Variant:
     options: tuple = ()                      # compiler options of its own (the architecture, say)
     needs: tuple = ()                        # Need()s: the compute capabilities it needs, and why (none: 7.5,
                                              # the book's floor, a Colab T4)
+    older_gpus: str = ""                     # how it runs below the GPU it was written for, when it does
 
     @property
     def source(self) -> str:
@@ -387,6 +388,10 @@ def _warp_tiled_launch(shared):
     return launch
 
 
+# cuda_pipeline's primitives exist from compute capability 7.0; the copies are asynchronous (cp.async) from 8.0
+_CP_ASYNC_BELOW_80 = "below 8.0 the __pipeline_memcpy_async copies are made at once, through registers (no cp.async)"
+
+
 def _cp_async_shared(c):
     a_tile = c["BK"] * (c["BM"] + 4) if c["AT"] else c["BM"] * (c["BK"] + 4)
     return 4 * c["STAGES"] * (a_tile + c["BK"] * c["BN"])
@@ -460,6 +465,7 @@ VARIANTS += [
         entry="sgemm_cp_async<{BM}, {BN}, {BK}, {WM}, {WN}, {STAGES}, {AT}, {MINB}>",
         op=ops.Gemm,
         title="warp tiles fed by a STAGES-deep cp.async pipeline",
+        older_gpus=_CP_ASYNC_BELOW_80,
         params={**_WARP_TILES, "STAGES": (2, 3, 4, 5), "AT": (0, 1, 2), "MINB": (1, 2)},
         defaults={"BM": 128, "BN": 128, "BK": 16, "WM": 64, "WN": 32, "STAGES": 3, "AT": 1, "MINB": 2},
         valid=_warp_tiled_valid,
@@ -719,6 +725,7 @@ VARIANTS += [
         key="tc/03_wmma_pipelined", chapter=None,
         entry="wmma_pipelined<{PREC}, {BM}, {BN}, {WM}, {WN}, {STAGES}>", op=ops.TcGemm,
         title="WMMA fed through shared memory: block tiles, a cp.async pipeline, warp tiles of fragments",
+        older_gpus=_CP_ASYNC_BELOW_80,
         params=_TC_TILES, defaults=_TC_TILE_DEFAULTS, valid=_tc_tiles_valid,
         problem_params=_tc_precision,
         refuse=_tc_refuse, needs=_AMPERE_FRAGMENTS,

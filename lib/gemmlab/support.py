@@ -100,11 +100,31 @@ def rows() -> list:
     return out
 
 
+def kernel_rows() -> list:
+    """(variant, lowest compute capability, why) per registry variant: its Need()s, or the book's floor."""
+    out = []
+    for v in registry.VARIANTS:
+        needs = sorted(v.needs, key=lambda n: n.capability)
+        floor = f"{registry.FLOOR[0]}.{registry.FLOOR[1]}"
+        if not needs:
+            out.append((v.key, floor, v.older_gpus or "nothing past the book's floor"))
+            continue
+        low = min((n.capability for n in needs if n.precisions), default=None)
+        first = f"{floor} in FP16" if low else f"{needs[0].cc}{' exactly' if needs[0].only else ''}"
+        out.append((v.key, first, "; ".join(
+            [(f"{n.cc}{' exactly' if n.only else ''} for {'/'.join(p.upper() for p in n.precisions)}" if n.precisions
+              else f"{n.cc}{' exactly' if n.only else ''}") + f": {n.feature}" for n in needs]
+            + ([v.older_gpus] if v.older_gpus else []))))
+    return out
+
+
 def markdown() -> str:
     head = "| Chapter | " + " | ".join(name for name, _ in GROUPS) + " |"
     lines = [head, "|" + " --- |" * (len(GROUPS) + 1)]
     for title, cells in rows():
         lines.append(f"| {title} | " + " | ".join(cells) + " |")
+    lines += ["", "| Kernel | runs from compute capability | what it needs |", "| --- | --- | --- |"]
+    lines += [f"| `{key}` | {cc} | {why} |" for key, cc, why in kernel_rows()]
     return "\n".join(lines)
 
 
