@@ -716,8 +716,12 @@ def compile(module, expr: str, signature, racecheck: bool = False):
         # racecheck must see every access (a read, then a write of the same word, are two events)
         flags = tuple("-O0" if f == "-O2" else f for f in FLAGS)
     from .profiles import current
-    # the emulated GPU's __CUDA_ARCH__ (GEMMLAB_DEVICE's profile, else the H200's 900): code paths as there
-    arch = (f"-D__CUDA_ARCH__={current().cuda_arch}",)
+    # the emulated GPU's __CUDA_ARCH__ (GEMMLAB_DEVICE's profile; the header's default is the H200's 900), for
+    # code that asks for it (its own text, its headers, or <mma.h>, whose fragments depend on it): other
+    # kernels build once for every profile
+    texts = (module.source, *module.headers.values())
+    asks = any("__CUDA_ARCH__" in t or _MMA_INCLUDE.search(t) for t in texts)
+    arch = (f"-D__CUDA_ARCH__={current().cuda_arch}",) if asks and current().cuda_arch != 900 else ()
     command = [cxx, *flags, *memcheck, *link, *arch, *includes, *module.options]
     digest = hashlib.sha256()
     for part in (RUNTIME.read_text(), unit, "\0".join(command), _compiler_version(cxx), repr(UNSUPPORTED),
@@ -752,6 +756,7 @@ def compile(module, expr: str, signature, racecheck: bool = False):
 
 
 LAUNCHER_LINE = 100000
+_MMA_INCLUDE = re.compile(r'#\s*include\s*[<"]mma\.h[>"]')
 
 
 def _sha256(path: Path) -> str:

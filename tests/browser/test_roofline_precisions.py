@@ -27,7 +27,11 @@ def test_tensor_core_precisions(chromium, tmp_path):
     intensity = lambda text: float(text.split("intensity I = F/Q = ")[1].split()[0].replace(",", ""))  # noqa: E731
     assert abs(intensity(fp16) / intensity(fp32) - 2) < 0.01
     assert ex.locator("svg").first.inner_html().strip()
-    gpu.select_option(label="NVIDIA T4 (datasheet)")
+    gpu.select_option(label="Tesla T4 (datasheet)")           # FP16 tensor cores, no TF32 ones
+    assert "65.00 TFLOP/s" in readout.inner_text(), readout.inner_text()
+    precision.select_option(label="TF32 tensor cores")
     none = readout.inner_text()
-    assert "no datasheet figure for NVIDIA T4" in none, none
+    assert "no datasheet figure for Tesla T4" in none, none
+    gpu.select_option(label="NVIDIA GeForce RTX 4060 (datasheet)")
+    assert "no datasheet figure for NVIDIA GeForce RTX 4060" in readout.inner_text()
     assert not errors, errors
