@@ -82,6 +82,7 @@ def test_a_kernel_above_the_gpu_is_refused_in_one_line_of_one_type(monkeypatch):
     assert why.endswith("a Tesla T4, 7.5") and "\n" not in why
     one = registry.get("tc/01_wmma")
     assert one.unsupported(fp16) is None                                        # FP16 fragments: 7.0
+    assert one.kernel() is not None                  # the default problem is FP16: it compiles for a T4
     bf16 = ops.TcGemm(m=48, n=80, k=32, precision="bf16")
     with pytest.raises(gl.UnsupportedGPU, match=r"tc/01_wmma in BF16 needs compute capability 8.0") as err:
         one.runner(bf16)

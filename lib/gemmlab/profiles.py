@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from . import hardware as hw
 from .limits import Limits

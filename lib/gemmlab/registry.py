@@ -116,14 +116,10 @@ class Variant:
         if not self.runnable:
             raise hw.BackendError(f"{self.key} runs on a GPU only ({self.gpu_only}); this is the {hw.backend} "
                                   f"backend ({hw.backend_reason})")
-        reason = self.unsupported(problem)
+        reason = self.unsupported(problem if problem is not None else self.op())    # (the default problem's form)
         if reason:
             raise hw.UnsupportedGPU(reason)
         return _load(self.source, self.options).get(self.expression(problem, **params))
-
-    def min_capability(self, problem=None) -> tuple:
-        """The lowest compute capability that runs it (on ``problem``'s precision, when given)."""
-        return max([n.capability for n in self.needs if n.applies(problem)], default=FLOOR)
 
     def unsupported(self, problem=None, profile=None) -> str | None:
         """Why the GPU in use (or ``profile``) cannot run this variant on ``problem``: one line naming the
