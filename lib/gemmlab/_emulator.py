@@ -721,7 +721,7 @@ def compile(module, expr: str, signature, racecheck: bool = False):
     # kernels build once for every profile
     texts = (module.source, *module.headers.values())
     asks = any("__CUDA_ARCH__" in t or _MMA_INCLUDE.search(t) for t in texts)
-    arch = (f"-D__CUDA_ARCH__={current().cuda_arch}",) if asks and current().cuda_arch != 900 else ()
+    arch = (f"-D__CUDA_ARCH__={current().cuda_arch}",) if asks else ()
     command = [cxx, *flags, *memcheck, *link, *arch, *includes, *module.options]
     digest = hashlib.sha256()
     for part in (RUNTIME.read_text(), unit, "\0".join(command), _compiler_version(cxx), repr(UNSUPPORTED),

@@ -246,13 +246,12 @@ def resources_table(cases: list, data: dict | None = None) -> None:
         env = record.environment()
         rows = {case_name(k, p): resources(k, p) for k, p in cases}
         print(f"compiled just now for this GPU ({current().describe()}) by NVRTC of CUDA "
-              f"{env['cuda_runtime'] // 1000}.{env['cuda_runtime'] % 1000 // 10} (CuPy {env['cupy']}):")
+              f"{record.cuda_version(env)} (CuPy {env['cupy']}):")
     else:
         data = data or recorded()
         env = data["environment"]
-        rt = env.get("cuda_runtime")
         print(f"recorded on {env['gpu']} on {env['date'][:10]}, compiled by NVRTC of CUDA "
-              f"{rt // 1000}.{rt % 1000 // 10} (CuPy {env.get('cupy')}); {data.get('shown_as', '')}:")
+              f"{record.cuda_version(env)} (CuPy {env.get('cupy')}); {data.get('shown_as', '')}:")
         rows = data["resources"]
     print(f"{'configuration':<48}{'threads':>8}{'regs':>6}{'smem B':>8}{'spill B':>8}{'blocks/SM':>10}"
           f"{'occupancy':>10}  limited by")

@@ -103,12 +103,6 @@ class Profile:
             registers_per_sm=self.registers_per_sm, shared_per_sm=self.shared_per_sm,
             shared_reserved_per_block=self.shared_reserved_per_block, sm_count=self.sm_count)
 
-    @property
-    def slug(self) -> str:
-        """How records of this GPU are named: results/<study>-<slug>.json ('nvidia-h200')."""
-        from .record import slug
-        return slug(self.name)
-
     def describe(self) -> str:
         """'a Tesla T4, 7.5' (the GPU in use), 'an NVIDIA H200 running as a Tesla T4, 7.5' (GEMMLAB_DEVICE on
         a GPU) or 'the CPU emulator as an NVIDIA H200, 9.0'."""

@@ -69,6 +69,12 @@ def environment() -> dict:
     return env
 
 
+def cuda_version(env: dict) -> str:
+    """'13.2': the CUDA runtime a record's environment names (CUDA's 1000 x major + 10 x minor)."""
+    rt = env.get("cuda_runtime")
+    return f"{rt // 1000}.{rt % 1000 // 10}" if rt else "?"
+
+
 def slug(name: str) -> str:
     """'NVIDIA H200' -> 'nvidia-h200': how a GPU's name appears in result file names."""
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
@@ -77,8 +83,8 @@ def slug(name: str) -> str:
 def gpu_slug() -> str:
     """The name of records made on the GPU in use: 'nvidia-h200'; a GPU running as another profile
     (GEMMLAB_DEVICE=T4 on an H200) writes 'nvidia-h200-as-t4', never over its own records."""
-    from .profiles import current, emulated
-    name = slug(environment()["gpu"] or "no-gpu")
+    from .profiles import current, device_name, emulated
+    name = slug(device_name() or "no-gpu")
     return name + (f"-as-{slug(current().key)}" if hw.on_gpu and emulated() is not None else "")
 
 
@@ -101,7 +107,8 @@ def find(study: str) -> tuple:
         return book, f"the book's record, made on the H200 (results/{book}.json): no GPU in use"
     profile = current()
     if hw.on_gpu:
-        who, own = f"this GPU ({gpu_slug()})", [f"{study}-{gpu_slug()}"]
+        mine = gpu_slug()
+        who, own = f"this GPU ({mine})", [f"{study}-{mine}"]
     else:
         who = f"the {profile.key} (GEMMLAB_DEVICE={profile.key})"
         own = sorted(p.stem for p in RESULTS.glob(f"{study}-*.json")

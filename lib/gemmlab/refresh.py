@@ -30,6 +30,12 @@ def drop_widget_views(nb) -> list:
     return bare
 
 
+def _cells(nb) -> dict:
+    """How many code cells a notebook has, and how many of them ran."""
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    return {"code_cells": len(code), "cells_run": sum(1 for c in code if c.get("execution_count"))}
+
+
 class RefreshError(RuntimeError):
     """A notebook could not be refreshed; the message is one line naming the notebook (and the cell)."""
 
@@ -107,10 +113,7 @@ def run(paths, *, timeout: int = 900, allow_cpu: bool = False, kernel_name: str 
             continue
         took = time.perf_counter() - start
         print(f"{path}: executed in {took:.0f} s", flush=True)
-        code = [c for c in nb.cells if c.cell_type == "code"]
-        done.append({"notebook": str(path), "code_cells": len(code),
-                     "cells_run": sum(1 for c in code if c.get("execution_count")), "error": None,
-                     "seconds": round(took, 1)})
+        done.append({"notebook": str(path), **_cells(nb), "error": None, "seconds": round(took, 1)})
     if failures:
         raise RefreshError(f"{len(failures)} of {len(done) + len(failures)} notebooks were not refreshed")
     return done
@@ -151,8 +154,6 @@ def rehearse(paths, *, profile: str | None = None, jobs: int = 1, timeout: int =
             raise
         except Exception as exc:
             error = _failed_cell(nb, exc)
-        code = [c for c in nb.cells if c.cell_type == "code"]
-        ran = sum(1 for c in code if c.get("execution_count"))
         shows_record = []
         for number, cell in enumerate(nb.cells, start=1):
             text = "\n".join(o.get("text", "") if isinstance(o.get("text", ""), str) else ""
@@ -160,7 +161,7 @@ def rehearse(paths, *, profile: str | None = None, jobs: int = 1, timeout: int =
             line = next((l.strip() for l in text.splitlines() if any(m in l for m in _RECORDED)), None)
             if cell.cell_type == "code" and line:
                 shows_record.append([number, line[:200]])
-        return {"notebook": str(path), "code_cells": len(code), "cells_run": ran, "error": error,
+        return {"notebook": str(path), **_cells(nb), "error": error,
                 "seconds": round(time.perf_counter() - start, 1), "shows_record": shows_record}
 
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:

@@ -193,7 +193,7 @@ def now_or_recorded(parts=PARTS, reps: int = 10) -> dict:
     from .climb import _warm_up
     from .profiles import current
     _warm_up(2.0)
-    out = {"tc": [], "hopper": [], "skipped": {}, "environment": record.environment(),
+    out = {"tc": [], "hopper": [], "skipped": {}, "environment": record.environment(), "live": True,
            "shown_as": f"measured on this GPU just now ({current().describe()})"}
 
     def attempt(name, measure):
@@ -231,9 +231,8 @@ def hopper_tables(result: dict | None = None) -> None:
     if not result.get("hopper"):
         print("no Hopper run to show (python -m gemmlab tensor --record on a Hopper GPU makes one)")
         return
-    live = result.get("shown_as", "").startswith("measured on this GPU")
     for t in result["hopper"]:
-        print(Timings.from_dict(t["timing"], recorded=not live))
+        print(Timings.from_dict(t["timing"], recorded=not result.get("live")))
         print(f"{t['best']}: {100 * t['ratio']:.1f}% of cuBLAS (target {100 * t['target']:.0f}%: "
               f"{'met' if t['met'] else 'MISSED'}); max error against float64 {t['errors'][t['best']]:.2e}\n")
 
@@ -247,7 +246,7 @@ def split_tables(result: dict | None = None) -> None:
         result = record.shown("tensor")
         print(f"instead, {result['shown_as']}:")
     s = result["split"]
-    print(Timings.from_dict(s["timing"], recorded=not result.get("shown_as", "").startswith("measured on this GPU")))
+    print(Timings.from_dict(s["timing"], recorded=not result.get("live")))
     print(f"fastest: {s['best']} at {s['ratio_to_sgemm']:.2f}x cuBLAS SGEMM's speed "
           f"({'faster' if s['faster_than_sgemm'] else 'slower'})")
     for name, e in s["accuracy"].items():
