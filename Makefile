@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test unit notebooks build-strict browser refresh ceilings lock clean
+.PHONY: book test unit notebooks build-strict browser refresh ceilings lab lock clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,6 +50,12 @@ browser: $(STAMP)
 	  fi; \
 	  $(BIN)/python tests/browser/chromium.py >/dev/null || { $(BIN)/python tests/browser/chromium.py; exit 1; }; }
 	$(BIN)/python -m pytest -p no:cacheprovider tests/browser
+
+# Read and run the chapters in JupyterLab: on a copy of them in workbook/ (git-ignored), so running a chapter
+# never changes a committed one. A changed chapter replaces an unedited copy; an edited copy is kept unless
+# you say so. Works as root (JupyterLab's --allow-root is added).
+lab: $(STAMP)
+	$(BIN)/python -m gemmlab lab
 
 # On a GPU machine: re-execute the chapters and write their outputs back; record the GPU's ceilings.
 refresh: $(STAMP)

@@ -146,3 +146,113 @@ def test_figures_are_opaque_so_the_dark_theme_cannot_hide_their_ink(path):
                 img = mpimg.imread(io.BytesIO(base64.b64decode(png)), format="png")
                 assert img.shape[-1] == 3 or img[..., 3].min() == 1.0, "".join(c["source"])[:60]
                 assert img.shape[1] <= 1400, (img.shape, "".join(c["source"])[:60])
+
+
+# --- every reading mode: the built book, JupyterLab and Colab show the same chapter -------------------------
+
+def _visible(markup: str) -> str:
+    import html
+    return html.unescape(re.sub(r"<[^>]+>", "", markup))
+
+
+def _markdown_cells(path):
+    nb = json.loads(path.read_text())
+    return [(i, "".join(c["source"])) for i, c in enumerate(nb["cells"]) if c["cell_type"] == "markdown"]
+
+
+# what a plain CommonMark renderer (Colab's, JupyterLab's) leaves of MyST-only syntax
+MYST_LEFTOVERS = [
+    (re.compile(r'class="language-\{'), "a MyST directive (```{name})"),
+    (re.compile(r"^:{3,}", re.M), "a MyST colon fence (:::)"),
+    (re.compile(r"\{[a-z][\w:+-]*\}<code>"), "a MyST role ({name}`...`)"),
+    (re.compile(r"^\([\w-]+\)=\s*$", re.M), "a MyST target ((label)=)"),
+    (re.compile(r"^:(class|language|start-after|start-at|end-before|name|open|caption|lines):", re.M),
+     "a directive's option line"),
+    (re.compile(r"\{\{[^}]*\}\}"), "a MyST substitution"),
+    (re.compile(r"(?<![\\\w])\{(literalinclude|admonition|dropdown|note|tip|warning|important|doc|ref|numref)\}"),
+     "a MyST directive or role name"),
+]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_markdown_reads_the_same_in_plain_commonmark(path):
+    """Colab and JupyterLab render markdown cells as CommonMark (with raw HTML and $math$): no MyST-only
+    syntax may be left for them to print raw; answers fold as <details> with a <summary>; links to other
+    chapters are plain links to their notebooks."""
+    from markdown_it import MarkdownIt
+    md = MarkdownIt("commonmark")
+    for i, src in _markdown_cells(path):
+        out = md.render(src)
+        for pattern, what in MYST_LEFTOVERS:
+            hit = pattern.search(out) or pattern.search(_visible(out))
+            assert not hit, f"{path.name}, cell {i}: {what} renders as raw text: {hit.group(0)!r}"
+        assert src.count("<details") == src.count("</details>"), f"{path.name}, cell {i}: unbalanced <details>"
+        assert out.count("<details") == out.count("<summary>") - out.count("<summary><"), f"{path.name}, cell {i}"
+        for target in re.findall(r"\]\(([^)#\s]+\.ipynb)", src):
+            assert (path.parent / target).is_file(), f"{path.name}, cell {i}: a link to {target}, which is not a chapter"
+
+
+def _listing_cells(nb):
+    return [c for c in nb["cells"] if c["cell_type"] == "code" and "".join(c["source"]).startswith("gl.listing(")]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_kernel_listings_are_cell_outputs_made_from_the_files(path):
+    """A kernel is shown by a cell whose output is the file's marked part (gl.listing), never by a
+    literalinclude only the built book renders; the committed output is what the file holds now (nbval
+    compares it again on every run: the cell is output-checked), and the book hides the call."""
+    import gemmlab as gl
+    nb = json.loads(path.read_text())
+    for i, src in _markdown_cells(path):
+        assert "literalinclude" not in src, f"{path.name}, cell {i}: show a kernel with gl.listing(...)"
+    for c in _listing_cells(nb):
+        src = "".join(c["source"])
+        assert {"remove-input", "nbval-check-output"} <= set(c["metadata"].get("tags", [])), src
+        shown = eval(src, {"gl": gl})                       # noqa: S307 -- the chapter's own one-line call
+        results = [o for o in c["outputs"] if o["output_type"] == "execute_result"]
+        assert len(results) == 1, f"{path.name}: {src}: refresh the chapter (no listing in its output)"
+        data = results[0]["data"]
+        assert "".join(data["text/plain"]) == repr(shown), f"{path.name}: {src}: the file changed; refresh"
+        page = _visible("".join(data["text/html"]))
+        for line in shown.lines:
+            assert line.strip() in page, (src, line)
+
+
+RUN_CAPTION = re.compile(r"^(?P<label>.+?) on (?P<gpu>NVIDIA [^,]+), (?P<date>\d{4}-\d\d-\d\d): median of", re.M)
+
+
+def _texts(cell) -> str:
+    out = []
+    for o in cell.get("outputs", []):
+        out.append("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", "")))
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_committed_outputs_are_the_book_gpus_run_and_its_record_keeps_their_figures(path):
+    """The committed outputs are one run on the book's GPU (its setup line says so), and every timing that
+    run printed is in the chapter's own record with the same rows: what a reader without a GPU sees when
+    they run the chapter (the record is shown instead of a measurement) is the committed figure."""
+    from gemmlab import profiles, record
+    from gemmlab.timing import Timings
+    nb = json.loads(path.read_text())
+    meta = nb["metadata"].get("gemmlab", {})
+    gpu = profiles.PROFILES[profiles.BOOK].name
+    assert meta.get("executed_on") == gpu and meta.get("run", "").startswith(path.stem), \
+        f"refresh {path.name} on the book's GPU ({gpu}) with python -m gemmlab refresh"
+    setup = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    assert _texts(setup).startswith(f"This run: {gpu}, CUDA backend"), _texts(setup)[:120]
+    printed = [(c, m) for c in nb["cells"] if c["cell_type"] == "code" for m in RUN_CAPTION.finditer(_texts(c))
+               if "RECORDED" not in _texts(c)[max(0, m.start() - 200):m.start()]]
+    name = record.chapter_record_name(path.stem, record.slug(gpu))
+    if not printed and not (ROOT / "results" / f"{name}.json").is_file():
+        return
+    rec = record.load(name)
+    assert rec["run"] == meta["run"], f"results/{name}.json is not from the run the notebook was committed from"
+    for cell, m in printed:
+        kept = rec["figures"].get(f"timing: {m['label']}")
+        assert kept is not None, f"{path.name}: {m['label']!r} printed but not in results/{name}.json"
+        table = repr(Timings.from_dict(kept, recorded=False)).splitlines()[1:]
+        text = _texts(cell)
+        for line in table:
+            assert line in text, f"{path.name}: {m['label']!r}: the record's row {line!r} is not what the cell printed"

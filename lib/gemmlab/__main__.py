@@ -1,6 +1,7 @@
 """Command line: ``python -m gemmlab <study> [--record]`` for every record producer (gemmlab.studies, one entry
-each), and the book's own commands: refresh and rehearse (chapters), support (the table of which GPU runs
-what), portability (every configuration compiled for every architecture)."""
+each), and the book's own commands: refresh and rehearse (chapters), workbook and lab (the reader's working
+copy of the chapters, and JupyterLab on it), support (the table of which GPU runs what), portability (every
+configuration compiled for every architecture)."""
 from __future__ import annotations
 
 import argparse
@@ -32,7 +33,21 @@ def main(argv=None) -> int:
     pt = sub.add_parser("portability", help="compile every configuration the book uses with nvcc for every "
                                             "architecture of the profile table (no GPU needed)")
     pt.add_argument("--jobs", type=int, default=2, help="nvcc runs at once (default 2)")
-    args = parser.parse_args(argv)
+    for name, text in (("workbook", "copy the chapters into workbook/ (git-ignored), or bring the copies up to date; "
+                                    "asks before replacing a copy you have edited"),
+                       ("lab", "bring workbook/ up to date, then start JupyterLab on it (extra arguments go to "
+                               "jupyter lab)")):
+        w = sub.add_parser(name, help=text)
+        w.add_argument("--replace", action="append", default=[], metavar="CHAPTER",
+                       help="replace this edited copy with the committed chapter (yours goes to workbook/.previous/); "
+                            "'all' for every one")
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.command != "lab":
+        parser.error("unrecognized arguments: " + " ".join(rest))
+    if args.command in ("workbook", "lab"):
+        from . import workbook
+        replace = "all" if "all" in args.replace else tuple(args.replace)
+        return workbook.main(replace=replace, lab=args.command == "lab", lab_args=rest)
 
     if args.command in studies.BY_NAME:
         return studies.main(studies.BY_NAME[args.command], args, parser)

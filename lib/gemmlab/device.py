@@ -129,24 +129,32 @@ def measure(copy_bytes: int = 1 << 30, sgemm_sizes=SGEMM_SIZES, reps: int = 20) 
                    environment=t.environment)
 
 
-def save(model: DeviceModel):
-    return record.save(f"ceilings-{record.slug(model.name)}", {
+def _as_dict(model: DeviceModel) -> dict:
+    return {
         "name": model.name, "peak_fp32": model.peak_fp32, "bandwidth": model.bandwidth,
         "source": model.source, "measured_copy": model.measured_copy,
         "measured_sgemm": {str(k): v for k, v in model.measured_sgemm.items()},
         "measured_ops": list(model.measured_ops),
         "timings": list(model.timings),
         "command": "python -m gemmlab ceilings --record",
-    })
+    }
+
+
+def save(model: DeviceModel):
+    return record.save(f"ceilings-{record.slug(model.name)}", _as_dict(model))
+
+
+def _from_dict(data: dict, environment: dict) -> DeviceModel:
+    return DeviceModel(data["name"], data["peak_fp32"], data["bandwidth"], data["source"],
+                       data["measured_copy"], {int(k): v for k, v in data["measured_sgemm"].items()},
+                       tuple(data.get("measured_ops", ())), tuple(data.get("timings", ())), environment)
 
 
 def recorded(name: str | None = None) -> DeviceModel:
     """Ceilings recorded on a GPU earlier (``results/ceilings-<gpu>.json``): that GPU's by name, or (no name)
     the record the chapters show, the reader's GPU's, else the H200's (``record.shown``)."""
     data = record.load(f"ceilings-{record.slug(name)}") if name else record.shown("ceilings")
-    return DeviceModel(data["name"], data["peak_fp32"], data["bandwidth"], data["source"],
-                       data["measured_copy"], {int(k): v for k, v in data["measured_sgemm"].items()},
-                       tuple(data.get("measured_ops", ())), tuple(data.get("timings", ())), data["environment"])
+    return _from_dict(data, data["environment"])
 
 
 def nominal() -> DeviceModel:
@@ -157,7 +165,12 @@ def nominal() -> DeviceModel:
 def current() -> DeviceModel:
     """This GPU, measured now; without a GPU, the recorded H200 ceilings (``.environment`` says when)."""
     if hw.on_gpu:
-        return measure()
+        model = measure()
+        record.keep("ceilings", "this GPU", {**_as_dict(model), "environment": model.environment})
+        return model
+    mine = record.kept("ceilings", "this GPU")
+    if mine is not None:
+        return _from_dict(mine[0], {**mine[0]["environment"], "shown_as": mine[1]})
     return recorded()
 
 
@@ -165,6 +178,7 @@ def describe(model: DeviceModel) -> str:
     live = bool(hw.on_gpu and model.environment.get("date"))
     head = (f"{model.name}: measured on this GPU just now" if live else
             f"{model.name}: no GPU here, so these are the ceilings recorded on "
-            f"{model.environment.get('gpu', model.name)} on {model.environment.get('date', '?')[:10]}")
+            f"{model.environment.get('gpu', model.name)} on {model.environment.get('date', '?')[:10]}"
+            + (f", in {model.environment['shown_as']}" if model.environment.get("shown_as") else ""))
     width = max(len(r[0]) for r in model.summary())
     return "\n".join([head] + [f"  {a.ljust(width)}  {b:>16}  ({c})" for a, b, c in model.summary()])

@@ -99,7 +99,9 @@ def measure_problem(cases: list, problem, label: str, reps: int = 10, progress: 
     prepared = {name: (lambda r=run: r(inputs, out)) for name, run in runners.items()}
     prepared.update(extra or {})
     t = bench(prepared, problem, reps=reps, progress=progress, label=label, warmup=2)
-    t.skipped = skipped
+    if skipped:
+        t.skipped = skipped
+        record.keep("timing", t.label, t.to_dict())
     return t, {name: c.error for name, c in checks.items()}
 
 
@@ -241,12 +243,19 @@ def timed(label: str, reps: int = 10):
 def resources_table(cases: list, data: dict | None = None) -> None:
     """Print registers, shared memory and occupancy of some configurations: on a GPU, compiled for it now;
     without one, as recorded (the line above the table says which GPU and compiler produced them)."""
+    which = ", ".join(case_name(k, p) for k, p in cases)
+    mine = record.kept("resources", which) if not hw.on_gpu and data is None else None
     if hw.on_gpu and data is None:
         from .profiles import current
         env = record.environment()
         rows = {case_name(k, p): resources(k, p) for k, p in cases}
+        record.keep("resources", which, {"rows": rows, "environment": env})
         print(f"compiled just now for this GPU ({current().describe()}) by NVRTC of CUDA "
               f"{record.cuda_version(env)} (CuPy {env['cupy']}):")
+    elif mine is not None:
+        rows, env = mine[0]["rows"], mine[0]["environment"]
+        print(f"compiled for {env['gpu']} by NVRTC of CUDA {record.cuda_version(env)} (CuPy {env.get('cupy')}) "
+              f"in {mine[1]}:")
     else:
         data = data or recorded()
         env = data["environment"]

@@ -145,3 +145,95 @@ def load(name: str) -> dict:
 def _package_version():
     from . import __version__
     return __version__
+
+
+# --- a chapter's own record: the figures its cells measured in the run its outputs were committed from -----
+
+RECORD_CHAPTER = "GEMMLAB_RECORD_CHAPTER"      # set by `refresh` (to the run's token): keep what the cells measure
+_chapter = {"name": None, "figures": None, "token": None, "shown": None}
+
+
+def chapter_record_name(name: str, gpu: str | None = None) -> str:
+    """'chapter-05-cache-blocking-nvidia-h200': the record of a chapter's run on a GPU (default: the one in use)."""
+    return f"chapter-{name}-{gpu or gpu_slug()}"
+
+
+def chapter(name: str) -> None:
+    """A chapter's setup cell: names the chapter and says, in one line, what this run is.
+
+    Run by ``refresh`` on a GPU (``GEMMLAB_RECORD_CHAPTER`` set), every figure the chapter's cells measure is
+    kept in ``results/chapter-<name>-<gpu>.json``, the chapter's own record; a backend that cannot measure a
+    figure (the emulator, a GPU that cannot run a kernel) shows that record, so a reader who runs the
+    chapter without a GPU sees the figures of the committed outputs, and each says where it comes from."""
+    if not isinstance(name, str) or not re.fullmatch(r"[0-9]{2}-[a-z0-9-]+", name):
+        raise ValueError(f"a chapter is named by its notebook's name, like '05-cache-blocking'; got {name!r}")
+    _chapter.update(name=name, figures=None, token=None, shown=None)
+    env = environment()
+    when = env["date"].replace("T", " ")[:16] + " UTC"
+    if hw.on_gpu:
+        cuda = f"CUDA {cuda_version(env)}"
+        line = f"This run: {env['gpu']}, CUDA backend (CuPy {env.get('cupy')}, {cuda}), {when}"
+        if env.get("runs_as"):
+            line += f", running as the {env['runs_as']}"
+        token = os.environ.get(RECORD_CHAPTER)
+        if token:
+            _chapter.update(figures={}, token=token)
+            _write_chapter()
+        print(line + ".")
+        return
+    line = f"This run: the CPU emulator ({hw.backend_reason.rstrip('.')}), {when}."
+    rec = _chapter_record()
+    if rec is not None:
+        e = rec["environment"]
+        line += (f" Cells that time a kernel show this chapter's run on {e['gpu']} of {e['date'][:10]}, the run "
+                 f"its committed outputs come from ({rec['shown_as']}).")
+    else:
+        line += " Cells that time a kernel show figures recorded on a GPU, each saying which."
+    print(line)
+
+
+def _write_chapter():
+    save(chapter_record_name(_chapter["name"]), {"chapter": _chapter["name"], "run": _chapter["token"],
+                                                 "figures": _chapter["figures"],
+                                                 "command": "python -m gemmlab refresh chapters/*.ipynb"})
+
+
+def _chapter_record():
+    """The chapter record a backend that cannot measure shows (the reader's GPU's, else the H200's), or None."""
+    if _chapter["name"] is None:
+        return None
+    if _chapter["shown"] is None:
+        name, why = find(f"chapter-{_chapter['name']}")
+        try:
+            data = load(name)
+        except FileNotFoundError:
+            data = {}
+        _chapter["shown"] = {**data, "shown_as": f"results/{name}.json"} if data else {}
+    return _chapter["shown"] or None
+
+
+def keep(kind: str, key: str, data) -> None:
+    """In a chapter run by ``refresh`` on a GPU: keep a figure a cell measured (JSON), under ``kind`` and ``key``."""
+    if _chapter["figures"] is None:
+        return
+    name = f"{kind}: {key}"
+    old = _chapter["figures"].get(name)
+    if old is not None and kind == "timing" and [r["name"] for r in old["rows"]] != [r["name"] for r in data["rows"]]:
+        import warnings                     # the record keeps the last; the book's tests fail on the first
+        warnings.warn(f"chapter {_chapter['name']} times {key!r} twice with different cases; give them two labels",
+                      RuntimeWarning, stacklevel=3)
+    _chapter["figures"][name] = json.loads(json.dumps(data))
+    _write_chapter()
+
+
+def kept(kind: str, key: str):
+    """The figure ``kept`` under ``kind`` and ``key`` in this chapter's record, with ``"shown_as"`` (where it
+    comes from), or None: no chapter named, no record, or a figure the run did not measure."""
+    rec = _chapter_record()
+    if rec is None or hw.on_gpu and _chapter["figures"] is not None:
+        return None
+    data = rec.get("figures", {}).get(f"{kind}: {key}")
+    if data is None:
+        return None
+    e = rec["environment"]
+    return data, f"this chapter's run on {e['gpu']} of {e['date'][:10]} ({rec['shown_as']})"

@@ -36,6 +36,14 @@ def _cells(nb) -> dict:
     return {"code_cells": len(code), "cells_run": sum(1 for c in code if c.get("execution_count"))}
 
 
+def _put_back(path: Path, data) -> None:
+    from .paths import atomic_write
+    if data is None:
+        path.unlink(missing_ok=True)
+    else:
+        atomic_write(path, data)
+
+
 class RefreshError(RuntimeError):
     """A notebook could not be refreshed; the message is one line naming the notebook (and the cell)."""
 
@@ -75,7 +83,7 @@ def run(paths, *, timeout: int = 900, allow_cpu: bool = False, kernel_name: str 
 
     from . import hardware as hw
     from . import record
-    from .paths import atomic_write
+    from .paths import RESULTS, atomic_write
     if not hw.on_gpu and not allow_cpu:
         raise SystemExit(f"refusing to refresh notebooks without a GPU ({hw.backend_reason}); "
                          "committed outputs must come from a GPU run. --allow-cpu runs them anyway.")
@@ -87,20 +95,31 @@ def run(paths, *, timeout: int = 900, allow_cpu: bool = False, kernel_name: str 
         try:
             nb = _read(path)
             start = time.perf_counter()
+            # the chapter's own record (results/chapter-<name>-<gpu>.json): what its cells measure in this run,
+            # which a backend that cannot measure shows; put back as it was if the run fails
+            token = f"{path.stem} {record.environment()['date']}"
+            kept = RESULTS / f"{record.chapter_record_name(path.stem)}.json"
+            before = kept.read_bytes() if kept.is_file() else None
+            os.environ[record.RECORD_CHAPTER] = token
             client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, store_widget_state=False,
                                     resources={"metadata": {"path": str(path.parent.resolve())}})
             try:
                 client.execute()
             except KeyboardInterrupt:
+                _put_back(kept, before)
                 raise
             except Exception as exc:
+                _put_back(kept, before)
                 raise RefreshError(f"{path}: {_failed_cell(nb, exc)}; the notebook was not written") from None
+            finally:
+                os.environ.pop(record.RECORD_CHAPTER, None)
             for cell_id in drop_widget_views(nb):
                 print(f"{path}: cell {cell_id} displayed a widget with no HTML form; the book shows its text only")
             env = record.environment()
             nb.metadata["gemmlab"] = {k: env.get(k) for k in ("gpu", "date", "cupy", "cuda_runtime", "cuda_driver",
                                                               "git_commit")}
             nb.metadata["gemmlab"]["executed_on"] = env.get("gpu") or f"no GPU ({hw.backend})"
+            nb.metadata["gemmlab"]["run"] = token          # the same in the chapter's record, if it measured
             try:
                 text = nbformat.writes(nb)
                 atomic_write(path, text if text.endswith("\n") else text + "\n")
@@ -138,6 +157,8 @@ def rehearse(paths, *, profile: str | None = None, jobs: int = 1, timeout: int =
         profiles.lookup(profile)                       # an unknown profile stops here, naming the legal ones
         os.environ["GEMMLAB_DEVICE"] = profile
     os.environ.pop("MPLBACKEND", None)
+    from .record import RECORD_CHAPTER
+    os.environ.pop(RECORD_CHAPTER, None)               # a rehearsal keeps nothing
 
     def one(path: Path) -> dict:
         nb = _read(path)

@@ -77,6 +77,7 @@ class Timings:
     environment: dict = field(default_factory=dict)
     recorded: bool = False          # True: read from results/, not measured in this session
     skipped: dict = field(default_factory=dict)   # case name -> why the GPU in use did not run it
+    source: str = ""                # a recorded timing: where it was read from (a chapter's record, a study's)
 
     def __getitem__(self, name) -> Row:
         for r in self.rows:
@@ -113,9 +114,10 @@ class Timings:
         return out
 
     @classmethod
-    def from_dict(cls, d: dict, recorded: bool = True) -> "Timings":
+    def from_dict(cls, d: dict, recorded: bool = True, source: str = "") -> "Timings":
         rows = [Row(r["name"], numpy.array(r["times_ms"]), r["flops"], r["bytes"]) for r in d["rows"]]
-        return cls(d["label"], rows, d["reps"], d["flushed_l2"], d["environment"], recorded, d.get("skipped", {}))
+        return cls(d["label"], rows, d["reps"], d["flushed_l2"], d["environment"], recorded, d.get("skipped", {}),
+                   source)
 
     def _table(self):
         head = ["case", "median ms", "IQR ms", "GFLOP/s", "GB/s", f"vs {LIBRARY}"]
@@ -134,7 +136,7 @@ class Timings:
         if not self.recorded:
             return text
         why = "a GPU is in use, but this cell shows the record" if hw.on_gpu else "no GPU in use"
-        return f"RECORDED earlier, not measured here ({why}). " + text
+        return f"RECORDED earlier, not measured here ({why}; from {self.source or 'results/'}). " + text
 
     def __repr__(self):
         head, body = self._table()
@@ -168,14 +170,19 @@ def _flush_l2():
 
 
 def recorded(results: str, label: str) -> Timings:
-    """A timing recorded earlier on a GPU: the entry ``label`` of ``results/<results>.json``'s "timings"."""
+    """A timing recorded earlier on a GPU: the one this chapter's run measured under ``label`` (the chapter's
+    own record, :func:`gemmlab.record.kept`) when there is one, else the entry ``label`` of
+    ``results/<results>.json``'s "timings"."""
     from . import record
+    mine = record.kept("timing", label)
+    if mine is not None:
+        return Timings.from_dict(mine[0], recorded=True, source=mine[1])
     data = record.load(results)
     found = [t for t in data.get("timings", []) if t["label"] == label]
     if not found:
         have = ", ".join(t["label"] for t in data.get("timings", [])) or "none"
         raise TimingUnavailable(f"results/{results}.json has no recorded timing {label!r} (it has: {have})")
-    return Timings.from_dict(found[0], recorded=True)
+    return Timings.from_dict(found[0], recorded=True, source=f"results/{results}.json")
 
 
 def bench(cases: dict, op=None, *, library: bool = True, reps: int = 20, warmup: int = 3,
@@ -236,7 +243,9 @@ def bench(cases: dict, op=None, *, library: bool = True, reps: int = 20, warmup:
     for n in names:
         times = numpy.array([cp.cuda.get_elapsed_time(a, b) for a, b in events[n]])
         rows.append(Row(n, times, op.flops if op else 0, op.bytes if op else 0))
-    return Timings(label or (op.label if op else "timing"), rows, reps, flush_l2, record.environment())
+    t = Timings(label or (op.label if op else "timing"), rows, reps, flush_l2, record.environment())
+    record.keep("timing", t.label, t.to_dict())
+    return t
 
 
 def sweep(points, make_cases, make_op, *, desc: str = "sweep", **bench_kw) -> list:

@@ -10,6 +10,11 @@
     for (const [v, s] of p) if (Math.abs(x) >= v) return (x / v).toFixed(2) + " " + s + unit;
     return x.toFixed(2) + " " + unit;
   };
+  const tick = function (x) {            // an axis tick at a power of ten: "100 G", not "100.00 G"
+    const p = [[1e15, "P"], [1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]];
+    for (const [v, s] of p) if (Math.abs(x) >= v * 0.999) return Math.round(x / v) + " " + s;
+    return String(Math.round(x));
+  };
   const time = (s) => s >= 1e-3 ? (s * 1e3).toFixed(3) + " ms" : (s * 1e6).toFixed(2) + " µs";
 
   function el(tag, attrs, parent, text) {
@@ -100,7 +105,7 @@
 
     function chart(svg, g, peak, I, P, points) {
       while (svg.firstChild) svg.removeChild(svg.firstChild);
-      const W = 640, H = 360, L = 60, R = 20, T = 20, B = 40;
+      const W = 640, H = 360, L = 64, R = 20, T = 20, B = 40;
       const xs = [Math.log10(0.01), Math.log10(1e5)];
       const ys = [Math.log10(peak / 1e5), Math.log10(peak * 3)];
       const X = (v) => L + (Math.log10(v) - xs[0]) / (xs[1] - xs[0]) * (W - L - R);
@@ -112,10 +117,10 @@
       }
       for (let e = Math.ceil(ys[0]); e <= ys[1]; e++) {
         el("svg:line", { x1: L, x2: W - R, y1: Y(10 ** e), y2: Y(10 ** e), class: "gl-grid" }, svg);
-        el("svg:text", { x: L - 6, y: Y(10 ** e) + 4, "text-anchor": "end", class: "gl-tick" }, svg, si(10 ** e, "").trim());
+        el("svg:text", { x: L - 6, y: Y(10 ** e) + 4, "text-anchor": "end", class: "gl-tick" }, svg, tick(10 ** e));
       }
       el("svg:text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle", class: "gl-label" }, svg, "intensity (FLOP/byte)");
-      el("svg:text", { x: 14, y: (T + H - B) / 2, transform: "rotate(-90 14 " + (T + H - B) / 2 + ")", "text-anchor": "middle", class: "gl-label" }, svg, "FLOP/s");
+      el("svg:text", { x: 12, y: (T + H - B) / 2, transform: "rotate(-90 12 " + (T + H - B) / 2 + ")", "text-anchor": "middle", class: "gl-label" }, svg, "FLOP/s");
       const ridge = peak / g.bw;
       const x0 = 10 ** xs[0];
       el("svg:polyline", { points: [X(x0) + "," + Y(x0 * g.bw), X(ridge) + "," + Y(peak), X(10 ** xs[1]) + "," + Y(peak)].join(" "), class: "gl-roof" }, svg);

@@ -1,0 +1,142 @@
+"""The reader's working copy of the chapters: ``workbook/`` beside ``chapters/``, ignored by git.
+
+    python -m gemmlab lab          # (make lab) bring workbook/ up to date, then JupyterLab on it
+    python -m gemmlab workbook     # only bring it up to date
+
+Running a chapter writes its outputs into the notebook (JupyterLab saves every two minutes), so a reader
+never runs the committed chapters: they would lose the GPU run's outputs, and their next ``git pull`` would
+conflict. ``sync`` copies every chapter into ``workbook/`` the first time; when a committed chapter changes
+(a pull), a copy whose cells the reader has not edited is replaced by the new chapter (its outputs are the
+reader's own run, and go), and a copy they have edited is kept unless they say to replace it; a replaced
+edited copy is moved to ``workbook/.previous/`` first, never deleted. ``workbook/.gemmlab-workbook.json``
+remembers which committed version each copy came from.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from .paths import REPO, atomic_write
+
+FOLDER = "workbook"
+MANIFEST = ".gemmlab-workbook.json"
+FIRST = "00-how-to-use.ipynb"
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def cells_digest(path: Path) -> str | None:
+    """A digest of a notebook's cells as the reader wrote them (type and source, not outputs); None when the
+    file is not a notebook any more."""
+    try:
+        nb = json.loads(path.read_text())
+        cells = [(c["cell_type"], "".join(c["source"]) if isinstance(c["source"], list) else c["source"])
+                 for c in nb["cells"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return _digest(json.dumps(cells).encode())
+
+
+def _load_manifest(work: Path) -> dict:
+    try:
+        data = json.loads((work / MANIFEST).read_text())
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _copy(src: Path, dst: Path, data: bytes) -> dict:
+    atomic_write(dst, data)
+    return {"from": _digest(data), "cells": cells_digest(dst)}
+
+
+def sync(chapters: Path, work: Path, *, replace=(), ask=None, say=print) -> dict:
+    """Bring ``work`` up to date with ``chapters`` (see the module's text). ``replace``: names of edited copies
+    to replace without asking (or ``"all"``); ``ask(question) -> bool``, when given, is asked about each other
+    edited copy of a changed chapter (no ``ask``: such a copy is kept). Returns {name: what happened}, each
+    one of "new", "same", "updated", "kept", "replaced"."""
+    chapters, work = Path(chapters), Path(work)
+    if not chapters.is_dir():
+        raise FileNotFoundError(f"no chapters folder at {chapters}")
+    work.mkdir(parents=True, exist_ok=True)
+    manifest = _load_manifest(work)
+    done = {}
+    for src in sorted(chapters.glob("*.ipynb")):
+        name, dst = src.name, work / src.name
+        data = src.read_bytes()
+        entry = manifest.get(name)
+        if not dst.exists():
+            manifest[name] = _copy(src, dst, data)
+            done[name] = "new"
+            continue
+        if entry and entry.get("from") == _digest(data):
+            done[name] = "same"
+            continue
+        edited = entry is None or cells_digest(dst) is None or cells_digest(dst) != entry.get("cells")
+        if not edited:
+            manifest[name] = _copy(src, dst, data)
+            done[name] = "updated"
+            say(f"{name}: the chapter changed; your copy had no edits of yours, so it is the new chapter now "
+                f"(the outputs of your last run of it are gone)")
+            continue
+        wanted = replace == "all" or name in replace or name.removesuffix(".ipynb") in replace
+        if not wanted and ask is not None:
+            wanted = ask(f"{name}: the chapter changed, and your copy has edits of yours. Replace your copy "
+                         f"with the new chapter (yours is kept in {work.name}/.previous/)? [y/N] ")
+        if not wanted:
+            done[name] = "kept"
+            say(f"{name}: the chapter changed, and your copy has edits of yours, so it is kept as it is; "
+                f"`python -m gemmlab workbook --replace {name.removesuffix('.ipynb')}` takes the new chapter "
+                f"(yours goes to {work.name}/.previous/)")
+            continue
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        previous = work / ".previous" / f"{dst.stem}-{stamp}.ipynb"
+        previous.parent.mkdir(exist_ok=True)
+        shutil.copy2(dst, previous)
+        manifest[name] = _copy(src, dst, data)
+        done[name] = "replaced"
+        say(f"{name}: replaced by the new chapter; your copy is {previous.relative_to(work.parent)}")
+    atomic_write(work / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return done
+
+
+def _ask_on_terminal(question: str) -> bool:
+    if not sys.stdin.isatty():
+        return False
+    try:
+        return input(question).strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+def folders() -> tuple:
+    """(chapters/, workbook/) of the checkout this library runs from."""
+    if REPO is None:
+        raise SystemExit("the chapters come with a checkout of the book (git clone ...), not with the installed "
+                         "library; run this from the checkout's .venv")
+    return REPO / "chapters", REPO / FOLDER
+
+
+def main(replace=(), lab: bool = False, lab_args=()) -> int:
+    chapters, work = folders()
+    done = sync(chapters, work, replace=replace, ask=_ask_on_terminal)
+    counts = {k: sum(v == k for v in done.values()) for k in ("new", "updated", "replaced", "kept", "same")}
+    print(f"{work}: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n))
+    if not lab:
+        return 0
+    jupyter = shutil.which("jupyter", path=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    if jupyter is None:
+        raise SystemExit("JupyterLab is not installed here: `pip install jupyterlab` (make lab installs it)")
+    argv = [jupyter, "lab", FIRST, *lab_args]
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in lab_args:
+        argv.append("--allow-root")            # JupyterLab refuses to start as root without it (containers, Colab-like VMs)
+    print(f"JupyterLab on {work} (open {FIRST} first); Ctrl-C stops it")
+    os.chdir(work)
+    os.execv(jupyter, argv)

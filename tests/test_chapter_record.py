@@ -1,0 +1,80 @@
+"""A chapter's own record: what its cells measured in the run its outputs come from, shown by a backend that
+cannot measure (one story per cell: the committed figure, saying where it is from)."""
+import json
+
+import numpy
+import pytest
+
+import gemmlab as gl
+from gemmlab import record, timing
+from gemmlab.timing import Row, Timings
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch):
+    monkeypatch.setattr(record, "RESULTS", tmp_path)
+    saved = dict(record._chapter)
+    yield tmp_path
+    record._chapter.clear()
+    record._chapter.update(saved)
+
+
+def _timings(label, ms):
+    rows = [Row("mine", numpy.array([ms, ms, ms]), 2e9, 1e6), Row("cuBLAS", numpy.array([1.0, 1.0, 1.0]), 2e9, 1e6)]
+    return Timings(label, rows, 3, True, {"gpu": "NVIDIA H200", "date": "2026-12-01T09:00:00Z"})
+
+
+def _record_run(results, name, figures):
+    """What `refresh` leaves on the H200: the chapter's figures under the run's token."""
+    record._chapter.update(name=name, figures={}, token=f"{name} 2026-12-01T09:00:00Z", shown=None)
+    for kind, key, data in figures:
+        record.keep(kind, key, data)
+    stored = results / f"chapter-{name}-{record.gpu_slug()}.json"
+    data = json.loads(stored.read_text())
+    # the record a reader's emulator finds is the book GPU's: name it so, as a run on the H200 would
+    data["environment"].update(gpu="NVIDIA H200", date="2026-12-01T09:00:00Z")
+    (results / f"chapter-{name}-nvidia-h200.json").write_text(json.dumps(data))
+    record._chapter.update(name=None, figures=None, token=None, shown=None)
+
+
+def test_without_a_gpu_a_timing_the_chapter_kept_is_shown_as_the_committed_run(results, capsys):
+    _record_run(results, "05-cache-blocking", [("timing", "cache blocking", _timings("cache blocking", 2.0).to_dict())])
+    (results / "ladder-nvidia-h200.json").write_text(json.dumps(
+        {"environment": {"gpu": "NVIDIA H200", "date": "2026-11-30"},
+         "timings": [_timings("cache blocking", 9.0).to_dict()]}))
+    gl.chapter("05-cache-blocking")
+    line = capsys.readouterr().out
+    assert line.startswith("This run: the CPU emulator") and "NVIDIA H200 of 2026-12-01" in line
+    assert "results/chapter-05-cache-blocking-nvidia-h200.json" in line
+    t = timing.recorded("ladder-nvidia-h200", "cache blocking")
+    assert t.recorded and t["mine"].median_ms == 2.0, "the chapter's own run, not the study's record"
+    assert "this chapter's run on NVIDIA H200 of 2026-12-01" in t.caption()
+    gl.chapter("06-register-tiling")              # another chapter, with no record: the study's, saying so
+    capsys.readouterr()
+    t = timing.recorded("ladder-nvidia-h200", "cache blocking")
+    assert t["mine"].median_ms == 9.0 and "results/ladder-nvidia-h200.json" in t.caption()
+
+
+def test_nothing_is_kept_outside_a_refresh_and_a_chapter_is_named_by_its_notebook(results):
+    record._chapter.update(name="05-cache-blocking", figures=None, token=None, shown=None)
+    record.keep("timing", "x", _timings("x", 1.0).to_dict())
+    assert not list(results.glob("chapter-*.json")), "a reader's run keeps nothing"
+    for bad in ("5", "../05-x", "05-Cache", "", None):
+        with pytest.raises(ValueError):
+            gl.chapter(bad)
+
+
+def test_a_figure_the_run_did_not_measure_falls_back_to_the_study_record(results):
+    _record_run(results, "07-dot", [("climb", "dot 16777216", {"n": 16777216, "timing": _timings("climb DOT", 1.0).to_dict()})])
+    record._chapter.update(name="07-dot", shown=None)
+    assert record.kept("climb", "dot 16777216")[0]["n"] == 16777216
+    assert record.kept("climb", "dot 1024") is None and record.kept("timing", "climb DOT") is None
+
+
+def test_timing_the_same_label_twice_with_other_cases_is_flagged(results):
+    record._chapter.update(name="07-dot", figures={}, token="t", shown=None)
+    record.keep("timing", "steps", _timings("steps", 1.0).to_dict())
+    other = _timings("steps", 1.0).to_dict()
+    other["rows"][0]["name"] = "someone else"
+    with pytest.warns(RuntimeWarning, match="twice"):
+        record.keep("timing", "steps", other)

@@ -1,0 +1,94 @@
+"""workbook/: the reader runs copies of the chapters, never the committed ones, and never loses an edit."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from gemmlab import workbook
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _nb(*sources, outputs=()):
+    cells = [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": list(outputs),
+              "source": s} for i, s in enumerate(sources)]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+
+
+def _edit(path: Path, source: str):
+    nb = json.loads(path.read_text())
+    nb["cells"][0]["source"] = source
+    path.write_text(json.dumps(nb))
+
+
+def _run(path: Path):                       # what running a cell does to a notebook: outputs, not sources
+    nb = json.loads(path.read_text())
+    nb["cells"][0]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "emulator\n"}]
+    nb["cells"][0]["execution_count"] = 1
+    path.write_text(json.dumps(nb))
+
+
+def test_a_first_sync_copies_every_chapter_and_a_second_changes_nothing(tmp_path):
+    ch, work = tmp_path / "chapters", tmp_path / "workbook"
+    ch.mkdir()
+    (ch / "00-a.ipynb").write_text(_nb("print(1)"))
+    (ch / "01-b.ipynb").write_text(_nb("print(2)"))
+    assert workbook.sync(ch, work, say=lambda s: None) == {"00-a.ipynb": "new", "01-b.ipynb": "new"}
+    assert (work / "00-a.ipynb").read_text() == (ch / "00-a.ipynb").read_text()
+    _run(work / "00-a.ipynb")
+    assert workbook.sync(ch, work, say=lambda s: None) == {"00-a.ipynb": "same", "01-b.ipynb": "same"}
+    assert "emulator" in (work / "00-a.ipynb").read_text(), "a run of the reader's copy is theirs to keep"
+    (work / "01-b.ipynb").unlink()                      # a copy the reader deleted comes back
+    assert workbook.sync(ch, work, say=lambda s: None)["01-b.ipynb"] == "new"
+
+
+def test_a_changed_chapter_replaces_a_copy_that_was_only_run(tmp_path):
+    ch, work = tmp_path / "chapters", tmp_path / "workbook"
+    ch.mkdir()
+    (ch / "00-a.ipynb").write_text(_nb("print(1)"))
+    workbook.sync(ch, work, say=lambda s: None)
+    _run(work / "00-a.ipynb")
+    (ch / "00-a.ipynb").write_text(_nb("print('new')"))      # git pull
+    said = []
+    assert workbook.sync(ch, work, say=said.append) == {"00-a.ipynb": "updated"}
+    assert (work / "00-a.ipynb").read_text() == (ch / "00-a.ipynb").read_text() and said
+
+
+def test_an_edited_copy_is_kept_unless_the_reader_says_replace_and_then_it_is_kept_aside(tmp_path):
+    ch, work = tmp_path / "chapters", tmp_path / "workbook"
+    ch.mkdir()
+    (ch / "00-a.ipynb").write_text(_nb("print(1)"))
+    workbook.sync(ch, work, say=lambda s: None)
+    _edit(work / "00-a.ipynb", "print('my own experiment')")
+    (ch / "00-a.ipynb").write_text(_nb("print('new')"))
+    said, asked = [], []
+    assert workbook.sync(ch, work, say=said.append) == {"00-a.ipynb": "kept"}      # nobody to ask: kept
+    assert "my own experiment" in (work / "00-a.ipynb").read_text() and "--replace 00-a" in said[0]
+    assert workbook.sync(ch, work, say=said.append, ask=lambda q: asked.append(q) or False) == {"00-a.ipynb": "kept"}
+    assert asked and "edits" in asked[0]
+    assert workbook.sync(ch, work, say=said.append, ask=lambda q: True) == {"00-a.ipynb": "replaced"}
+    assert (work / "00-a.ipynb").read_text() == (ch / "00-a.ipynb").read_text()
+    kept = list((work / ".previous").glob("00-a-*.ipynb"))
+    assert len(kept) == 1 and "my own experiment" in kept[0].read_text()
+    assert workbook.sync(ch, work, say=said.append) == {"00-a.ipynb": "same"}
+
+
+def test_replace_by_name_and_a_copy_that_is_no_notebook_any_more(tmp_path):
+    ch, work = tmp_path / "chapters", tmp_path / "workbook"
+    ch.mkdir()
+    (ch / "00-a.ipynb").write_text(_nb("print(1)"))
+    workbook.sync(ch, work, say=lambda s: None)
+    (work / "00-a.ipynb").write_text("{ not json")                  # a broken save counts as the reader's
+    (ch / "00-a.ipynb").write_text(_nb("print(2)"))
+    assert workbook.sync(ch, work, say=lambda s: None)["00-a.ipynb"] == "kept"
+    assert workbook.sync(ch, work, say=lambda s: None, replace=("00-a",))["00-a.ipynb"] == "replaced"
+    assert (work / "00-a.ipynb").read_text() == (ch / "00-a.ipynb").read_text()
+
+
+def test_the_command_line_syncs_the_checkouts_workbook_and_git_ignores_it(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "gemmlab", "workbook", "--help"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and "--replace" in out.stdout
+    ignored = subprocess.run(["git", "check-ignore", "-q", "workbook/00-how-to-use.ipynb"], cwd=ROOT)
+    assert ignored.returncode == 0, "workbook/ must be ignored by git"
+    assert "lab:" in (ROOT / "Makefile").read_text() and "gemmlab lab" in (ROOT / "Makefile").read_text()
