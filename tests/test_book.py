@@ -218,7 +218,7 @@ def test_kernel_listings_are_cell_outputs_made_from_the_files(path):
             assert line.strip() in page, (src, line)
 
 
-RUN_CAPTION = re.compile(r"^(?P<label>.+?) on (?P<gpu>NVIDIA [^,]+), (?P<date>\d{4}-\d\d-\d\d): median of", re.M)
+RUN_CAPTION = re.compile(r" on NVIDIA [^,]+, \d{4}-\d\d-\d\d: median of \d+ repetitions")
 
 
 def _texts(cell) -> str:
@@ -242,17 +242,22 @@ def test_committed_outputs_are_the_book_gpus_run_and_its_record_keeps_their_figu
         f"refresh {path.name} on the book's GPU ({gpu}) with python -m gemmlab refresh"
     setup = next(c for c in nb["cells"] if c["cell_type"] == "code")
     assert _texts(setup).startswith(f"This run: {gpu}, CUDA backend"), _texts(setup)[:120]
-    printed = [(c, m) for c in nb["cells"] if c["cell_type"] == "code" for m in RUN_CAPTION.finditer(_texts(c))
-               if "RECORDED" not in _texts(c)[max(0, m.start() - 200):m.start()]]
+    live = [(c, line) for c in nb["cells"] if c["cell_type"] == "code" for line in _texts(c).splitlines()
+            if RUN_CAPTION.search(line) and "RECORDED" not in line]
+    for c in nb["cells"]:
+        assert "RECORDED earlier, not measured here" not in _texts(c) or "; from " in _texts(c) and \
+            "from results/)" not in _texts(c), \
+            f"{path.name}: a recorded timing that does not say where it comes from"
     name = record.chapter_record_name(path.stem, record.slug(gpu))
-    if not printed and not (ROOT / "results" / f"{name}.json").is_file():
+    if not live and not (ROOT / "results" / f"{name}.json").is_file():
         return
     rec = record.load(name)
     assert rec["run"] == meta["run"], f"results/{name}.json is not from the run the notebook was committed from"
-    for cell, m in printed:
-        kept = rec["figures"].get(f"timing: {m['label']}")
-        assert kept is not None, f"{path.name}: {m['label']!r} printed but not in results/{name}.json"
-        table = repr(Timings.from_dict(kept, recorded=False)).splitlines()[1:]
-        text = _texts(cell)
-        for line in table:
-            assert line in text, f"{path.name}: {m['label']!r}: the record's row {line!r} is not what the cell printed"
+    kept = [Timings.from_dict(d, recorded=False) for k, d in rec["figures"].items() if k.startswith("timing: ")]
+    for cell, line in live:
+        found = [t for t in kept if t.caption() in line]
+        assert found, f"{path.name}: {line[:100]!r}: a timing the run printed is not in results/{name}.json"
+        if line.strip() == found[0].caption():              # the whole table printed: its rows are the record's
+            text = _texts(cell)
+            for row in repr(found[0]).splitlines()[1:]:
+                assert row in text, f"{path.name}: the record's row {row!r} is not what the cell printed"

@@ -136,7 +136,7 @@ class Timings:
         if not self.recorded:
             return text
         why = "a GPU is in use, but this cell shows the record" if hw.on_gpu else "no GPU in use"
-        return f"RECORDED earlier, not measured here ({why}; from {self.source or 'results/'}). " + text
+        return f"RECORDED earlier, not measured here ({why}{'; from ' + self.source if self.source else ''}). " + text
 
     def __repr__(self):
         head, body = self._table()
