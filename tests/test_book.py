@@ -64,6 +64,8 @@ def test_chapter_has_one_setup_cell_pointing_at_the_repository(path):
     assert len(setups) == 1 and setups[0] is code[0], "exactly one setup cell, the first code cell"
     assert f"git+{url}" in "".join(setups[0]["source"]), \
         f"the setup cell must install from _config.yml's repository.url ({url})"
+    assert f'gl.chapter("{path.stem}")' in "".join(setups[0]["source"]), \
+        "the setup cell ends in gl.chapter(<this notebook's name>): its line, and the chapter's own record"
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
@@ -156,6 +158,8 @@ def _visible(markup: str) -> str:
 
 
 def _markdown_cells(path):
+    if path.suffix == ".md":
+        return [(0, path.read_text())]
     nb = json.loads(path.read_text())
     return [(i, "".join(c["source"])) for i, c in enumerate(nb["cells"]) if c["cell_type"] == "markdown"]
 
@@ -171,10 +175,14 @@ MYST_LEFTOVERS = [
     (re.compile(r"\{\{[^}]*\}\}"), "a MyST substitution"),
     (re.compile(r"(?<![\\\w])\{(literalinclude|admonition|dropdown|note|tip|warning|important|doc|ref|numref)\}"),
      "a MyST directive or role name"),
+    (re.compile(r"^%", re.M), "a MyST comment (% ...), which the book drops and CommonMark prints"),
+    (re.compile(r"^\+\+\+", re.M), "a MyST block break (+++)"),
+    (re.compile(r"\[\^[\w-]+\]"), "a MyST footnote ([^name])"),
+    (re.compile(r"\$\$\s*\([\w-]+\)"), "a labelled equation ($$ (label))"),
 ]
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", CHAPTERS + [ROOT / "index.md"], ids=lambda p: p.name)
 def test_markdown_reads_the_same_in_plain_commonmark(path):
     """Colab and JupyterLab render markdown cells as CommonMark (with raw HTML and $math$): no MyST-only
     syntax may be left for them to print raw; answers fold as <details> with a <summary>; links to other

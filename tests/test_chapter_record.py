@@ -1,6 +1,7 @@
 """A chapter's own record: what its cells measured in the run its outputs come from, shown by a backend that
 cannot measure (one story per cell: the committed figure, saying where it is from)."""
 import json
+from pathlib import Path
 
 import numpy
 import pytest
@@ -37,6 +38,7 @@ def _record_run(results, name, figures):
     record._chapter.update(name=None, figures=None, token=None, shown=None)
 
 
+@pytest.mark.skipif(gl.on_gpu, reason="on a GPU the cells measure")
 def test_without_a_gpu_a_timing_the_chapter_kept_is_shown_as_the_committed_run(results, capsys):
     _record_run(results, "05-cache-blocking", [("timing", "cache blocking", _timings("cache blocking", 2.0).to_dict())])
     (results / "ladder-nvidia-h200.json").write_text(json.dumps(
@@ -106,3 +108,49 @@ def test_chapter_5s_sweep_run_without_a_gpu_prints_the_committed_figures(capsys,
     assert shown[0].startswith("RECORDED earlier, not measured here (no GPU in use; from this chapter's run on NVIDIA H200")
     assert shown[1:] == committed.strip("\n").splitlines()[1:], "the emulator shows another run than the chapter's"
     assert shown[0].endswith(committed.splitlines()[0])
+
+
+RECORDS = sorted((Path(__file__).resolve().parents[1] / "results").glob("chapter-*-nvidia-h200.json"))
+
+
+def _case(name: str):
+    """'05_cache_blocking[TM=1,TN=1]' -> ('sgemm/05_cache_blocking', {'TM': 1, 'TN': 1})"""
+    import re
+    base, params = re.fullmatch(r"(\w+)\[(.*)\]", name).groups()
+    return f"sgemm/{base}", {k: int(v) for k, v in (p.split("=") for p in params.split(",") if p)}
+
+
+@pytest.mark.skipif(gl.on_gpu, reason="on a GPU the cells measure")
+@pytest.mark.parametrize("path", RECORDS, ids=lambda p: p.stem)
+def test_every_figure_a_chapter_kept_is_what_its_cell_shows_without_a_gpu(path, capsys, no_chapter_after):
+    """Each figure of a chapter's record, asked for as the chapter's cell asks for it, comes back from that
+    record on the emulator (its key is the one the live cell kept it under), and says so."""
+    import ast
+    rec = json.loads(path.read_text())
+    gl.chapter(rec["chapter"])
+    capsys.readouterr()
+    for key, data in rec["figures"].items():
+        kind, _, which = key.partition(": ")
+        if kind == "timing":
+            t = timing.recorded("no-such-study", which)
+            assert [r.median_ms for r in t.rows] == [r["median_ms"] for r in data["rows"]], key
+            assert "this chapter's run" in t.caption(), key
+        elif kind == "climb":
+            family, _, arg = which.partition(" ")
+            entry, t = gl.climb.now_or_recorded(family, arg if family == "sgemm" else ast.literal_eval(arg))
+            assert entry == data and "this chapter's run" in t.caption(), key
+        elif kind == "tensor":
+            got = gl.tensor.now_or_recorded(which.split(","))
+            assert got["shown_as"].startswith("this chapter's run"), key
+            assert all(got[p] == data[p] for p in which.split(",") if p in data), key
+        elif kind == "ceilings":
+            model = gl.device.current()
+            assert model.measured_copy == data["measured_copy"] and "this chapter's run" in gl.device.describe(model)
+        elif kind == "resources":
+            gl.ladder.resources_table([_case(name) for name in which.split(", ")])
+            shown = capsys.readouterr().out
+            assert "this chapter's run" in shown.splitlines()[0], key
+            for name, r in data["rows"].items():
+                assert any(line.startswith(name) and f"{r['registers']:>6}" in line for line in shown.splitlines()), name
+        else:
+            pytest.fail(f"{path.name}: a figure of kind {kind!r} that no test reads back")

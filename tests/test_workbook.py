@@ -1,6 +1,8 @@
 """workbook/: the reader runs copies of the chapters, never the committed ones, and never loses an edit."""
 import json
 import subprocess
+
+import pytest
 import sys
 from pathlib import Path
 
@@ -85,10 +87,65 @@ def test_replace_by_name_and_a_copy_that_is_no_notebook_any_more(tmp_path):
     assert (work / "00-a.ipynb").read_text() == (ch / "00-a.ipynb").read_text()
 
 
-def test_the_command_line_syncs_the_checkouts_workbook_and_git_ignores_it(tmp_path):
+def test_replace_resets_an_edited_copy_of_an_unchanged_chapter_and_refuses_unknown_names(tmp_path):
+    ch, work = tmp_path / "chapters", tmp_path / "workbook"
+    ch.mkdir()
+    (ch / "00-a.ipynb").write_text(_nb("print(1)"))
+    workbook.sync(ch, work, say=lambda s: None)
+    _edit(work / "00-a.ipynb", "print('broken beyond repair')")
+    assert workbook.sync(ch, work, say=lambda s: None) == {"00-a.ipynb": "same"}
+    assert workbook.sync(ch, work, say=lambda s: None, replace=("00-a",)) == {"00-a.ipynb": "replaced"}
+    assert (work / "00-a.ipynb").read_text() == (ch / "00-a.ipynb").read_text()
+    with pytest.raises(ValueError, match="no chapter 00-b"):
+        workbook.sync(ch, work, say=lambda s: None, replace=("00-b",))
+
+
+def test_a_chapter_gone_from_the_book_is_said_and_an_interrupted_sync_remembers_what_it_copied(tmp_path):
+    ch, work = tmp_path / "chapters", tmp_path / "workbook"
+    ch.mkdir()
+    for name in ("00-a", "01-b", "02-c"):
+        (ch / f"{name}.ipynb").write_text(_nb(f"print('{name}')"))
+    workbook.sync(ch, work, say=lambda s: None)
+    (ch / "02-c.ipynb").unlink()
+    said = []
+    assert workbook.sync(ch, work, say=said.append)["02-c.ipynb"] == "gone"
+    assert (work / "02-c.ipynb").is_file() and "no longer a chapter" in said[0]
+    _edit(work / "01-b.ipynb", "print('mine')")
+    (ch / "00-a.ipynb").write_text(_nb("print('a, new')"))
+    (ch / "01-b.ipynb").write_text(_nb("print('b, new')"))
+
+    def interrupted(question):
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        workbook.sync(ch, work, say=lambda s: None, ask=interrupted)
+    # 00-a was brought up to date before the question about 01-b: the manifest knows it, so it is not "edited"
+    assert workbook.sync(ch, work, say=lambda s: None) == {"00-a.ipynb": "same", "01-b.ipynb": "kept"}
+
+
+def test_the_command_line_and_git_know_the_workbook():
     out = subprocess.run([sys.executable, "-m", "gemmlab", "workbook", "--help"], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0 and "--replace" in out.stdout
     ignored = subprocess.run(["git", "check-ignore", "-q", "workbook/00-how-to-use.ipynb"], cwd=ROOT)
     assert ignored.returncode == 0, "workbook/ must be ignored by git"
     assert "lab:" in (ROOT / "Makefile").read_text() and "gemmlab lab" in (ROOT / "Makefile").read_text()
+
+
+def test_lab_opens_the_first_chapter_of_the_workbook_and_adds_allow_root_as_root(tmp_path, monkeypatch):
+    ch, work = tmp_path / "chapters", tmp_path / "workbook"
+    ch.mkdir()
+    (ch / "00-how-to-use.ipynb").write_text(_nb("print(1)"))
+    monkeypatch.setattr(workbook, "folders", lambda: (ch, work))
+    monkeypatch.setattr(workbook.shutil, "which", lambda name, path=None: "/opt/jupyter/bin/jupyter")
+    started = []
+    monkeypatch.setattr(workbook.os, "execv", lambda prog, argv: started.append((prog, argv, Path.cwd())))
+    monkeypatch.chdir(tmp_path)
+    for uid, root in ((0, True), (1000, False)):
+        started.clear()
+        monkeypatch.setattr(workbook.os, "geteuid", lambda uid=uid: uid)
+        assert workbook.main(lab=True, lab_args=("--no-browser",)) is None
+        prog, argv, cwd = started[0]
+        assert prog == "/opt/jupyter/bin/jupyter" and argv[1:3] == ["lab", "00-how-to-use.ipynb"] and "--no-browser" in argv and cwd == work
+        assert ("--allow-root" in argv) == root
+        monkeypatch.chdir(tmp_path)
+    assert (work / "00-how-to-use.ipynb").is_file()

@@ -223,12 +223,11 @@ def timed(label_prefix: str, family: str, reps: int = 20):
         return measure_problem(cases, prob, f"{family} steps, {prob.label}", reps=reps, names=names,
                                progress=False, extra=extra)[0]
     from .timing import Timings
-    rec = recorded()
-    t = next(t for t in rec["timings"] if t["label"].startswith(label_prefix))
-    mine = record.kept("timing", t["label"])
+    mine = record.kept("timing", f"{family} steps, {problem(family, ARTICLE_SIZE[family]).label}")   # the live label
     if mine is not None:
         return Timings.from_dict(mine[0], recorded=True, source=mine[1])
-    return Timings.from_dict(t, recorded=True, source=f"results/{record.find('blas')[0]}.json")
+    t = next(t for t in recorded()["timings"] if t["label"].startswith(label_prefix))
+    return Timings.from_dict(t, recorded=True, source=record.source_of("blas"))
 
 
 def copy_bandwidth(t) -> tuple:

@@ -227,7 +227,7 @@ def now_or_recorded(kind: str, key) -> tuple:
     if mine is not None:
         entry = mine[0]
         return entry, Timings.from_dict(entry["timing"], recorded=True, source=mine[1])
-    return entry, Timings.from_dict(entry["timing"], recorded=True, source=f"results/{record.find('climb')[0]}.json")
+    return entry, Timings.from_dict(entry["timing"], recorded=True, source=record.source_of("climb"))
 
 
 def measure_sgemm(label: str, problem, target: float, reps: int = 10, progress: bool = True) -> dict:

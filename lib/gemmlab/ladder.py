@@ -254,8 +254,8 @@ def resources_table(cases: list, data: dict | None = None) -> None:
               f"{record.cuda_version(env)} (CuPy {env['cupy']}):")
     elif mine is not None:
         rows, env = mine[0]["rows"], mine[0]["environment"]
-        print(f"compiled for {env['gpu']} by NVRTC of CUDA {record.cuda_version(env)} (CuPy {env.get('cupy')}) "
-              f"in {mine[1]}:")
+        print(f"recorded on {env['gpu']} on {env['date'][:10]}, compiled by NVRTC of CUDA {record.cuda_version(env)} "
+              f"(CuPy {env.get('cupy')}); from {mine[1]}:")
     else:
         data = data or recorded()
         env = data["environment"]

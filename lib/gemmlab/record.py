@@ -162,9 +162,10 @@ def chapter(name: str) -> None:
     """A chapter's setup cell: names the chapter and says, in one line, what this run is.
 
     Run by ``refresh`` on a GPU (``GEMMLAB_RECORD_CHAPTER`` set), every figure the chapter's cells measure is
-    kept in ``results/chapter-<name>-<gpu>.json``, the chapter's own record; a backend that cannot measure a
-    figure (the emulator, a GPU that cannot run a kernel) shows that record, so a reader who runs the
-    chapter without a GPU sees the figures of the committed outputs, and each says where it comes from."""
+    kept in ``results/chapter-<name>-<gpu>.json``, the chapter's own record. The emulator shows that record
+    where a cell would measure (and so does a GPU that cannot run Part V's kernels, for their tables), so a
+    reader who runs the chapter without a GPU sees the figures of the committed outputs, each saying where
+    it comes from."""
     if not isinstance(name, str) or not re.fullmatch(r"[0-9]{2}-[a-z0-9-]+", name):
         raise ValueError(f"a chapter is named by its notebook's name, like '05-cache-blocking'; got {name!r}")
     _chapter.update(name=name, figures=None, token=None, shown=None)
@@ -177,19 +178,31 @@ def chapter(name: str) -> None:
             line += f", running as the {env['runs_as']}"
         token = os.environ.get(RECORD_CHAPTER)
         if token:
+            if token.split(" ")[0] != name:
+                raise ValueError(f"this notebook is being refreshed as {token.split(' ')[0]!r}, but its setup cell "
+                                 f"names the chapter {name!r}: gl.chapter takes the notebook's own name")
             _chapter.update(figures={}, token=token)
             _write_chapter()
         print(line + ".")
         return
     line = f"This run: the CPU emulator ({hw.backend_reason.rstrip('.')}), {when}."
     rec = _chapter_record()
-    if rec is not None:
-        e = rec["environment"]
-        line += (f" Cells that time a kernel show this chapter's run on {e['gpu']} of {e['date'][:10]}, the run "
-                 f"its committed outputs come from ({rec['shown_as']}).")
+    if rec is not None and rec.get("figures"):
+        line += (f" Cells that time a kernel show {_run_of(rec)}, the run the chapter's committed outputs "
+                 f"come from.")
     else:
         line += " Cells that time a kernel show figures recorded on a GPU, each saying which."
     print(line)
+
+
+def _run_of(rec: dict) -> str:
+    e = rec["environment"]
+    return f"this chapter's run on {e['gpu']} of {e['date'][:10]} ({rec['shown_as']})"
+
+
+def source_of(study: str) -> str:
+    """'results/<study>-<gpu>.json': the study record a chapter shows (:func:`find`), as a figure's source."""
+    return f"results/{find(study)[0]}.json"
 
 
 def _write_chapter():
@@ -235,5 +248,4 @@ def kept(kind: str, key: str):
     data = rec.get("figures", {}).get(f"{kind}: {key}")
     if data is None:
         return None
-    e = rec["environment"]
-    return data, f"this chapter's run on {e['gpu']} of {e['date'][:10]} ({rec['shown_as']})"
+    return data, _run_of(rec)

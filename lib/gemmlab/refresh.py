@@ -6,7 +6,9 @@ The book is built from committed outputs (``execute_notebooks: off``), so those 
 a real GPU run: this command refuses to run without one unless ``--allow-cpu`` is given (for trying a
 notebook out; never commit what that produces). Widget views are not kept: an output that is a widget
 keeps its ``text/html`` form (the explorers give one), and no widget state is saved, so the book draws
-what is in the page and asks no CDN for a widget manager. Needs nbclient and ipykernel (the ``dev`` extra).
+what is in the page and asks no CDN for a widget manager. Each chapter's own record,
+``results/chapter-<chapter>-<gpu>.json``, is written by the same run (``gemmlab.record.chapter``): the figures its
+cells measured, which a backend that cannot measure shows instead. Needs nbclient and ipykernel (the ``dev`` extra).
 """
 from __future__ import annotations
 
@@ -105,11 +107,10 @@ def run(paths, *, timeout: int = 900, allow_cpu: bool = False, kernel_name: str 
                                     resources={"metadata": {"path": str(path.parent.resolve())}})
             try:
                 client.execute()
-            except KeyboardInterrupt:
-                _put_back(kept, before)
-                raise
-            except Exception as exc:
-                _put_back(kept, before)
+            except BaseException as exc:
+                _put_back(kept, before)            # the record and the notebook stay one run
+                if not isinstance(exc, Exception):
+                    raise
                 raise RefreshError(f"{path}: {_failed_cell(nb, exc)}; the notebook was not written") from None
             finally:
                 os.environ.pop(record.RECORD_CHAPTER, None)
@@ -124,6 +125,7 @@ def run(paths, *, timeout: int = 900, allow_cpu: bool = False, kernel_name: str 
                 text = nbformat.writes(nb)
                 atomic_write(path, text if text.endswith("\n") else text + "\n")
             except OSError as exc:
+                _put_back(kept, before)
                 raise RefreshError(f"{path}: could not be written ({exc.strerror or exc}); the old notebook is "
                                    f"unchanged") from None
         except RefreshError as exc:

@@ -190,8 +190,7 @@ def now_or_recorded(parts=PARTS, reps: int = 10) -> dict:
         raise ValueError(f"parts are some of {PARTS}, got {sorted(unknown)}")
     which = ",".join(parts)
     if not hw.on_gpu:
-        mine = record.kept("tensor", which)
-        return {**mine[0], "live": False, "shown_as": mine[1]} if mine else record.shown("tensor")
+        return _recorded(parts)
     from .climb import _warm_up
     from .profiles import current
     _warm_up(2.0)
@@ -222,6 +221,17 @@ def now_or_recorded(parts=PARTS, reps: int = 10) -> dict:
     return out
 
 
+def _recorded(parts) -> dict:
+    """Part V's figures where they cannot be measured (no GPU; a GPU that cannot run the kernels): this
+    chapter's run, from its own record, when that run measured them; else the tensor record shown (the
+    reader's GPU's, else the H200's)."""
+    for which in (",".join(parts), ",".join(PARTS)):
+        mine = record.kept("tensor", which)
+        if mine is not None and all(mine[0].get(p) for p in parts):
+            return {**mine[0], "live": False, "shown_as": mine[1]}
+    return record.shown("tensor")
+
+
 def hopper_tables(result: dict | None = None) -> None:
     """Print the recorded Hopper runs (tc/06 and cuBLAS in one round-robin, per precision) and their verdicts."""
     result = result or record.shown("tensor")
@@ -229,7 +239,7 @@ def hopper_tables(result: dict | None = None) -> None:
     for name, why in result.get("skipped", {}).items():
         print(f"{name}: skipped here: {why}")
     if not result.get("hopper") and result.get("skipped"):
-        result = record.shown("tensor")                   # the figures the chapter needs, from a Hopper GPU
+        result = _recorded(["hopper"])                    # the figures the chapter needs, from a Hopper GPU
         print(f"instead, {result['shown_as']}:")
     if not result.get("hopper"):
         print("no Hopper run to show (python -m gemmlab tensor --record on a Hopper GPU makes one)")
@@ -247,7 +257,7 @@ def split_tables(result: dict | None = None) -> None:
     result = result or record.shown("tensor")
     print(f"shown: {result.get('shown_as', 'a record given by the caller')}")
     if "split" not in result:
-        result = record.shown("tensor")
+        result = _recorded(["split"])
         print(f"instead, {result['shown_as']}:")
     s = result["split"]
     print(Timings.from_dict(s["timing"], recorded=not result.get("live"),

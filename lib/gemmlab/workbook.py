@@ -58,53 +58,70 @@ def _copy(src: Path, dst: Path, data: bytes) -> dict:
 
 
 def sync(chapters: Path, work: Path, *, replace=(), ask=None, say=print) -> dict:
-    """Bring ``work`` up to date with ``chapters`` (see the module's text). ``replace``: names of edited copies
-    to replace without asking (or ``"all"``); ``ask(question) -> bool``, when given, is asked about each other
-    edited copy of a changed chapter (no ``ask``: such a copy is kept). Returns {name: what happened}, each
-    one of "new", "same", "updated", "kept", "replaced"."""
+    """Bring ``work`` up to date with ``chapters`` (see the module's text). ``replace``: names of copies to
+    replace with the committed chapter even if the reader edited them (or ``"all"``), changed or not;
+    ``ask(question) -> bool``, when given, is asked about each other edited copy of a changed chapter (no
+    ``ask``: such a copy is kept). Returns {name: what happened}, each one of "new", "same", "updated", "kept",
+    "replaced", "gone" (no longer a chapter of the book: the copy stays, the workbook forgets it)."""
     chapters, work = Path(chapters), Path(work)
     if not chapters.is_dir():
         raise FileNotFoundError(f"no chapters folder at {chapters}")
+    sources = {src.name: src for src in sorted(chapters.glob("*.ipynb"))}
+    if replace != "all":
+        wanted = {r if r.endswith(".ipynb") else f"{r}.ipynb" for r in replace}
+        unknown = sorted(wanted - set(sources))
+        if unknown:
+            raise ValueError(f"no chapter {', '.join(unknown)} to replace; the chapters are "
+                             f"{', '.join(n.removesuffix('.ipynb') for n in sources)}")
+        replace = wanted
     work.mkdir(parents=True, exist_ok=True)
     manifest = _load_manifest(work)
     done = {}
-    for src in sorted(chapters.glob("*.ipynb")):
-        name, dst = src.name, work / src.name
-        data = src.read_bytes()
-        entry = manifest.get(name)
-        if not dst.exists():
-            manifest[name] = _copy(src, dst, data)
-            done[name] = "new"
-            continue
-        if entry and entry.get("from") == _digest(data):
-            done[name] = "same"
-            continue
-        edited = entry is None or cells_digest(dst) is None or cells_digest(dst) != entry.get("cells")
-        if not edited:
-            manifest[name] = _copy(src, dst, data)
-            done[name] = "updated"
+    try:
+        for name, src in sources.items():
+            done[name] = _sync_one(src, work, manifest, replace == "all" or name in replace, ask, say)
+        for name in sorted(set(manifest) - set(sources)):
+            manifest.pop(name)
+            done[name] = "gone"
+            if (work / name).exists():
+                say(f"{name}: no longer a chapter of the book; your copy stays in {work.name}/")
+    finally:                   # written even when interrupted: every copy made so far is remembered
+        atomic_write(work / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return done
+
+
+def _sync_one(src: Path, work: Path, manifest: dict, replace: bool, ask, say) -> str:
+    name, dst = src.name, work / src.name
+    data = src.read_bytes()
+    entry = manifest.get(name)
+    if not dst.exists():
+        manifest[name] = _copy(src, dst, data)
+        return "new"
+    edited = entry is None or cells_digest(dst) is None or cells_digest(dst) != entry.get("cells")
+    if not replace and entry and entry.get("from") == _digest(data):
+        return "same"
+    if not edited:
+        changed = not entry or entry.get("from") != _digest(data)
+        manifest[name] = _copy(src, dst, data)
+        if changed:
             say(f"{name}: the chapter changed; your copy had no edits of yours, so it is the new chapter now "
                 f"(the outputs of your last run of it are gone)")
-            continue
-        wanted = replace == "all" or name in replace or name.removesuffix(".ipynb") in replace
-        if not wanted and ask is not None:
-            wanted = ask(f"{name}: the chapter changed, and your copy has edits of yours. Replace your copy "
-                         f"with the new chapter (yours is kept in {work.name}/.previous/)? [y/N] ")
-        if not wanted:
-            done[name] = "kept"
-            say(f"{name}: the chapter changed, and your copy has edits of yours, so it is kept as it is; "
-                f"`python -m gemmlab workbook --replace {name.removesuffix('.ipynb')}` takes the new chapter "
-                f"(yours goes to {work.name}/.previous/)")
-            continue
-        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-        previous = work / ".previous" / f"{dst.stem}-{stamp}.ipynb"
-        previous.parent.mkdir(exist_ok=True)
-        shutil.copy2(dst, previous)
-        manifest[name] = _copy(src, dst, data)
-        done[name] = "replaced"
-        say(f"{name}: replaced by the new chapter; your copy is {previous.relative_to(work.parent)}")
-    atomic_write(work / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    return done
+        return "updated"
+    if not replace and ask is not None:
+        replace = ask(f"{name}: the chapter changed, and your copy has edits of yours. Replace your copy with "
+                      f"the new chapter (yours is kept in {work.name}/.previous/)? [y/N] ")
+    if not replace:
+        say(f"{name}: the chapter changed, and your copy has edits of yours, so it is kept as it is; "
+            f"`python -m gemmlab workbook --replace {name.removesuffix('.ipynb')}` takes the new chapter "
+            f"(yours goes to {work.name}/.previous/)")
+        return "kept"
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    previous = work / ".previous" / f"{dst.stem}-{stamp}.ipynb"
+    previous.parent.mkdir(exist_ok=True)
+    shutil.copy2(dst, previous)
+    manifest[name] = _copy(src, dst, data)
+    say(f"{name}: replaced by the chapter; your copy is {previous.relative_to(work.parent)}")
+    return "replaced"
 
 
 def _ask_on_terminal(question: str) -> bool:
@@ -112,7 +129,8 @@ def _ask_on_terminal(question: str) -> bool:
         return False
     try:
         return input(question).strip().lower() in ("y", "yes")
-    except EOFError:
+    except (EOFError, KeyboardInterrupt):
+        print()
         return False
 
 
@@ -126,8 +144,11 @@ def folders() -> tuple:
 
 def main(replace=(), lab: bool = False, lab_args=()) -> int:
     chapters, work = folders()
-    done = sync(chapters, work, replace=replace, ask=_ask_on_terminal)
-    counts = {k: sum(v == k for v in done.values()) for k in ("new", "updated", "replaced", "kept", "same")}
+    try:
+        done = sync(chapters, work, replace=replace, ask=_ask_on_terminal)
+    except ValueError as exc:
+        raise SystemExit(f"python -m gemmlab workbook: {exc}") from None
+    counts = {k: sum(v == k for v in done.values()) for k in ("new", "updated", "replaced", "kept", "same", "gone")}
     print(f"{work}: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n))
     if not lab:
         return 0
