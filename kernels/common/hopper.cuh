@@ -5,6 +5,24 @@
 #pragma once
 
 namespace gl_hopper {
+// a TMA tensor map (CUDA's CUtensorMap: 128 opaque bytes, 64-byte aligned), encoded on the host by the driver.
+// Kernels take it as a `const __grid_constant__` parameter, the form the CUDA Programming Guide documents: a
+// map in kernel-parameter space needs no fence, where one read from global memory needs a
+// fence.proxy.tensormap acquire before the copy engine may use it (the copy engine reads maps through the
+// tensormap proxy, not through the ordinary memory the host or another kernel wrote it with).
+struct alignas(64) TensorMap { unsigned long long opaque[16]; };
+
+// an empty instruction that "reads and writes" each register of r. wgmma writes its accumulators behind the
+// compiler's back (the registers belong to the tensor cores until wgmma.wait_group says they are done): put
+// around the asynchronous section, it keeps the compiler from moving any use of r across the wgmma fence or
+// the wait before it, which CUDA requires of code that touches accumulators of a pending wgmma
+template <int N>
+__device__ __forceinline__ void fence_registers(float (&r)[N])
+{
+    #pragma unroll
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
 __device__ __forceinline__ unsigned smem(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
 
 __device__ __forceinline__ void bar_init(unsigned bar, unsigned count)
@@ -42,8 +60,9 @@ __device__ __forceinline__ void bar_init_stages(unsigned long long (&full)[STAGE
     }
     __syncthreads();
 }
-// a TMA copy of the box at (c0, c1) (c0 along the contiguous dimension) into shared memory at dst
-__device__ __forceinline__ void tma_load(unsigned dst, const void* map, int c0, int c1, unsigned bar)
+// a TMA copy of the box at (c0, c1) (c0 along the contiguous dimension) into shared memory at dst; map is the
+// generic address of a __grid_constant__ TensorMap parameter
+__device__ __forceinline__ void tma_load(unsigned dst, const TensorMap* map, int c0, int c1, unsigned bar)
 {
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
                  ::"r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar) : "memory");

@@ -74,8 +74,8 @@ __device__ __forceinline__ void mma_64x256x16(float (&d)[128], unsigned long lon
 }  // namespace hopper
 
 template <int PREC>
-__global__ void __launch_bounds__(384, 1) wgmma_tma_gemm(const unsigned long long* __restrict__ mapA,
-                                                        const unsigned long long* __restrict__ mapB,
+__global__ void __launch_bounds__(384, 1) wgmma_tma_gemm(const __grid_constant__ gl_hopper::TensorMap mapA,
+                                                        const __grid_constant__ gl_hopper::TensorMap mapB,
                                                         float* __restrict__ C, int M, int N, int K)
 {
     using namespace hopper;
@@ -94,10 +94,10 @@ __global__ void __launch_bounds__(384, 1) wgmma_tma_gemm(const unsigned long lon
                 bar_wait(smem(&empty[s]), ((kt / STAGES) & 1) ^ 1);      // the first round passes at once
                 bar_expect_bytes(smem(&full[s]), STAGE_BYTES);
                 const unsigned a = tiles + s * STAGE_BYTES, b = a + A_BYTES;
-                tma_load(a, mapA, kt * BK, m0, smem(&full[s]));          // A: 128 rows x 64 k
+                tma_load(a, &mapA, kt * BK, m0, smem(&full[s]));          // A: 128 rows x 64 k
                 #pragma unroll
                 for (int j = 0; j < BN / 64; ++j)                       // B: 64 k x 256 columns, in four boxes
-                    tma_load(b + j * (BK * 128), mapB, n0 + 64 * j, kt * BK, smem(&full[s]));
+                    tma_load(b + j * (BK * 128), &mapB, n0 + 64 * j, kt * BK, smem(&full[s]));
             }
         }
         return;
@@ -111,15 +111,18 @@ __global__ void __launch_bounds__(384, 1) wgmma_tma_gemm(const unsigned long lon
         const int s = kt % STAGES;
         bar_wait(smem(&full[s]), (kt / STAGES) & 1);
         const unsigned a = tiles + s * STAGE_BYTES + c * (64 * 128), b = tiles + s * STAGE_BYTES + A_BYTES;
+        fence_registers(d);                       // nothing of d moves into the asynchronous section
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
         #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk)     // A: 16 k further is 32 bytes along a row; B: 16 rows of 128 bytes
             mma_64x256x16<PREC>(d, desc(a + 32 * kk, 16, 1024), desc(b + 2048 * kk, BK * 128, 1024));
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        fence_registers(d);
         asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");  // the previous slice's are done:
         if (kt > 0 && tid == 0) bar_arrive(smem(&empty[(kt - 1) % STAGES]));   // its stage may be refilled
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    fence_registers(d);                           // every read of d below comes after the wait
     // the accumulators of m64nNk16: warp w of the warpgroup holds rows 16 w + lane / 4 (d[4 j], d[4 j + 1])
     // and 8 rows below (d[4 j + 2], d[4 j + 3]), columns 8 j + 2 (lane % 4) + {0, 1}
     const int warp = tid / 32, lane = tid % 32;

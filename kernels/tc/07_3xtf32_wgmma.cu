@@ -35,14 +35,6 @@ __device__ __forceinline__ unsigned long long desc(unsigned addr)     // K-major
     return (unsigned long long)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) |
            (1ull << 62);
 }
-// an empty instruction that "reads and writes" each register of r: the compiler keeps every use of r after
-// the wgmma.wait_group before it (wgmma writes the registers behind the compiler's back)
-template <int N>
-__device__ __forceinline__ void fence_registers(float (&r)[N])
-{
-    #pragma unroll
-    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
-}
 // d (64 x 128, FP32, 64 per thread) = A (64 x 8, TF32) B (8 x 128) + (accumulate ? d : 0)
 __device__ __forceinline__ void mma_64x128x8(float (&d)[64], unsigned long long a, unsigned long long b, int accumulate)
 {
@@ -100,8 +92,10 @@ __global__ void split_tf32_transposed(const float* __restrict__ X, float* __rest
     }
 }
 
-// maps: A head, A tail (M x K), B^T head, B^T tail (N x K), each in 128 x 32 boxes
-__global__ void __launch_bounds__(384, 1) gemm_3xtf32_wgmma(const unsigned long long* __restrict__ maps,
+// the four tensor maps, A head, A tail (M x K), B^T head, B^T tail (N x K), each in 128 x 32 boxes
+struct SplitMaps { gl_hopper::TensorMap m[4]; };
+
+__global__ void __launch_bounds__(384, 1) gemm_3xtf32_wgmma(const __grid_constant__ SplitMaps maps,
                                                            float* __restrict__ C, int M, int N, int K)
 {
     using namespace hopper3;
@@ -122,7 +116,7 @@ __global__ void __launch_bounds__(384, 1) gemm_3xtf32_wgmma(const unsigned long 
                 const unsigned at = tiles + s * STAGE_BYTES;
                 #pragma unroll
                 for (int t = 0; t < 4; ++t)                                  // A head, A tail, B^T head, B^T tail
-                    tma_load(at + t * TILE_BYTES, maps + 16 * t, kt * BK, t < 2 ? m0 : n0, smem(&full[s]));
+                    tma_load(at + t * TILE_BYTES, &maps.m[t], kt * BK, t < 2 ? m0 : n0, smem(&full[s]));
             }
         }
         return;

@@ -59,7 +59,7 @@ C_TYPES = {
     "float2": (numpy.float32, 2), "float4": (numpy.float32, 4), "double2": (numpy.float64, 2),
     "int2": (numpy.int32, 2), "int4": (numpy.int32, 4),
 }
-_QUALIFIERS = {"const", "volatile", "__restrict__", "restrict", "__restrict"}
+_QUALIFIERS = {"const", "volatile", "__restrict__", "restrict", "__restrict", "__grid_constant__"}
 
 
 def strip_comments(source: str) -> str:
@@ -391,6 +391,8 @@ class Kernel:
                 if data_address(value) % align:
                     raise ValueError(f"{where} is {ctype}* and must start on a {align}-byte boundary")
             return value
+        if known is None and isinstance(value, numpy.ndarray) and value.dtype.fields and value.size == 1:
+            return value              # a struct by value: a one-element NumPy array of a structured dtype (CuPy's form)
         if isinstance(value, (self.array_type, numpy.ndarray)):
             raise ValueError(f"{where} is a {ctype} value, not a pointer, but got an array")
         if known is None:

@@ -799,7 +799,7 @@ def _split_buffers(p):
         from . import tma
         xp, ld = hw.xp, 4 * cdiv(p.k, 4)
         bufs = [xp.empty((rows, ld), dtype=xp.float32) for rows in (p.m, p.m, p.n, p.n)]
-        maps = xp.concatenate([tma.tensor_map(b, "fp32", 128, 32, cols=p.k) for b in bufs])
+        maps = tma.as_struct(*[tma.tensor_map(b, "fp32", 128, 32, cols=p.k) for b in bufs])   # one 512-byte struct
         while len(_SPLIT_BUFFERS) >= 2:
             _SPLIT_BUFFERS.pop(next(iter(_SPLIT_BUFFERS)))
         _SPLIT_BUFFERS[key] = (bufs, maps)

@@ -2,8 +2,12 @@
 
 A TMA copy is described by a 128-byte *tensor map*: where a matrix lies in global memory, its sizes and
 row stride, the box one copy moves, the shared-memory swizzle, and what to read outside the matrix (zeros).
-The driver encodes it (``cuTensorMapEncodeTiled``); the kernel receives it in global memory. Maps depend
-only on their arguments, so each distinct one is encoded and uploaded once.
+The driver encodes it (``cuTensorMapEncodeTiled``); the kernel receives it by value, as a
+``const __grid_constant__`` parameter (``gl_hopper::TensorMap`` in kernels/common/hopper.cuh), the form the CUDA
+Programming Guide documents: a map in parameter space needs no proxy fence, where one in global memory needs a
+``fence.proxy.tensormap`` acquire before a copy may use it. Here a map is a one-element NumPy array of a
+128-byte structured dtype, CuPy's form of a struct passed by value. Maps depend only on their arguments, so
+each distinct one is encoded once.
 """
 from __future__ import annotations
 
@@ -41,11 +45,22 @@ def _encoded(precision: str, ptr: int, rows: int, cols: int, ld: int, box_rows: 
     if err != cu.CUresult.CUDA_SUCCESS:
         raise ValueError(f"cuTensorMapEncodeTiled refused a {rows} x {cols} {precision} matrix with {box_rows} x "
                          f"{box_cols} boxes: {err}")
-    return hw.xp.asarray(numpy.array(tmap.opaque, dtype=numpy.uint64))
+    return as_struct(numpy.array(tmap.opaque, dtype=numpy.uint64))
+
+
+def as_struct(*maps) -> numpy.ndarray:
+    """Tensor maps (each 16 64-bit words, or a map this module made), in order, as one kernel parameter passed
+    by value: a one-element array of a structured dtype of that many bytes (a TensorMap, or a struct of several)."""
+    words = numpy.concatenate([numpy.ascontiguousarray(m).view(numpy.uint64).ravel() if getattr(m, "dtype", None) is not None
+                               and m.dtype.fields else numpy.asarray(m, dtype=numpy.uint64).ravel() for m in maps])
+    if words.size % 16:
+        raise ValueError(f"a tensor map is 16 64-bit words; got {words.size}")
+    dtype = numpy.dtype({"names": ["maps"], "formats": [(numpy.uint64, (words.size,))]})
+    return words.view(dtype)
 
 
 def tensor_map(a, precision: str, box_rows: int, box_cols: int, cols: int | None = None):
-    """The device copy of the tensor map of the row-major matrix ``a`` (FP16, BF16 or FP32): boxes of
+    """The tensor map (a kernel parameter passed by value, :func:`as_struct`) of the row-major matrix ``a`` (FP16, BF16 or FP32): boxes of
     box_rows x box_cols elements (box_cols elements <= 128 bytes: one swizzle row), 128-byte swizzle, zeros
     outside. ``cols``: the matrix's width when ``a``'s rows are padded beyond it (default: all of them)."""
     if precision not in _DTYPES:
