@@ -253,6 +253,8 @@ def test_committed_outputs_are_the_book_gpus_run_and_its_record_keeps_their_figu
     live = [(c, line) for c in nb["cells"] if c["cell_type"] == "code" for line in _texts(c).splitlines()
             if RUN_CAPTION.search(line) and "RECORDED" not in line]
     for c in nb["cells"]:
+        warned = [o for o in c.get("outputs", []) if o.get("name") == "stderr" and "Warning" in "".join(o["text"])]
+        assert not warned, f"{path.name}: a committed warning: {''.join(warned[0]['text'])[:200]}"
         assert "RECORDED earlier, not measured here" not in _texts(c) or "; from " in _texts(c) and \
             "from results/)" not in _texts(c), \
             f"{path.name}: a recorded timing that does not say where it comes from"

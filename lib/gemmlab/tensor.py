@@ -74,7 +74,8 @@ def measure_tc(precision: str, target: float, n: int = N, reps: int = 10, progre
                candidates=TC_CANDIDATES) -> dict:
     problem = ops.TcGemm(m=n, n=n, k=n, precision=precision)
     cases = taken(candidates, problem)
-    t, errors = measure_problem(cases, problem, f"tensor {precision.upper()} {n}", reps=reps, progress=progress)
+    which = "Hopper" if candidates is HOPPER_CANDIDATES else "tensor"     # two studies, two labels
+    t, errors = measure_problem(cases, problem, f"{which} {precision.upper()} {n}", reps=reps, progress=progress)
     best = _best(t, {case_name(k, c) for k, c in cases})
     ratio = t.ratio(best["name"])
     return {"precision": precision, "n": n, "target": target, "best": best["name"], "ratio": ratio,
