@@ -1,11 +1,20 @@
 """Run every registry kernel under NVIDIA's compute-sanitizer: ``python -m gemmlab sanitize --record``.
 
-memcheck looks for out-of-bounds and misaligned accesses, racecheck for shared-memory hazards (a
-missing barrier). Every legal configuration of every variant is launched once at an awkward size
-(none of its dimensions a multiple of any tile), inside one sanitized Python process per tool.
+What each tool covers: memcheck, out-of-bounds and misaligned accesses to global, shared and local memory
+(global accesses are checked against CUDA allocations, so CuPy's memory pool, which carves arrays out of
+larger allocations, is switched off in the sanitized process: every array is its own allocation);
+racecheck, hazards on shared memory between threads with no barrier between them (shared memory only: not
+global memory, not TMA's or wgmma's own accesses, which it does not model); synccheck, barriers and warp
+synchronisation used illegally (a __syncthreads() some threads of a block skip, a __syncwarp mask naming
+lanes that do not take part); initcheck, reads of global memory never written. Every legal configuration
+(``covering``) of every variant is launched at the largest of its awkward sizes (none of its dimensions a
+multiple of any tile) in every precision it takes, and the tensor-core kernels also at 208 x 528 x 1040 (multiples of 16, of no block tile), deep
+enough that every pipeline refills its stages and wide enough for several blocks; one sanitized Python
+process per tool.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -14,18 +23,39 @@ import sys
 import numpy
 
 from . import hardware as hw
-from . import processes, record, registry
+from . import ops, processes, record, registry
 
-TOOLS = ("memcheck", "racecheck")
+TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
+DEEP = (208, 528, 1040)          # tensor-core kernels: several blocks, and more k-tiles than any pipeline has stages
+
+
+def problems(v) -> list:
+    """The problems a variant is sanitized at: its largest awkward size in every precision it takes, and for
+    a tensor-core kernel (tc/) the same precisions at :data:`DEEP` too."""
+    every = v.awkward()
+    last = every[-1]
+    if v.op is ops.TcGemm:
+        out = [p for p in every if (p.m, p.n, p.k) == (last.m, last.n, last.k)]
+    else:
+        out = [last]                                # one precision: the largest awkward size
+    if v.key.startswith("tc/"):
+        m, n, k = DEEP
+        for p in out[:]:
+            deep = dataclasses.replace(p, m=m, n=n, k=k)
+            if v.refuse is None or not v.refuse(deep, v.resolve()):
+                out.append(deep)
+    return out
 
 
 def launch_all() -> int:
+    import cupy
+    cupy.cuda.set_allocator(None)                  # every array its own allocation: memcheck sees each one's end
     count = 0
     for v in registry.VARIANTS:
-        problem = v.awkward()[-1]                  # the largest awkward size of each kind
-        for choice in v.covering():
-            v.runner(problem, **choice)(problem.inputs(numpy.random.default_rng(count)), problem.output())
-            count += 1
+        for problem in problems(v):
+            for choice in v.covering():
+                v.runner(problem, **choice)(problem.inputs(numpy.random.default_rng(count)), problem.output())
+                count += 1
     hw.synchronize()
     print(f"launched {count} kernel configurations at awkward sizes", flush=True)
     return count
@@ -36,13 +66,15 @@ def run(tools=TOOLS) -> dict:
     if exe is None:
         raise SystemExit("compute-sanitizer is not on the PATH (it ships with the CUDA toolkit)")
     version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    out = {"problems": "the last of each variant's awkward problems (registry.awkward_problems)", "sanitizer": version, "tools": {}, "command": "python -m gemmlab sanitize --record"}
+    out = {"problems": "each variant's largest awkward size in every precision it takes, and tensor-core kernels at "
+                       f"{DEEP[0]} x {DEEP[1]} x {DEEP[2]} too (gemmlab.sanitize.problems)", "pool": "off",
+           "sanitizer": version, "tools": {}, "command": "python -m gemmlab sanitize --record"}
     def sanitized(tool):
         # memcheck would also report every CUDA API call that returns an error; cuda-python's driver bindings
         # (the Hopper kernel's tensor maps) look up each entry point of their CUDA version once, and those
         # that an older driver lacks come back "not found": 43 such reports on the H200's 13.0 driver, none
         # from a kernel. A failing call that matters raises in the launching Python process anyway.
-        quiet = ["--report-api-errors", "no"] if tool == "memcheck" else []
+        quiet = ["--report-api-errors", "no"] if tool in ("memcheck", "initcheck") else []
         return processes.run([exe, "--tool", tool, *quiet, "--error-exitcode", "1", sys.executable, "-m", "gemmlab",
                               "sanitize", "--launch"], capture_output=True, text=True)
 
