@@ -305,13 +305,17 @@ def test_chapter_15s_figures_are_its_own_run_and_the_profile():
 
 
 def test_the_appendix_states_the_sanitizer_record():
-    from gemmlab import record
+    from gemmlab import record, sanitize
     data = record.load("sanitizer-nvidia-h200")
-    assert data["environment"]["date"].startswith("2026-11-30") and data["environment"]["gpu"] == "NVIDIA H200"
-    for tool in ("memcheck", "racecheck"):
-        assert data["tools"][tool]["clean"] and data["tools"][tool]["configurations"] == 280
+    assert data["environment"]["date"].startswith("2026-12-01") and data["environment"]["gpu"] == "NVIDIA H200"
+    assert data["pool"] == "off" and set(data["tools"]) == set(sanitize.TOOLS) == {"memcheck", "racecheck",
+                                                                                  "synccheck", "initcheck"}
+    for tool in sanitize.TOOLS:
+        assert data["tools"][tool]["clean"] and data["tools"][tool]["configurations"] == 442
     text = " ".join(prose("11-profiling.ipynb").split())
-    assert "launched 280 configurations" in text and "made on the H200 on 2026-11-30" in text
+    assert "launched 442 configurations" in text and "made on the H200 on 2026-12-01" in text
+    assert "208 × 528 × 1040" in text and f"{sanitize.DEEP[0]} x" in data["problems"]
+    assert "no memory error and no race" not in text and "shared memory** only" in text
 
 
 def test_chapter_15_names_cublas_s_kernel_as_recorded():
