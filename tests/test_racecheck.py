@@ -146,13 +146,15 @@ def test_racecheck_wants_a_kernel():
 
 
 def test_the_h200_sanitizer_record_launched_every_configuration_of_every_variant_clean():
-    """``python -m gemmlab sanitize --record`` launches each variant's covering configurations once under
-    memcheck and racecheck: the record must be clean in both and have launched as many as the registry has
-    now (a variant added since the record makes this fail until it is recorded again)."""
-    from gemmlab import record, registry
+    """``python -m gemmlab sanitize --record`` launches each variant's covering configurations at each of its
+    problems (``sanitize.problems``: every precision; tensor-core kernels also deep) under every tool: the record
+    must be clean in all of them and have launched as many as the registry asks for now (a variant added since
+    the record makes this fail until it is recorded again)."""
+    from gemmlab import record, registry, sanitize
     data = record.load("sanitizer-nvidia-h200")
-    want = sum(len(v.covering()) for v in registry.VARIANTS)
-    for tool in ("memcheck", "racecheck"):
+    want = sum(len(v.covering()) * len(sanitize.problems(v)) for v in registry.VARIANTS)
+    assert set(data["tools"]) == set(sanitize.TOOLS) and data.get("pool") == "off"
+    for tool in sanitize.TOOLS:
         t = data["tools"][tool]
         assert t["clean"] and t["exit_code"] == 0, (tool, t["summary"])
         assert t["configurations"] == want, (tool, t["configurations"], want)
