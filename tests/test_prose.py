@@ -311,6 +311,15 @@ def test_chapter_15s_figures_are_its_own_run_and_the_profile():
         assert phrase in text, phrase
     for wrong in ("a few percent", "mma.sync`-fed", "cannot pass about 70%", "The same error as every", "commit b29b27e"):
         assert wrong not in text, wrong
+    # the register budget it explains, against the kernel and its compiled form
+    src = (Path(__file__).resolve().parents[1] / "kernels" / "tc" / "06_wgmma_tma.cu").read_text()
+    assert "__launch_bounds__(384, 1)" in src and "setmaxnreg.dec.sync.aligned.u32 40;" in src
+    assert "setmaxnreg.inc.sync.aligned.u32 232;" in src and "wgmma.wait_group.sync.aligned 1;" in src
+    regs = record.load("sass-sm_90")["kernels"]["06_wgmma_tma[PREC=fp16]"]["registers"]
+    assert regs == 168 == 65536 // 384 // 8 * 8 and 384 * regs == 128 * 40 + 256 * 232 == 64512
+    for phrase in ("168 registers (65,536 per SM, divided by 384 and rounded down to a multiple of 8): 64,512 in all",
+                   "128 × 40 + 256 × 232 = 64,512", "`wgmma.wait_group 1`", "waits for parity 1"):
+        assert phrase in text, phrase
     # the fastest configuration compiles without spilling, below the 255-register ceiling
     sass = record.load("sass-sm_90")["kernels"]["05_mma_sync[BM=128,BN=256,WM=64,WN=64,STAGES=3,BK=64,PREC=fp16]"]
     assert sass["registers"] < 255 and sass["spill_store_bytes"] == 0
