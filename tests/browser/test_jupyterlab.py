@@ -98,6 +98,11 @@ def test_a_chapter_in_jupyterlab_shows_its_kernel_and_answers_and_changes_no_com
 
     def check(when):
         listing = page.locator(".jp-OutputArea-output", has_text="__global__ void sgemm_naive")
+        try:                                     # JupyterLab draws outputs after the cells: give it time
+            listing.first.wait_for(state="attached", timeout=60_000)
+            page.locator("summary", has_text="Answer").first.wait_for(state="attached", timeout=30_000)
+        except Exception:
+            pass
         assert listing.count() >= 1, f"{when}: the naive kernel's code is not on the page"
         listing.first.scroll_into_view_if_needed()
         assert listing.first.is_visible(), when
