@@ -30,6 +30,17 @@ def _run(path: Path):                       # what running a cell does to a note
     path.write_text(json.dumps(nb))
 
 
+def _synced(tmp_path, **chapters):
+    """A chapters/ folder holding these notebooks (name -> the source of its one cell), already copied into
+    a workbook/ beside it once: (chapters, workbook)."""
+    ch, work = tmp_path / "chapters", tmp_path / "workbook"
+    ch.mkdir()
+    for name, source in (chapters or {"00-a": "print(1)"}).items():
+        (ch / f"{name}.ipynb").write_text(_nb(source))
+    workbook.sync(ch, work, say=lambda s: None)
+    return ch, work
+
+
 def test_a_first_sync_copies_every_chapter_and_a_second_changes_nothing(tmp_path):
     ch, work = tmp_path / "chapters", tmp_path / "workbook"
     ch.mkdir()
@@ -45,10 +56,7 @@ def test_a_first_sync_copies_every_chapter_and_a_second_changes_nothing(tmp_path
 
 
 def test_a_changed_chapter_replaces_a_copy_that_was_only_run(tmp_path):
-    ch, work = tmp_path / "chapters", tmp_path / "workbook"
-    ch.mkdir()
-    (ch / "00-a.ipynb").write_text(_nb("print(1)"))
-    workbook.sync(ch, work, say=lambda s: None)
+    ch, work = _synced(tmp_path)
     _run(work / "00-a.ipynb")
     (ch / "00-a.ipynb").write_text(_nb("print('new')"))      # git pull
     said = []
@@ -57,10 +65,7 @@ def test_a_changed_chapter_replaces_a_copy_that_was_only_run(tmp_path):
 
 
 def test_an_edited_copy_is_kept_unless_the_reader_says_replace_and_then_it_is_kept_aside(tmp_path):
-    ch, work = tmp_path / "chapters", tmp_path / "workbook"
-    ch.mkdir()
-    (ch / "00-a.ipynb").write_text(_nb("print(1)"))
-    workbook.sync(ch, work, say=lambda s: None)
+    ch, work = _synced(tmp_path)
     _edit(work / "00-a.ipynb", "print('my own experiment')")
     (ch / "00-a.ipynb").write_text(_nb("print('new')"))
     said, asked = [], []
@@ -76,10 +81,7 @@ def test_an_edited_copy_is_kept_unless_the_reader_says_replace_and_then_it_is_ke
 
 
 def test_replace_by_name_and_a_copy_that_is_no_notebook_any_more(tmp_path):
-    ch, work = tmp_path / "chapters", tmp_path / "workbook"
-    ch.mkdir()
-    (ch / "00-a.ipynb").write_text(_nb("print(1)"))
-    workbook.sync(ch, work, say=lambda s: None)
+    ch, work = _synced(tmp_path)
     (work / "00-a.ipynb").write_text("{ not json")                  # a broken save counts as the reader's
     (ch / "00-a.ipynb").write_text(_nb("print(2)"))
     assert workbook.sync(ch, work, say=lambda s: None)["00-a.ipynb"] == "kept"
@@ -88,10 +90,7 @@ def test_replace_by_name_and_a_copy_that_is_no_notebook_any_more(tmp_path):
 
 
 def test_replace_resets_an_edited_copy_of_an_unchanged_chapter_and_refuses_unknown_names(tmp_path):
-    ch, work = tmp_path / "chapters", tmp_path / "workbook"
-    ch.mkdir()
-    (ch / "00-a.ipynb").write_text(_nb("print(1)"))
-    workbook.sync(ch, work, say=lambda s: None)
+    ch, work = _synced(tmp_path)
     _edit(work / "00-a.ipynb", "print('broken beyond repair')")
     assert workbook.sync(ch, work, say=lambda s: None) == {"00-a.ipynb": "same"}
     assert workbook.sync(ch, work, say=lambda s: None, replace=("00-a",)) == {"00-a.ipynb": "replaced"}
@@ -101,11 +100,7 @@ def test_replace_resets_an_edited_copy_of_an_unchanged_chapter_and_refuses_unkno
 
 
 def test_a_chapter_gone_from_the_book_is_said_and_an_interrupted_sync_remembers_what_it_copied(tmp_path):
-    ch, work = tmp_path / "chapters", tmp_path / "workbook"
-    ch.mkdir()
-    for name in ("00-a", "01-b", "02-c"):
-        (ch / f"{name}.ipynb").write_text(_nb(f"print('{name}')"))
-    workbook.sync(ch, work, say=lambda s: None)
+    ch, work = _synced(tmp_path, **{name: f"print('{name}')" for name in ("00-a", "01-b", "02-c")})
     (ch / "02-c.ipynb").unlink()
     said = []
     assert workbook.sync(ch, work, say=said.append)["02-c.ipynb"] == "gone"

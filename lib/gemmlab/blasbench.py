@@ -222,10 +222,10 @@ def timed(label_prefix: str, family: str, reps: int = 20):
             extra = {COPY: lambda: hw.xp.copyto(dst, src)}
         return measure_problem(cases, prob, f"{family} steps, {prob.label}", reps=reps, names=names,
                                progress=False, extra=extra)[0]
-    from .timing import Timings
-    mine = record.kept("timing", f"{family} steps, {problem(family, ARTICLE_SIZE[family]).label}")   # the live label
+    from .timing import Timings, kept
+    mine = kept(f"{family} steps, {problem(family, ARTICLE_SIZE[family]).label}")      # the live label
     if mine is not None:
-        return Timings.from_dict(mine[0], recorded=True, source=mine[1])
+        return mine
     t = next(t for t in recorded()["timings"] if t["label"].startswith(label_prefix))
     return Timings.from_dict(t, recorded=True, source=record.source_of("blas"))
 

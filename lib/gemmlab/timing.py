@@ -169,14 +169,21 @@ def _flush_l2():
     _flush_buffer.fill(0)
 
 
-def recorded(results: str, label: str) -> Timings:
-    """A timing recorded earlier on a GPU: the one this chapter's run measured under ``label`` (the chapter's
-    own record, :func:`gemmlab.record.kept`) when there is one, else the entry ``label`` of
-    ``results/<results>.json``'s "timings"."""
+def kept(label: str) -> Timings | None:
+    """The timing this chapter's run measured under ``label`` (its own record, :func:`gemmlab.record.kept`),
+    saying so, or None."""
     from . import record
     mine = record.kept("timing", label)
+    return None if mine is None else Timings.from_dict(mine[0], recorded=True, source=mine[1])
+
+
+def recorded(results: str, label: str) -> Timings:
+    """A timing recorded earlier on a GPU: the one this chapter's run measured under ``label`` (:func:`kept`)
+    when there is one, else the entry ``label`` of ``results/<results>.json``'s "timings"."""
+    from . import record
+    mine = kept(label)
     if mine is not None:
-        return Timings.from_dict(mine[0], recorded=True, source=mine[1])
+        return mine
     data = record.load(results)
     found = [t for t in data.get("timings", []) if t["label"] == label]
     if not found:

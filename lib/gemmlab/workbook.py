@@ -97,7 +97,8 @@ def _sync_one(src: Path, work: Path, manifest: dict, replace: bool, ask, say) ->
     if not dst.exists():
         manifest[name] = _copy(src, dst, data)
         return "new"
-    edited = entry is None or cells_digest(dst) is None or cells_digest(dst) != entry.get("cells")
+    mine = cells_digest(dst)
+    edited = entry is None or mine is None or mine != entry.get("cells")
     if not replace and entry and entry.get("from") == _digest(data):
         return "same"
     if not edited:
