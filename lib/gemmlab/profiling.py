@@ -135,6 +135,19 @@ STUDIES = {
         *[(f"ch9 {label}", key, params, ("gemm-col", 2048)) for label, key, params in _blas_steps("GEMM")],
         ("cuBLAS GEMM 2048", None, None, ("gemm-col", 2048)),
     ],
+    # chapter 12's pairs, each at both sizes: chapter 7's and 8's last steps, chapter 12's, and cuBLAS
+    "roof": [
+        *[case for e in (24, 26) for case in (
+            (f"DOT 6, 2^{e}", *_blas_steps("DOT")[-1][1:], ("dot", 1 << e)),
+            *[(f"DOT 7 DET={d}, 2^{e}", "blas/dot/07_bandwidth", dict(BLOCK=1024, UNROLL=2, GRID=1056, DET=d, CS=0),
+               ("dot", 1 << e)) for d in (0, 1)],
+            (f"cuBLAS DOT, 2^{e}", None, None, ("dot", 1 << e)))],
+        *[case for n in (4096, 16384) for t in ("N", "T") for case in (
+            (f"GEMV 3 '{t}', {n}^2", *_blas_steps("GEMV")[-1][1:], ("gemv", n, t)),
+            (f"GEMV 4 '{t}', {n}^2", "blas/gemv/04_bandwidth", dict(WARPS=8, UNROLL=8, SPLIT=8, VEC=4, CS=0),
+             ("gemv", n, t)),
+            (f"cuBLAS GEMV '{t}', {n}^2", None, None, ("gemv", n, t)))],
+    ],
     # Part V: the tensor-core kernels and cuBLAS in the same precision
     "part5": [
         *[(f"WMMA {p}", "tc/01_wmma", dict(WARPS_M=2, WARPS_N=2), ("tc", 4096, p)) for p in ("fp16", "bf16", "tf32")],
@@ -363,6 +376,13 @@ def part4_table(data: dict | None = None) -> None:
     evidence(("sgemm/", "cuBLAS SGEMM"), ["duration_ns", "issue_active_pct", "shared_ld_wavefronts",
              "shared_ld_bank_conflicts", "shared_st_wavefronts", "shared_st_bank_conflicts", "stall_short_scoreboard",
              "stall_long_scoreboard", "stall_barrier", "stall_dispatch_stall"], study="part4", data=data)
+
+
+def roof_table(data: dict | None = None) -> None:
+    """Print chapter 12's profile: each DOT and GEMV step beside the next and cuBLAS, at the same sizes (the
+    roof study): how busy each keeps the memory, and what its warps wait for."""
+    evidence(("DOT", "cuBLAS DOT", "GEMV", "cuBLAS GEMV"), ["duration_ns", "dram_throughput_pct", "achieved_occupancy_pct",
+             "issue_active_pct", "stall_long_scoreboard"], study="roof", data=data)
 
 
 def tensor_table(data: dict | None = None) -> None:

@@ -233,6 +233,133 @@ def _recorded(parts) -> dict:
     return record.shown("tensor")
 
 
+# --- where tc/06's time goes beside cuBLAS's (chapter 15) ------------------------------------------
+
+BUDGET_KS = (512, 1024, 2048, 4096, 8192)
+BUDGET_TILE = (128, 256)            # tc/06's block tile (kernels/tc/06_wgmma_tma.cu: BM, BN)
+
+
+def hopper_budget(n: int = N, ks=BUDGET_KS, precision: str = "fp16", reps: int = 10) -> dict:
+    """tc/06 and cuBLAS at M = N = ``n`` for each K of ``ks``, one round-robin per K (checked against float64
+    first; a write of as many bytes as C, the epilogue's traffic, timed beside them), each fitted by
+    time = fixed + per-k x K. The fixed part is what a call pays whatever K is (the launch, filling the
+    pipeline, the epilogue's stores, the last wave's tail of those); the slope is the main loop. Live on a
+    GPU that runs tc/06; elsewhere this chapter's record (``"shown_as"`` says which)."""
+    if len(ks) < 3 or any(not isinstance(k, int) or k < 64 or k % 64 for k in ks):
+        raise ValueError(f"ks: three or more sizes of K, multiples of 64, got {ks!r}")
+    key = f"{precision} {n}, K = {', '.join(map(str, ks))}"
+    why = None
+    if hw.on_gpu:
+        try:
+            return _measure_budget(n, list(ks), precision, reps, key)
+        except hw.UnsupportedGPU as exc:
+            why = str(exc)
+    mine = record.kept("hopper-budget", key)
+    if mine is None:
+        raise LookupError(f"no recorded budget for {key} in this chapter's record"
+                          + (f" (and this GPU cannot measure one: {why})" if why else ""))
+    return {**mine[0], "live": False, "shown_as": mine[1], **({"skipped": why} if why else {})}
+
+
+def _measure_budget(n, ks, precision, reps, key) -> dict:
+    from .climb import _warm_up
+    from .profiles import current
+    _warm_up(2.0)
+    rows = []
+    for k in ks:
+        problem = ops.TcGemm(m=n, n=n, k=k, precision=precision)
+        c = problem.output()
+        t, errors = measure_problem([("tc/06_wgmma_tma", {})], problem, f"Hopper budget {precision.upper()} {n}x{n}x{k}",
+                                    reps=reps, progress=False, extra={"write of C": lambda c=c: c.fill(1.0)})
+        d = t.to_dict()
+        med = {r["name"]: r for r in d["rows"]}
+        rows.append({"k": k, "tc06_ms": med["tc/06_wgmma_tma[]"]["median_ms"], "cublas_ms": med["cuBLAS"]["median_ms"],
+                     "write_ms": med["write of C"]["median_ms"], "error": errors["tc/06_wgmma_tma[]"], "timing": d})
+    gpu = current()
+    per_sm = gpu.shared_per_sm // (registry.HOPPER_SHARED + gpu.shared_reserved_per_block)   # shared memory's bound
+    out = {"n": n, "precision": precision, "ks": ks, "rows": rows, "tile": list(BUDGET_TILE), "sms": gpu.sm_count,
+           "blocks_per_sm": per_sm, "environment": record.environment(), "live": True,
+           "shown_as": f"measured on this GPU just now ({gpu.describe()})"}
+    out.update(budget(out))
+    record.keep("hopper-budget", key, {k: v for k, v in out.items() if k not in ("live", "shown_as")})
+    return out
+
+
+def budget(result: dict) -> dict:
+    """The fits and the budget of a :func:`hopper_budget` result at K = n: how much of tc/06's extra time over
+    cuBLAS's is fixed cost, how much main loop, and of the main loop how much is the last wave's idle SMs."""
+    ks = numpy.array([r["k"] for r in result["rows"]], dtype=float)
+    fit = {}
+    for name in ("tc06", "cublas"):
+        t = numpy.array([r[f"{name}_ms"] for r in result["rows"]])
+        slope, fixed = numpy.polyfit(ks, t, 1)
+        fit[name] = {"fixed_ms": float(fixed), "per_1024_ms": float(1024 * slope),
+                     "worst_residual": float(numpy.max(numpy.abs(fixed + slope * ks - t) / t))}
+    n = result["n"]
+    bm, bn = result["tile"]
+    tiles = -(-n // bm) * -(-n // bn)
+    slots = result["sms"] * result["blocks_per_sm"]
+    waves = -(-tiles // slots)
+    busy = tiles / (waves * slots)
+    a, c = fit["tc06"], fit["cublas"]
+    main = a["per_1024_ms"] * n / 1024
+    parts = {"fixed cost": a["fixed_ms"] - c["fixed_ms"],
+             "main loop: the last wave's idle SMs": main * (1 - busy),
+             "main loop: the rest": main * busy - c["per_1024_ms"] * n / 1024}
+    at_n = next((r for r in result["rows"] if r["k"] == n), None)
+    return {"fit": fit, "tiles": tiles, "waves": waves, "busy_share": busy, "parts_ms": parts,
+            "gap_fit_ms": sum(parts.values()),
+            "gap_measured_ms": at_n["tc06_ms"] - at_n["cublas_ms"] if at_n else None,
+            "write_ms": float(numpy.median([r["write_ms"] for r in result["rows"]]))}
+
+
+def print_budget(result: dict) -> None:
+    """The table of a :func:`hopper_budget` result, its fits and its budget."""
+    env = result["environment"]
+    print(f"shown: {result['shown_as']}")
+    if result.get("skipped"):
+        print(f"tc/06 skipped here: {result['skipped']}")
+    n = result["n"]
+    print(f"{result['precision'].upper()}, M = N = {n}, {env['gpu']}, {env['date'][:10]}; medians of "
+          f"{result['rows'][0]['timing']['reps']}, L2 flushed:")
+    print(f"{'K':>6}{'tc/06 ms':>11}{'cuBLAS ms':>11}{'tc/06 %':>9}{'write of C ms':>15}")
+    for r in result["rows"]:
+        print(f"{r['k']:>6}{r['tc06_ms']:>11.4f}{r['cublas_ms']:>11.4f}{100 * r['cublas_ms'] / r['tc06_ms']:>8.1f}%"
+              f"{r['write_ms']:>15.4f}")
+    for name, label in (("tc06", "tc/06 "), ("cublas", "cuBLAS")):
+        f = result["fit"][name]
+        print(f"{label} time = {1e3 * f['fixed_ms']:.1f} us + {1e3 * f['per_1024_ms']:.1f} us per 1024 of K "
+              f"(worst misfit {100 * f['worst_residual']:.1f}%)")
+    print(f"at K = {n}: {result['tiles']} tiles of {result['tile'][0]} x {result['tile'][1]} on {result['sms']} SMs "
+          f"are {result['waves']} waves, {100 * result['busy_share']:.1f}% of their SM-slots busy")
+    gap = result["gap_measured_ms"]
+    print(f"tc/06's extra time over cuBLAS at K = {n}: {1e3 * result['gap_fit_ms']:.1f} us by the fits"
+          + (f" ({1e3 * gap:.1f} us measured)" if gap is not None else "") + ", of which:")
+    for part, ms in result["parts_ms"].items():
+        print(f"    {part:<38}{1e3 * ms:>7.1f} us")
+    print(f"(a write of C's {4 * n * n / 2 ** 20:.0f} MiB alone: {1e3 * result['write_ms']:.1f} us)")
+
+
+def plot_budget(result: dict, ax=None):
+    """Time against K for tc/06 and cuBLAS, with the fitted lines: where they cross zero is the fixed cost."""
+    import matplotlib.pyplot as plt
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 3.8))
+    ks = numpy.array([0] + [r["k"] for r in result["rows"]], dtype=float)
+    for name, label, colour in (("tc06", "tc/06", "#d8823b"), ("cublas", "cuBLAS", "#3b7dd8")):
+        f = result["fit"][name]
+        ax.plot(ks[1:], [r[f"{name}_ms"] for r in result["rows"]], "o", color=colour, label=f"{label}, measured")
+        ax.plot(ks, f["fixed_ms"] + f["per_1024_ms"] * ks / 1024, "-", color=colour, lw=1,
+                label=f"{label}: {1e3 * f['fixed_ms']:.0f} us + {1e3 * f['per_1024_ms']:.0f} us per 1024 of K")
+    ax.set_xlabel("K")
+    ax.set_ylabel("time (ms)")
+    ax.set_xlim(0, None)
+    ax.set_ylim(0, None)
+    ax.legend(fontsize=8)
+    ax.set_title(f"{result['precision'].upper()}, M = N = {result['n']}, {result['environment']['gpu']}", fontsize=9)
+    return ax
+
+
 def hopper_tables(result: dict | None = None) -> None:
     """Print the recorded Hopper runs (tc/06 and cuBLAS in one round-robin, per precision) and their verdicts."""
     result = result or record.shown("tensor")

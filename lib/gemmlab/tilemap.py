@@ -164,3 +164,84 @@ def figure(n: int = 8, tile: int = 2, bi: int = 1, bj: int = 2, p: int = 0, ax=N
         if a.patches:
             a.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), fontsize=7, frameon=False)
     return ax
+
+
+# Tensor-core fragments (tc/05_mma_sync.cu): which elements of an mma.sync tile each lane of the warp holds,
+# in register order, as the PTX ISA fixes them. Lane l is in group g = l / 4 (eight groups of four) and is
+# t = l % 4 within it. A tests/test_fragments.py GPU test holds these to what the hardware's ldmatrix and
+# mma.sync put where.
+
+MMA_SHAPES = {"m16n8k16": (16, 8, 16), "m16n8k8": (16, 8, 8)}     # FP16/BF16, TF32
+
+
+def mma_fragment(operand: str, lane: int, shape: str = "m16n8k16") -> list:
+    """(row, column) of each element lane ``lane`` holds of ``operand`` ("a": M x K, "b": K x N, "c": the
+    M x N accumulator), in register order: FP16/BF16 pack two 16-bit values per register (m16n8k16: A's 8
+    values in 4 registers, B's 4 in 2), TF32 one (m16n8k8: A's 4, B's 2); C's 4 FP32 values in both."""
+    if shape not in MMA_SHAPES:
+        raise ValueError(f"shape is one of {sorted(MMA_SHAPES)}, got {shape!r}")
+    if operand not in ("a", "b", "c"):
+        raise ValueError(f"operand is 'a', 'b' or 'c', got {operand!r}")
+    if not (isinstance(lane, int) and 0 <= lane < 32):
+        raise ValueError(f"a warp's lanes are 0..31, got {lane!r}")
+    g, t = lane // 4, lane % 4
+    if operand == "c":
+        return [(g, 2 * t), (g, 2 * t + 1), (g + 8, 2 * t), (g + 8, 2 * t + 1)]
+    if shape == "m16n8k16":
+        if operand == "a":
+            return [(g + 8 * h, 2 * t + e + 8 * q) for q in (0, 1) for h in (0, 1) for e in (0, 1)]
+        return [(2 * t + e + 8 * q, g) for q in (0, 1) for e in (0, 1)]
+    if operand == "a":
+        return [(g + 8 * h, t + 4 * q) for q in (0, 1) for h in (0, 1)]
+    return [(t + 4 * q, g) for q in (0, 1)]
+
+
+def ldmatrix_rows(lane: int) -> tuple:
+    """ldmatrix .x4: the (tile, row) whose shared-memory address lane ``lane`` gives: lanes 0-7 the rows of
+    tile 0, 8-15 of tile 1, and so on. Each lane then receives, in register i, two neighbouring 16-bit
+    values of tile i: row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1 (with .trans: rows 2 (l % 4) and
+    2 (l % 4) + 1 of column l / 4)."""
+    if not (isinstance(lane, int) and 0 <= lane < 32):
+        raise ValueError(f"a warp's lanes are 0..31, got {lane!r}")
+    return lane // 8, lane % 8
+
+
+def fragment_figure(shape: str = "m16n8k16", ax=None):
+    """Draw A, B and C of one mma.sync tile, each element labelled with the lane that holds it (and coloured
+    by the lane's group l / 4): what every lane of the warp brings to the instruction and gets back."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+    if shape not in MMA_SHAPES:
+        raise ValueError(f"shape is one of {sorted(MMA_SHAPES)}, got {shape!r}")
+    m, n, k = MMA_SHAPES[shape]
+    dims = {"a": (m, k), "b": (k, n), "c": (m, n)}
+    if ax is None:
+        _, ax = plt.subplots(1, 3, figsize=(11, 4.6), gridspec_kw={"width_ratios": [k, n, n]})
+    colours = plt.get_cmap("tab10").colors
+    kind = {"m16n8k16": "FP16/BF16, 2 values per register", "m16n8k8": "TF32, 1 value per register"}[shape]
+    for a, op in zip(ax, "abc"):
+        rows, cols = dims[op]
+        owner = {}
+        for lane in range(32):
+            for reg, rc in enumerate(mma_fragment(op, lane, shape)):
+                owner[rc] = (lane, reg)
+        for (r, c), (lane, reg) in owner.items():
+            a.add_patch(Rectangle((c, r), 1, 1, facecolor=colours[lane // 4 % 10], alpha=0.35 + 0.15 * (lane % 4 % 2),
+                                  edgecolor="white", lw=0.6))
+            a.text(c + 0.5, r + 0.5, str(lane), ha="center", va="center", fontsize=6.5)
+        a.set_xlim(0, cols)
+        a.set_ylim(rows, 0)
+        a.set_aspect("equal")
+        a.set_xticks(range(0, cols + 1, 4 if cols > 8 else 2))
+        a.set_yticks(range(0, rows + 1, 4))
+        a.tick_params(labelsize=7)
+        step = 4 if op == "a" and shape == "m16n8k8" else 8       # 16 bytes of a row in A: one ldmatrix tile
+        for x in range(0, cols + 1, step):
+            a.axvline(x, color="black", lw=1.2)
+        for y in range(0, rows + 1, 8):
+            a.axhline(y, color="black", lw=1.2)
+        a.set_title({"a": f"A ({rows} x {cols}, row major)", "b": f"B ({rows} x {cols}, k down)",
+                     "c": f"C ({rows} x {cols}, FP32)"}[op], fontsize=9)
+    ax[0].figure.suptitle(f"mma.sync {shape} ({kind}): the lane that holds each element; colour: the lane's "
+                          "group l / 4; black lines: 8 x 8 tiles (TF32's A: 8 x 4, 16 bytes a row)", fontsize=9)
+    return ax
