@@ -272,9 +272,9 @@ def _measure_budget(n, ks, precision, reps, key) -> dict:
         t, errors = measure_problem([("tc/06_wgmma_tma", {})], problem, f"Hopper budget {precision.upper()} {n}x{n}x{k}",
                                     reps=reps, progress=False, extra={"write of C": lambda c=c: c.fill(1.0)})
         d = t.to_dict()
-        med = {r["name"]: r for r in d["rows"]}
-        rows.append({"k": k, "tc06_ms": med["tc/06_wgmma_tma[]"]["median_ms"], "cublas_ms": med["cuBLAS"]["median_ms"],
-                     "write_ms": med["write of C"]["median_ms"], "error": errors["tc/06_wgmma_tma[]"], "timing": d})
+        med, name = {r["name"]: r for r in d["rows"]}, case_name("tc/06_wgmma_tma", {})
+        rows.append({"k": k, "tc06_ms": med[name]["median_ms"], "cublas_ms": med["cuBLAS"]["median_ms"],
+                     "write_ms": med["write of C"]["median_ms"], "error": errors[name], "timing": d})
     gpu = current()
     per_sm = gpu.shared_per_sm // (registry.HOPPER_SHARED + gpu.shared_reserved_per_block)   # shared memory's bound
     out = {"n": n, "precision": precision, "ks": ks, "rows": rows, "tile": list(BUDGET_TILE), "sms": gpu.sm_count,
