@@ -152,5 +152,12 @@ def test_every_figure_a_chapter_kept_is_what_its_cell_shows_without_a_gpu(path, 
             assert "this chapter's run" in shown.splitlines()[0], key
             for name, r in data["rows"].items():
                 assert any(line.startswith(name) and f"{r['registers']:>6}" in line for line in shown.splitlines()), name
+        elif kind == "hopper-budget":
+            head, _, ks = which.partition(", K = ")
+            precision, n = head.split()
+            got = gl.tensor.hopper_budget(n=int(n), ks=tuple(int(k) for k in ks.split(", ")), precision=precision)
+            assert got["shown_as"].startswith("this chapter's run") and got["rows"] == data["rows"], key
+            gl.tensor.print_budget(got)
+            assert "this chapter's run" in capsys.readouterr().out.splitlines()[0], key
         else:
             pytest.fail(f"{path.name}: a figure of kind {kind!r} that no test reads back")

@@ -49,3 +49,25 @@ def test_the_command_line_refuses_bad_numbers_in_words():
         return
     with pytest.raises(SystemExit, match="--budget must be a positive number of seconds, got -1"):
         main(["tune", "sgemm/10_double_buffer", "--budget", "-1"])
+
+
+def test_the_hopper_budget_splits_a_gap_it_can_recover_exactly():
+    """On rows that are straight lines in K, the fits give back the lines, and the parts add up to the gap."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from gemmlab import tensor
+    ks = (512, 1024, 2048, 4096)
+    rows = [{"k": k, "tc06_ms": 0.020 + 0.050 * k / 1024, "cublas_ms": 0.015 + 0.048 * k / 1024, "write_ms": 0.018,
+             "error": 1e-6, "timing": {"reps": 10}} for k in ks]
+    r = {"n": 4096, "precision": "fp16", "ks": list(ks), "rows": rows, "tile": [128, 256], "sms": 132, "blocks_per_sm": 1,
+         "environment": {"gpu": "a GPU", "date": "2026-12-01"}, "shown_as": "made up for the test"}
+    b = tensor.budget(r)
+    assert b["fit"]["tc06"]["fixed_ms"] == pytest.approx(0.020) and b["fit"]["cublas"]["per_1024_ms"] == pytest.approx(0.048)
+    assert (b["tiles"], b["waves"]) == (512, 4) and b["busy_share"] == pytest.approx(512 / 528)
+    assert b["gap_fit_ms"] == pytest.approx(b["gap_measured_ms"]) == pytest.approx(0.005 + 0.002 * 4)
+    assert sum(b["parts_ms"].values()) == pytest.approx(b["gap_fit_ms"])
+    tensor.print_budget({**r, **b})
+    tensor.plot_budget({**r, **b})
+    for bad in ((512, 1024), (512, 1000, 2048), (0, 512, 1024)):
+        with pytest.raises(ValueError, match="ks"):
+            tensor.hopper_budget(ks=bad)
