@@ -71,3 +71,16 @@ def test_the_hopper_budget_splits_a_gap_it_can_recover_exactly():
     for bad in ((512, 1024), (512, 1000, 2048), (0, 512, 1024)):
         with pytest.raises(ValueError, match="ks"):
             tensor.hopper_budget(ks=bad)
+
+
+def test_the_transposes_cell_shows_this_chapters_run_without_a_gpu():
+    """Chapters 8 and 9's transposes: live on a GPU; on the emulator the chapter's own run, else the BLAS record,
+    each Timings saying which; a family without transposes is refused."""
+    if gl.on_gpu:
+        pytest.skip("on a GPU the cell measures")
+    for family, n in (("GEMV", 1), ("GEMM", 3)):
+        ts = gl.blasbench.transposed(family)
+        assert len(ts) == n and all(t.recorded and t.library is not None for t in ts)
+        assert all("RECORDED earlier" in t.caption() for t in ts)
+    with pytest.raises(ValueError, match="family"):
+        gl.blasbench.transposed("DOT")

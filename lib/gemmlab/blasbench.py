@@ -85,14 +85,43 @@ def run_steps(reps: int = 20) -> dict:
     t, e = measure_problem(cases, prob, f"GEMV launch geometry, {prob.label}", reps=reps, names=names)
     timings.append(t.to_dict())
     # transposes, final kernels against cuBLAS
-    for family, flags in (("GEMV", [{"trans": "T"}]), ("GEMM", [{"transa": "T"}, {"transb": "T"},
-                                                                  {"transa": "T", "transb": "T"}])):
-        name, k, p = FAMILIES[family][-1]
-        for f in flags:
-            prob = problem(family, ARTICLE_SIZE[family], **f)
-            t, e = measure_problem([(k, p)], prob, f"{family} transposed, {prob.label}", reps=reps, names=[name])
-            timings.append(t.to_dict())
+    for family in TRANSPOSES:
+        timings += [t.to_dict() for t in _transposed(family, reps, progress=True)]
     return {"timings": timings, "errors": errors, "resources": res, "atomic_error": atomic_error()}
+
+
+# the transpose flags each family's last step is timed with against cuBLAS (chapters 8 and 9)
+TRANSPOSES = {"GEMV": [{"trans": "T"}], "GEMM": [{"transa": "T"}, {"transb": "T"}, {"transa": "T", "transb": "T"}]}
+
+
+def _transposed(family, reps, progress):
+    name, k, p = FAMILIES[family][-1]
+    out = []
+    for f in TRANSPOSES[family]:
+        prob = problem(family, ARTICLE_SIZE[family], **f)
+        out.append(measure_problem([(k, p)], prob, f"{family} transposed, {prob.label}", reps=reps, names=[name],
+                                   progress=progress)[0])
+    return out
+
+
+def transposed(family: str, reps: int = 20) -> list:
+    """A chapter's cell: the family's last step and cuBLAS with each transpose flag (:data:`TRANSPOSES`), one
+    Timings each: measured now on a GPU; without one, this chapter's run, else the BLAS study's record (each
+    Timings says which)."""
+    if family not in TRANSPOSES:
+        raise ValueError(f"family is one of {sorted(TRANSPOSES)}, got {family!r}")
+    if hw.on_gpu:
+        return _transposed(family, reps, progress=False)
+    from .timing import Timings, kept
+    out = []
+    for f in TRANSPOSES[family]:
+        label = f"{family} transposed, {problem(family, ARTICLE_SIZE[family], **f).label}"
+        mine = kept(label)
+        if mine is None:
+            rec = next(t for t in recorded()["timings"] if t["label"] == label)
+            mine = Timings.from_dict(rec, recorded=True, source=record.source_of("blas"))
+        out.append(mine)
+    return out
 
 
 def atomic_error(sizes=tuple(1 << e for e in range(16, 27, 2)), distribution: str = "normal") -> list:
