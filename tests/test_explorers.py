@@ -114,7 +114,11 @@ def test_explorers_embed_their_data_and_code():
 def test_every_recorded_sweep_row_is_a_registry_configuration():
     for which, (_, _, key, params) in gl.explorers.SWEEPS.items():
         data = gl.explorers.sweep_data(which)
-        assert [r["config"] for r in data["rows"]] == gl.registry.get(key).choices(), which
+        v = gl.registry.get(key)
+        configs = [v.resolve(**r["config"]) for r in data["rows"]]      # each a configuration the kernel has
+        assert all(c in v.choices() for c in configs) and len({str(c) for c in configs}) == len(configs), which
+        for p in params:                                                 # and every value its slider offers
+            assert {c[p] for c in configs} == set(v.params.get(p, {c[p] for c in configs})), (which, p)
         assert all(set(r["params"]) == set(params) and r[data["metric"]] > 0 for r in data["rows"])
         assert data["start"] in [r["params"] for r in data["rows"]] and data["cublas"] > 0
 

@@ -11,6 +11,9 @@
 // A TM rows apart, so larger tiles also spread each warp load over more cache sectors; registers
 // limit TM*TN (8 x 8 = 64 accumulators).
 // Sizes: any M, N, K >= 1; rows and columns past the edge are read as zeros and never written.
+// EDGE says how a thread meets the edges of C (chapter 5 times both): 0 (the default), a micro-tile that
+// crosses an edge is shifted back inside C, so the k loop tests nothing; 1, the obvious way, a guard on
+// every load inside the k loop.
 
 // [kernel]
 // The k loop for one micro-tile that lies inside C: TM + TN loads and TM * TN FMAs per k, no bound checks.
@@ -34,16 +37,39 @@ __device__ __forceinline__ void cache_blocking_loop(const float* __restrict__ A,
     }
 }
 
-template <int TM, int TN>
+template <int TM, int TN, int EDGE>
 __global__ void sgemm_cache_blocking(const float* __restrict__ A, const float* __restrict__ B,
                                      float* __restrict__ C, int M, int N, int K)
 {
     const int row0 = (blockIdx.y * blockDim.y + threadIdx.y) * TM;
     const int col0 = (blockIdx.x * blockDim.x + threadIdx.x) * TN;
 
-    // A thread whose micro-tile crosses the right or bottom edge shifts it back inside C, to (r0, c0), and
-    // stores only the rows and columns that are its own: the k loop never checks a bound. (With a check on
-    // every load inside the k loop this kernel ran at half the speed on the H200: chapter 5 shows both.)
+    if constexpr (EDGE == 1) {              // a guard on every load: a compare and a select per load per k
+        float acc[TM][TN] = {};
+        for (int k = 0; k < K; ++k) {
+            float a[TM], b[TN];
+            #pragma unroll
+            for (int i = 0; i < TM; ++i)
+                a[i] = row0 + i < M ? A[(size_t)(row0 + i) * K + k] : 0.0f;
+            #pragma unroll
+            for (int j = 0; j < TN; ++j)
+                b[j] = col0 + j < N ? B[(size_t)k * N + col0 + j] : 0.0f;
+            #pragma unroll
+            for (int i = 0; i < TM; ++i)
+                #pragma unroll
+                for (int j = 0; j < TN; ++j)
+                    acc[i][j] += a[i] * b[j];
+        }
+        #pragma unroll
+        for (int i = 0; i < TM; ++i)
+            #pragma unroll
+            for (int j = 0; j < TN; ++j)
+                if (row0 + i < M && col0 + j < N)
+                    C[(size_t)(row0 + i) * N + col0 + j] = acc[i][j];
+        return;
+    }
+    // EDGE 0: a thread whose micro-tile crosses the right or bottom edge shifts it back inside C, to
+    // (r0, c0), and stores only the rows and columns that are its own: the k loop never checks a bound.
     const int r0 = min(row0, M - TM), c0 = min(col0, N - TN);
     if (r0 < 0 || c0 < 0) {                 // C smaller than one micro-tile: a dot product per element
         #pragma unroll 1

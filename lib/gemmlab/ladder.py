@@ -48,7 +48,10 @@ SWEEPS = {
     "coalescing": [("sgemm/01_naive", {"BLOCK": b}) for b in (16, 32)]
                   + [("sgemm/03_uncoalesced", {"BLOCK": b}) for b in (16, 32)],
     "padded tiling: switches": _all("sgemm/04_padded_tiling"),
-    "cache blocking: TM x TN": _all("sgemm/05_cache_blocking"),
+    "cache blocking: TM x TN": [("sgemm/05_cache_blocking", {"TM": m, "TN": n}) for m in (1, 2, 4, 8) for n in (1, 2, 4, 8)],
+    # the same kernel with a guard on every load (EDGE = 1) beside the one whose k loop tests nothing
+    "cache blocking: edge tests": [("sgemm/05_cache_blocking", {"TM": m, "TN": n, "EDGE": e})
+                                   for m, n in ((8, 4), (1, 1), (8, 8)) for e in (0, 1)],
     "register tiling: T, RM x RN, MINB": _all("sgemm/06_register_tiling"),
 }
 

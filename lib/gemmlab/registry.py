@@ -323,11 +323,13 @@ VARIANTS = [
     Variant(
         key="sgemm/05_cache_blocking",
         chapter="05-cache-blocking",
-        entry="sgemm_cache_blocking<{TM}, {TN}>",
+        entry="sgemm_cache_blocking<{TM}, {TN}, {EDGE}>",
         op=ops.Gemm,
         title="cache blocking: a TM x TN register micro-tile per thread, no shared memory",
-        params={"TM": (1, 2, 4, 8), "TN": (1, 2, 4, 8)},
-        defaults={"TM": 8, "TN": 8},
+        params={"TM": (1, 2, 4, 8), "TN": (1, 2, 4, 8), "EDGE": (0, 1)},
+        defaults={"TM": 8, "TN": 8, "EDGE": 0},
+        # EDGE 1 (a guard on every load) is chapter 5's contrast, at the micro-tiles it times
+        valid=lambda c: c["EDGE"] == 0 or (c["TM"], c["TN"]) in ((1, 1), (8, 4), (8, 8)),
         launch=lambda p, c: ((cdiv(p.n, 16 * c["TN"]), cdiv(p.m, 16 * c["TM"])), (16, 16), 0),
         args=_gemm_args,
     ),
