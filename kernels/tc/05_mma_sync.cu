@@ -18,8 +18,7 @@
 // The block pipeline: BM x BK and BK x BN tiles in shared memory (BK elements of a row: 32 or 64), rows
 // padded (A by 16 bytes, B by 8 elements) so that the rows one ldmatrix or one 8-byte load reads fall in
 // different banks, filled by cp.async STAGES tiles ahead; a warp computes a WM x WN tile as (WM/16) x (WN/8)
-// mma tiles. Three things keep the tensor cores fed between tiles (chapter 15 compares the kernel before
-// and after them):
+// mma tiles. Three things keep the tensor cores fed between tiles:
 // - the copies of tile t + STAGES - 1 are spread over tile t's k steps, a few per step, from pointers that
 //   only move by one tile per tile, instead of all at the top of the tile;
 // - fragments are double-buffered: step s + 1's are read from shared memory while step s's products run;

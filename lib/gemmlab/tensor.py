@@ -239,7 +239,7 @@ BUDGET_KS = (512, 1024, 2048, 4096, 8192)
 BUDGET_TILE = (128, 256)            # tc/06's block tile (kernels/tc/06_wgmma_tma.cu: BM, BN)
 
 
-def hopper_budget(n: int = N, ks=BUDGET_KS, precision: str = "fp16", reps: int = 10) -> dict:
+def hopper_budget(n: int = N, ks=BUDGET_KS, precision: str = "fp16", reps: int = 20) -> dict:
     """tc/06 and cuBLAS at M = N = ``n`` for each K of ``ks``, one round-robin per K (checked against float64
     first; a write of as many bytes as C, the epilogue's traffic, timed beside them by cudaMemsetAsync), each fitted by
     time = fixed + per-k x K. The fixed part is what a call pays whatever K is (the launch, filling the
@@ -277,7 +277,9 @@ def _measure_budget(n, ks, precision, reps, key) -> dict:
                                     reps=reps, progress=False, extra={"write of C": write})
         d = t.to_dict()
         med, name = {r["name"]: r for r in d["rows"]}, case_name("tc/06_wgmma_tma", {})
+        iqr = lambda r: r["q3_ms"] - r["q1_ms"]                                  # noqa: E731
         rows.append({"k": k, "tc06_ms": med[name]["median_ms"], "cublas_ms": med["cuBLAS"]["median_ms"],
+                     "tc06_iqr_ms": iqr(med[name]), "cublas_iqr_ms": iqr(med["cuBLAS"]),
                      "write_ms": med["write of C"]["median_ms"], "error": errors[name], "timing": d})
     gpu = current()
     per_sm = gpu.shared_per_sm // (registry.HOPPER_SHARED + gpu.shared_reserved_per_block)   # shared memory's bound
@@ -326,10 +328,10 @@ def print_budget(result: dict) -> None:
     n = result["n"]
     print(f"{result['precision'].upper()}, M = N = {n}, {env['gpu']}, {env['date'][:10]}; medians of "
           f"{result['rows'][0]['timing']['reps']}, L2 flushed:")
-    print(f"{'K':>6}{'tc/06 ms':>11}{'cuBLAS ms':>11}{'vs cuBLAS':>11}{'write of C ms':>15}")
+    print(f"{'K':>6}{'tc/06 ms':>11}{'IQR':>8}{'cuBLAS ms':>11}{'IQR':>8}{'vs cuBLAS':>11}{'write of C ms':>15}")
     for r in result["rows"]:
-        print(f"{r['k']:>6}{r['tc06_ms']:>11.4f}{r['cublas_ms']:>11.4f}{100 * r['cublas_ms'] / r['tc06_ms']:>10.1f}%"
-              f"{r['write_ms']:>15.4f}")
+        print(f"{r['k']:>6}{r['tc06_ms']:>11.4f}{r.get('tc06_iqr_ms', float('nan')):>8.4f}{r['cublas_ms']:>11.4f}"
+              f"{r.get('cublas_iqr_ms', float('nan')):>8.4f}{100 * r['cublas_ms'] / r['tc06_ms']:>10.1f}%{r['write_ms']:>15.4f}")
     for name, label in (("tc06", "tc/06 "), ("cublas", "cuBLAS")):
         f = result["fit"][name]
         print(f"{label} time = {1e3 * f['fixed_ms']:.1f} us + {1e3 * f['per_1024_ms']:.1f} us per 1024 of K "
