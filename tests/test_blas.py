@@ -178,3 +178,68 @@ def test_gemm_chooses_the_large_tile_when_it_fills_the_sms():
     assert gl.blas._gemm_params(128 * 12, 256 * 11 - 256) is gl.blas.GEMM_SMALL
     for params in (gl.blas.GEMM_LARGE, gl.blas.GEMM_SMALL):
         assert gl.registry.get(gl.blas.GEMM).resolve(**params) == params     # legal configurations
+
+
+def _shared_views():
+    """Pairs (output, input) that share at least one element, in the ways a caller can build them."""
+    a = xp.asfortranarray(xp.asarray(RNG.standard_normal((6, 6)).astype(numpy.float32)))
+    flat = xp.asarray(RNG.standard_normal(40).astype(numpy.float32))
+    return a, flat
+
+
+def test_an_output_sharing_memory_with_an_input_is_refused_naming_both():
+    a, flat = _shared_views()
+    x = xp.asarray(RNG.standard_normal(6).astype(numpy.float32))
+    for trans in ("N", "T"):
+        with pytest.raises(BlasError, match=r"sgemv: argument 6 \(y\) shares memory with argument 4 \(x\)"):
+            gl.blas.gemv(trans, 1.0, a, x, 0.0, x)                          # y is x
+        with pytest.raises(BlasError, match=r"argument 6 \(y\) shares memory with argument 3 \(A\)"):
+            gl.blas.gemv(trans, 1.0, a, x, 1.0, a[:, 2])                     # y is a column of A
+        with pytest.raises(BlasError, match=r"argument 6 \(y\) shares memory with argument 4 \(x\)"):
+            gl.blas.gemv(trans, 1.0, a, flat[3:9], 0.0, flat[5:11])        # partly: two elements in common
+        with pytest.raises(BlasError, match=r"argument 6 \(y\) shares memory with argument 4 \(x\)"):
+            gl.blas.gemv(trans, 1.0, a, flat[0:12:2], 0.0, flat[10:4:-1][::-1][::-1])   # reversed, crossing
+    b = xp.asfortranarray(xp.asarray(RNG.standard_normal((6, 6)).astype(numpy.float32)))
+    with pytest.raises(BlasError, match=r"sgemm: argument 7 \(C\) shares memory with argument 4 \(A\)"):
+        gl.blas.gemm("N", "N", 1.0, a, b, 0.0, a)
+    with pytest.raises(BlasError, match=r"argument 7 \(C\) shares memory with argument 5 \(B\)"):
+        gl.blas.gemm("N", "T", 1.0, a, b, 1.0, b)
+    with pytest.raises(BlasError, match=r"argument 7 \(C\) shares memory with argument 5 \(B\)"):
+        gl.blas.gemm("N", "N", 1.0, a[:3, :3], b[:3, :3], 0.0, b[2:5, 1:4])   # a block inside B
+    with pytest.raises(BlasError, match=r"argument 7 \(C\) shares memory with argument 4 \(A\)"):
+        gl.blas.gemm("N", "N", 0.0, a, b, 0.0, a)                             # even when A is not read
+
+
+def test_views_of_one_array_that_share_no_element_are_taken():
+    """Interleaved or disjoint views of the same memory are legal: the exact test, not the byte ranges, decides."""
+    a, flat = _shared_views()
+    x, y = flat[0:12:2], flat[1:12:2]                                   # even and odd elements: ranges meet
+    want = host(a) @ host(x)
+    close(host(gl.blas.gemv("N", 1.0, a, x, 0.0, y)), want)
+    big = xp.asfortranarray(xp.asarray(RNG.standard_normal((6, 12)).astype(numpy.float32)))
+    A, C = big[:, :6], big[:, 6:]                                       # side by side in one allocation
+    B = xp.asfortranarray(xp.asarray(RNG.standard_normal((6, 6)).astype(numpy.float32)))
+    want = host(A) @ host(B)
+    close(host(gl.blas.gemm("N", "N", 1.0, A, B, 0.0, C)), want)
+    rows = xp.asfortranarray(xp.asarray(RNG.standard_normal((12, 6)).astype(numpy.float32)))
+    A2, C2 = rows[:6], rows[6:]                                         # interleaved columns of one matrix
+    want = host(A2) @ host(B)
+    close(host(gl.blas.gemm("N", "N", 1.0, A2, B, 0.0, C2)), want)
+
+
+def test_a_view_far_into_a_large_array_is_passed_from_near_its_first_element():
+    """The kernels take 32-bit offsets from the memory they are given: gl.blas gives them the memory from the
+    view's lowest element on (rounded down to 256 bytes, so 16-byte alignment reads the same), so a view far
+    into an array needs only a small offset; the results are those of the view."""
+    from gemmlab import blas
+    from gemmlab.loader import data_address
+    flat = xp.asarray(RNG.standard_normal(3_000_000).astype(numpy.float32))
+    for view in (flat[2_999_000:2_999_100], flat[2_999_100:2_999_000:-1], flat[2_500_001:2_500_301:3]):
+        mem, off = blas._root("sdot", 1, "x", view)
+        assert 0 <= off < 64 + 300 * 3 and (data_address(mem) - data_address(flat)) % 256 == 0
+        assert data_address(mem) + 4 * off == data_address(view)
+        assert off % 4 == (data_address(view) - data_address(flat)) // 4 % 4        # alignment reads the same
+    x, y = flat[2_999_000:2_999_100], flat[1_000_000:999_900:-1]
+    close(gl.blas.dot(x, y), host(x) @ host(y), tol=1e-5)
+    A = xp.asfortranarray(flat[:2_000_000].reshape(1000, 2000, order="F"))[500:600, 1900:1950]
+    close(host(gl.blas.gemv("N", 1.0, A, x[:50], 0.0, xp.zeros(100, dtype=numpy.float32))), host(A) @ host(x[:50]))

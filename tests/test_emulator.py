@@ -4,6 +4,8 @@ Each feature test fails if the feature is missing or wrong: on the emulator that
 on a GPU it checks that the test kernels themselves are right. The fault tests at the end are the
 emulator's own (on a GPU these faults hang, corrupt memory or are undefined).
 """
+import re
+
 import numpy
 import pytest
 
@@ -436,3 +438,50 @@ def test_shared_memory_declared_in_an_included_header(tmp_path):
     if not gl.on_gpu:
         with pytest.raises(Exception, match=r"smem_kernels\.cuh:8: writes 4 bytes of dynamic shared memory"):
             m.get("reverse_dynamic")(1, 64, (x, gl.xp.zeros(40, dtype=numpy.float32), 40), shared_mem=16)
+
+
+def test_launches_from_several_threads_give_a_streams_answer():
+    """A GPU stream runs launches one after another; so does the emulator, whichever threads launch them:
+    no launch undoes another's writes to the same array or to a __device__ variable."""
+    if gl.on_gpu:
+        pytest.skip("the emulator's launches")
+    import threading
+    m = gl.load(code=r'''
+__device__ int counter;
+__global__ void bump() { if (threadIdx.x == 0 && blockIdx.x == 0) atomicAdd(&counter, 1); }
+__global__ void read_counter(int* out) { *out = counter; }
+__global__ void fill_part(float* a, int part, float value) { a[part * 64 + threadIdx.x] = value; }
+''')
+    bump, read, fill = m.get("bump"), m.get("read_counter"), m.get("fill_part")
+    a = numpy.zeros(64 * 8, dtype=numpy.float32)
+    errors = []
+
+    def work(i):
+        try:
+            bump(1, 32, ())
+            fill(1, 64, (a, numpy.int32(i % 8), numpy.float32(i + 1)))
+        except Exception as exc:                       # noqa: BLE001 - reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(60)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    out = numpy.zeros(1, dtype=numpy.int32)
+    read(1, 1, (out,))
+    assert out[0] == 60
+    parts = a.reshape(8, 64)
+    assert (parts == parts[:, :1]).all() and (parts[:, 0] > 0).all()     # every part written whole by one launch
+    assert sorted(int(v - 1) % 8 for v in parts[:, 0]) == list(range(8))
+
+
+def test_a_cxx_that_names_no_compiler_is_an_error_not_a_fallback(monkeypatch):
+    from gemmlab import _emulator
+    from gemmlab.hardware import BackendError
+    for missing in ("/no/such/g++", "g++-no-such-version"):
+        monkeypatch.setenv("CXX", missing)
+        with pytest.raises(BackendError, match=rf"CXX='{re.escape(missing)}' names no compiler on this machine"):
+            _emulator._compiler()
+    monkeypatch.delenv("CXX")
+    assert _emulator._compiler()                                  # unset: the first compiler found

@@ -49,3 +49,25 @@ def test_the_tiled_exercise_without_its_barriers_is_a_race_racecheck_names():
         reports[label] = gl.racecheck(kernel, grid, block, e.args(p, inputs, out))
     assert "no shared-memory hazards" in str(reports["solution"])
     assert "no shared-memory hazards" not in str(reports["no barriers"])
+
+
+@pytest.mark.parametrize("draws", [0, -1, True, 2.0, "2"])
+def test_a_check_on_no_draws_is_refused(draws):
+    with pytest.raises(ValueError, match="draws is how many fresh inputs"):
+        gl.exercises.check("axpy", gl.exercises.scaffold("axpy"), draws=draws)
+
+
+def test_a_kernel_that_never_ends_costs_one_time_out_and_is_wrong(capsys, monkeypatch):
+    """A loop with no side effects that never ends hangs a GPU; the emulator must not compile it away (C++
+    compilers may delete such a loop) and, once stopped, must not wait out the limit at every other size."""
+    if gl.on_gpu:
+        pytest.skip("on a GPU the kernel would hang the device")
+    import time
+    monkeypatch.setenv("GEMMLAB_EMULATOR_TIMEOUT", "1")
+    code = gl.exercises.solution("axpy").replace("const int i =", "while (n > 0) {}\n    const int i =", 1)
+    assert "while (n > 0) {}" in code
+    start = time.monotonic()
+    assert gl.exercises.check("axpy", code) is False
+    out = capsys.readouterr().out
+    assert out.count("ran longer than 1 s on the emulator") == 1 and "not run at the" in out
+    assert time.monotonic() - start < 30

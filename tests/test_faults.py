@@ -803,3 +803,70 @@ def test_a_full_disk_under_the_cache_says_so_and_keeps_the_old_entries(tmp_path,
     out = numpy.zeros(1, dtype=numpy.int32)
     gl.load(code="__global__ void kept(int* x) { x[0] = 1; }").get("kept")(1, 1, (out,))
     assert out[0] == 1
+
+
+@pytest.mark.parametrize("odd", ["dollar$sign", "hash#mark", "new\nline", "sp ace"])
+def test_a_cache_or_kernel_folder_with_make_syntax_in_its_name_builds(tmp_path, odd):
+    """A dependency file escapes $ and #, and cannot hold a newline: the build must not read back file names
+    from it that do not exist, wherever the cache and the kernel's folder are."""
+    if gl.on_gpu:
+        pytest.skip("the emulator's build")
+    import subprocess
+    import sys
+    cache, kernels = tmp_path / f"cache {odd}", tmp_path / f"kernels {odd}"
+    kernels.mkdir()
+    (kernels / "scale.cuh").write_text("__device__ float twice(float v) { return 2 * v; }\n")
+    (kernels / "k.cu").write_text('#include "scale.cuh"\n__global__ void k(float* out) { out[threadIdx.x] = twice(threadIdx.x); }\n')
+    script = ("import numpy, gemmlab as gl, sys\n"
+              "m = gl.load(sys.argv[1])\n"
+              "out = numpy.zeros(8, dtype=numpy.float32)\n"
+              "m.get('k')(1, 8, (out,))\n"
+              "assert (out == 2 * numpy.arange(8)).all(), out\n"
+              "print('ok')\n")
+    env = {**__import__("os").environ, "GEMMLAB_BACKEND": "emulator", "GEMMLAB_CACHE_DIR": str(cache)}
+    for _ in range(2):                                         # a fresh build, then the cached one
+        proc = subprocess.run([sys.executable, "-c", script, str(kernels / "k.cu")], capture_output=True, text=True,
+                              env=env, timeout=300)
+        assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def _broken_copies(tmp_path, name):
+    """The record ``name`` as found in results/, then damaged in the ways a file gets damaged."""
+    from gemmlab import record
+    good = (record.RESULTS / f"{name}.json").read_text()
+    data = json.loads(good)
+    prefix = max((p for p in record.SHAPES if name.startswith(p)), key=len)
+    first = next(iter(record.SHAPES[prefix]))                     # a field that kind of record must have
+    return {"truncated": good[: len(good) // 2], "empty": "", "a list": "[1, 2]",
+            "no environment": json.dumps({k: v for k, v in data.items() if k != "environment"}),
+            f"no {first}": json.dumps({k: v for k, v in data.items() if k != first}),
+            f"{first} of the wrong type": json.dumps({**data, first: "x" if not isinstance(data[first], str) else 3})}
+
+
+@pytest.mark.parametrize("name", ["tensor-nvidia-h200", "climb-nvidia-h200", "ladder-nvidia-h200", "blas-nvidia-h200",
+                                  "ncu-roof-nvidia-h200", "chapter-15-hopper-nvidia-h200", "ceilings-nvidia-h200",
+                                  "sanitizer-nvidia-h200", "sass-sm_90"])
+def test_a_damaged_record_is_refused_with_its_file_named(tmp_path, monkeypatch, name):
+    from gemmlab import record
+    for damage, text in _broken_copies(tmp_path, name).items():
+        (tmp_path / f"{name}.json").write_text(text)
+        monkeypatch.setattr(record, "RESULTS", tmp_path)
+        with pytest.raises(ValueError, match=rf"{tmp_path / name}\.json .*(make it again|restore it)") as info:
+            record.load(name)
+        assert "\n" not in str(info.value), damage
+
+
+def test_a_truncated_scaling_csv_is_refused_not_read_short(tmp_path):
+    from gemmlab import blasbench
+    good = blasbench.scaling_path().read_text()
+    assert len(blasbench.scaling_rows()) == sum(len(s) * (len(blasbench.FAMILIES[f]) + 1)
+                                                for f, s in blasbench.SCALING_SIZES.items())
+    lines = good.splitlines(keepends=True)
+    cases = {"cut mid-row": good[: len(good) - 40], "last rows gone": "".join(lines[:-7]),
+             "a field emptied": good.replace(",0.", ",,", 1), "a word for a number": good.replace(",0.", ",zero", 1),
+             "another header": good.replace("family,size,kernel", "family,n,kernel", 1), "empty": ""}
+    for damage, text in cases.items():
+        path = tmp_path / "blas-scaling-x.csv"
+        path.write_text(text)
+        with pytest.raises(ValueError, match=rf"{path}: .*python -m gemmlab blas --record"):
+            blasbench.scaling_rows(path)

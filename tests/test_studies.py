@@ -47,8 +47,9 @@ def test_the_command_line_refuses_bad_numbers_in_words():
     assert proc.returncode != 0 and "--rounds must be a whole number >= 1, got 0" in proc.stderr
     if not gl.on_gpu:
         return
-    with pytest.raises(SystemExit, match="--budget must be a positive number of seconds, got -1"):
-        main(["tune", "sgemm/10_double_buffer", "--budget", "-1"])
+    for bad in ("-1", "nan", "inf"):
+        with pytest.raises(SystemExit, match=f"--budget must be a positive, finite number of seconds, got {bad}"):
+            main(["tune", "sgemm/10_double_buffer", "--budget", bad])
 
 
 def test_the_hopper_budget_splits_a_gap_it_can_recover_exactly():

@@ -98,3 +98,9 @@ def test_chapter_13s_account_of_the_recorded_search_matches_the_record():
     assert "tried 42 of 12,480" in text and "82.2% of cuBLAS" in text
     ax = tune.plot(r)
     assert len(ax.get_xticklabels()) == 5
+
+
+@pytest.mark.parametrize("budget", [float("nan"), float("inf"), 0, -1, True, "600"])
+def test_a_budget_that_is_not_a_positive_finite_number_is_refused(budget):
+    with pytest.raises(ValueError, match="budget_s must be a positive, finite number of seconds"):
+        tune.search(KEY, gl.ops.Gemm.square(256), budget_s=budget, progress=False)

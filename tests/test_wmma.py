@@ -307,3 +307,35 @@ def test_the_pipelined_kernels_interior_loop_and_edge_loop_in_one_launch(precisi
         assert v.check(ops.TcGemm(m=m, n=n, k=k, precision=precision), **params).ok, (m, n, k)
     if precision == "tf32":
         assert gl.registry.get("tc/04_3xtf32_pipelined").check(ops.Gemm(m=256, n=256, k=32), **params).ok
+
+
+def test_tensor_core_kernels_refuse_operands_of_another_precision_before_the_launch():
+    """Their parameter type depends on the precision, so the loader cannot check it: the registry does."""
+    v = gl.registry.get("tc/01_wmma")
+    for precision, wrong in (("fp16", numpy.float32), ("fp16", numpy.uint16), ("bf16", numpy.float16),
+                             ("bf16", numpy.float32), ("tf32", numpy.float16)):
+        p = ops.TcGemm(m=32, n=32, k=32, precision=precision)
+        run = v.runner(p)
+        A, B = (xp.zeros(s, dtype=wrong) for s in ((32, 32), (32, 32)))
+        with pytest.raises(TypeError, match=f"{precision.upper()} tensor-core kernels take A as {p.input_dtype.name}"):
+            run((A, B), p.output())
+    p = ops.TcGemm(m=32, n=48, k=16, precision="fp16")
+    run = v.runner(p)
+    good = p.inputs(numpy.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"B must be a C-contiguous 16 x 48 array"):
+        run((good[0], xp.zeros((48, 16), dtype=numpy.float16)), p.output())
+    with pytest.raises(ValueError, match=r"A must be a C-contiguous 32 x 16 array.*not C-contiguous"):
+        run((xp.asfortranarray(good[0]), good[1]), p.output())
+    with pytest.raises(ValueError, match=r"C must be a C-contiguous 32 x 48 float32 array"):
+        run(good, xp.zeros((32, 48), dtype=numpy.float64))
+    out = p.output()
+    run(good, out)                                               # the right operands still run
+    assert numpy.isfinite(gl.to_host(out)).all()
+
+
+def test_bf16_bits_are_read_from_uint16_only():
+    x = numpy.array([1.5, -2.0], dtype=numpy.float32)
+    assert (ops.from_bf16_bits(ops.to_bf16_bits(x)) == x).all()
+    for bad in (x, x.astype(numpy.float16), numpy.array([16320], dtype=numpy.int32)):
+        with pytest.raises(TypeError, match="uint16"):
+            ops.from_bf16_bits(bad)

@@ -40,6 +40,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +54,10 @@ from .paths import KERNELS, atomic_write
 HERE = Path(__file__).resolve().parent / "emulator"
 RUNTIME = HERE / "gemmlab_emu.h"
 FLAGS = ("-std=c++17", "-O2", "-g1", "-fPIC", "-shared", "-fno-strict-aliasing", "-fvisibility=hidden",
-         "-fno-exceptions", "-fno-threadsafe-statics", "-Wno-unknown-pragmas", "-Wno-attributes")
+         "-fno-exceptions", "-fno-threadsafe-statics", "-Wno-unknown-pragmas", "-Wno-attributes", "-pipe")
+# C++ lets a compiler delete a loop that has no side effects and never ends; a GPU runs it for ever (a kernel
+# that hangs must hang here too, and be stopped by the time limit, not pass): where the compiler takes it
+NO_FINITE_LOOPS = ("-fno-finite-loops",)
 # On Linux: a big local array probes its stack page by page (so it meets the guard page and is named, not
 # silently spilled into the next thread's stack); every symbol must resolve when the library is built;
 # and the kernel's exit() comes to the runtime, which stops the launch with an error.
@@ -72,8 +76,15 @@ LOCKSTEP_FLAGS = ("-DGL_EMU_LOCKSTEP=1", "-fsanitize=thread", "--param", "tsan-d
 _VOLATILE = re.compile(r"\bvolatile\b")
 
 
+_LAUNCHES = threading.RLock()        # emulated launches run one after another, as on a GPU stream
+
+
 class EmulatorError(RuntimeError):
     """A kernel failed on the emulator: barrier divergence, a crash, an out-of-bounds access, a time-out."""
+
+
+class EmulatorTimeout(EmulatorError):
+    """A kernel ran past the emulator's time limit (GEMMLAB_EMULATOR_TIMEOUT) and was stopped."""
 
 
 # Features the emulator does not model, found before the compiler sees them: (pattern, name).
@@ -86,7 +97,13 @@ UNSUPPORTED = [
 
 
 def _compiler() -> str:
-    for candidate in (os.environ.get("CXX"), "g++", "clang++", "c++"):
+    chosen = os.environ.get("CXX")
+    if chosen:
+        if shutil.which(chosen) is None:        # a named compiler that is not there: said, not replaced by another
+            raise BackendError(f"CXX={chosen!r} names no compiler on this machine (not found on the PATH); set CXX "
+                               "to a C++17 compiler that is installed (g++, clang++), or unset it to use g++")
+        return shutil.which(chosen)
+    for candidate in ("g++", "clang++", "c++"):
         if candidate and shutil.which(candidate):
             return shutil.which(candidate)
     raise BackendError("the CPU emulator compiles kernels with a C++17 compiler and found none: install g++ "
@@ -338,6 +355,12 @@ class EmulatedFunction:
 
     def launch(self, grid, block, args, shared_mem, stream):
         timeout = timeout_setting()                 # a bad setting fails here, before anything starts
+        # One launch at a time in this process, as a GPU stream runs them: each launch copies its arrays in
+        # and back whole, and __device__ variables too, so two at once would undo each other's writes.
+        with _LAUNCHES:
+            self._launch(grid, block, args, shared_mem, timeout)
+
+    def _launch(self, grid, block, args, shared_mem, timeout):
         lib = self.lib
         regions, keep, pointers = [], [], [None] * len(args)
         status_size = lib.gl_emu_status_size()
@@ -466,7 +489,7 @@ class EmulatedFunction:
                     os.waitpid(pid, 0)
                     reaped = True
                     where = self._where(status_addr)
-                    raise EmulatorError(f"kernel {self.name} ran longer than {timeout:g} s on the emulator and "
+                    raise EmulatorTimeout(f"kernel {self.name} ran longer than {timeout:g} s on the emulator and "
                                         f"was stopped ({where}); an endless loop? (GEMMLAB_EMULATOR_TIMEOUT)")
                 if watch is not None:
                     left = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -680,7 +703,7 @@ def compile(module, expr: str, signature, racecheck: bool = False):
     symbol = "gl_emu_kernel_" + hashlib.sha256(expr.encode()).hexdigest()[:12]
     unit = "\n".join([
         '#include "gemmlab_emu.h"',
-        f'#line 1 "{origin}"',
+        f'#line 1 "{_c_string(origin)}"',
         translate(module.source),
         "",
         f"#line {LAUNCHER_LINE} \"<gemmlab emulator launcher>\"",
@@ -722,7 +745,8 @@ def compile(module, expr: str, signature, racecheck: bool = False):
     texts = (module.source, *module.headers.values())
     asks = any("__CUDA_ARCH__" in t or _MMA_INCLUDE.search(t) for t in texts)
     arch = (f"-D__CUDA_ARCH__={current().cuda_arch}",) if asks else ()
-    command = [cxx, *flags, *memcheck, *link, *arch, *includes, *module.options]
+    loops = NO_FINITE_LOOPS if _accepts(cxx, NO_FINITE_LOOPS) else ()
+    command = [cxx, *flags, *loops, *memcheck, *link, *arch, *includes, *module.options]
     digest = hashlib.sha256()
     for part in (RUNTIME.read_text(), unit, "\0".join(command), _compiler_version(cxx), repr(UNSUPPORTED),
                  *(f"{p}\n{t}" for p, t in sorted(module.headers.items()))):
@@ -783,10 +807,38 @@ def _valid_entry(cache: Path, key: str):
         return None                            # missing, damaged or foreign: rebuilt
 
 
+def _c_string(text: str) -> str:
+    """A file name as the inside of a C string literal (a #line directive's): backslashes, quotes and newlines
+    escaped."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _plain_paths(build: Path, command) -> list:
+    """The compiler's include folders as names it can write into a dependency file unescaped: a folder inside
+    the build folder by its relative path, any other through a symbolic link in it (I0, I1, ...). A make
+    rule cannot hold a newline, and writes a $ or a # escaped, so a cache or kernel folder with one of them
+    in its path would otherwise come back from the -MD output as names of files that do not exist."""
+    out, links = [], 0
+    for arg in command:
+        if arg.startswith("-I") and len(arg) > 2:
+            folder = Path(arg[2:]).resolve()
+            if folder == build or build in folder.parents:
+                arg = "-I" + str(folder.relative_to(build))
+            else:
+                link = build / f"I{links}"
+                links += 1
+                link.symlink_to(folder, target_is_directory=True)
+                arg = f"-I{link.name}"
+        out.append(arg)
+    return out
+
+
 def _dependencies(depfile: Path, build: Path) -> list:
-    """Every file the compiler read (from its -MD output), with size, time and checksum."""
+    """Every file the compiler read (from its -MD output, whose names are plain: _plain_paths), with size,
+    time and checksum."""
     text = depfile.read_text().replace("\\\n", " ")
     text = text.split(":", 1)[1] if ":" in text else ""
+    text = text.replace("$$", "$").replace("\\#", "#")
     names = [t.replace("\0", " ") for t in text.replace("\\ ", "\0").split()]
     out = []
     for name in names:
@@ -820,7 +872,7 @@ def _mirror_headers(build: Path, module) -> Path | None:
             continue
         target = mirror / path.relative_to(root)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(f'#line 1 "{path}"\n' + text)
+        target.write_text(f'#line 1 "{_c_string(str(path))}"\n' + text)
     return mirror
 
 
@@ -832,18 +884,18 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
         mirror = _mirror_headers(build, module)
         if mirror is not None:
             command = [command[0], f"-I{mirror}", *command[1:]]
-        src = build / "unit.cpp"
-        src.write_text(unit)
+        command = _plain_paths(build, command)
+        (build / "unit.cpp").write_text(unit)
         out, dep = build / "unit.so", build / "unit.d"
-        full = [*command, "-MD", "-MF", str(dep), str(src), "-o", str(out)]
+        src, rel_out, rel_dep = "unit.cpp", "unit.so", "unit.d"       # the compiler runs in build
+        full = [*command, "-MD", "-MF", rel_dep, src, "-o", rel_out]
         try:
             if "-fsanitize=thread" in command:
                 # compiled with the instrumentation, linked without it (its runtime library stays out)
-                obj = build / "unit.o"
-                proc = processes.run([*command, "-c", "-MD", "-MF", str(dep), str(src), "-o", str(obj)],
+                proc = processes.run([*command, "-c", "-MD", "-MF", rel_dep, src, "-o", "unit.o"],
                                      capture_output=True, text=True, cwd=build)
                 if proc.returncode == 0:
-                    proc = processes.run([c for c in command if c != "-fsanitize=thread"] + [str(obj), "-o", str(out)],
+                    proc = processes.run([c for c in command if c != "-fsanitize=thread"] + ["unit.o", "-o", rel_out],
                                          capture_output=True, text=True, cwd=build)
             else:
                 proc = processes.run(full, capture_output=True, text=True, cwd=build)

@@ -98,8 +98,17 @@ def _root(routine, position, name, a):
                                            f"float32 arrays: pass a float32 copy (gl.xp.array(..., dtype='float32'))")
     if not (root.flags.c_contiguous or root.flags.f_contiguous):
         _fail(routine, position, name, "is a view of an array that is not contiguous; pass a contiguous copy")
-    start = data_address(a) - data_address(root)
-    return root.ravel(order="K"), start // a.itemsize
+    flat = root.ravel(order="K")
+    # the kernels index from a base with 32-bit offsets: pass the memory from the view's lowest element on,
+    # rounded down to 256 bytes (the allocation's alignment, so offset % 4 still says whether 16-byte loads
+    # are aligned), so that a view far into a large array needs only a small offset
+    lo = (_extent(a)[0] - data_address(root)) // a.itemsize if a.size else 0
+    base = lo - lo % (256 // a.itemsize)
+    off = (data_address(a) - data_address(root)) // a.itemsize - base
+    if off >= 2 ** 31:
+        _fail(routine, position, name, f"spans {off:,} elements from its lowest to its first element, past the "
+                                       "2^31 - 1 that the kernels' 32-bit offsets reach")
+    return (flat[base:] if base else flat), off
 
 
 def _array(routine, position, name, a, ndim):
@@ -122,7 +131,11 @@ def _vector(routine, position, name, v):
     if v.strides[0] % v.itemsize:
         _fail(routine, position, name, "has a step that is not a whole number of elements")
     root, off = _root(routine, position, name, v)
-    return root, off, (v.strides[0] // v.itemsize) if v.size > 1 else 1
+    inc = (v.strides[0] // v.itemsize) if v.size > 1 else 1
+    if abs(inc) >= 2 ** 31:
+        _fail(routine, position, name, f"has increment {inc:,}, past the 2^31 - 1 that the kernels' 32-bit "
+                                       "increments reach")
+    return root, off, inc
 
 
 def _matrix(routine, position, name, a):
@@ -138,6 +151,9 @@ def _matrix(routine, position, name, a):
     ld = s1 // a.itemsize if cols > 1 else max(rows, 1)
     if cols > 1 and (s1 % a.itemsize or ld < max(rows, 1)):
         _fail(routine, position, name, f"has leading dimension {s1 / a.itemsize:g} < rows = {rows} (lda >= max(1, m))")
+    if ld >= 2 ** 31 or rows >= 2 ** 31 or cols >= 2 ** 31:
+        _fail(routine, position, name, f"is {rows:,} x {cols:,} with leading dimension {ld:,}: the kernels' 32-bit "
+                                       "sizes and leading dimensions reach 2^31 - 1")
     root, off = _root(routine, position, name, a)
     return root, off, ld
 
@@ -149,6 +165,47 @@ def _output(routine, position, name, a):
         _fail(routine, position, name, "is read-only (flags.writeable is False: a read-only memory map, a buffer "
                                        "over bytes, or setflags(write=False)); the result is written into it: "
                                        "pass a writable array")
+
+
+def _extent(a) -> tuple:
+    """[first byte, one past the last byte) of the memory an array's elements occupy."""
+    lo = hi = data_address(a)
+    for size, stride in zip(a.shape, a.strides):
+        if size == 0:
+            return lo, lo
+        reach = (size - 1) * stride
+        lo, hi = (lo + reach, hi) if reach < 0 else (lo, hi + reach)
+    return lo, hi + a.itemsize
+
+
+def _proxy(a):
+    """A NumPy array with ``a``'s address, shape and strides, never read: what numpy.shares_memory needs to
+    decide exactly, by arithmetic on the addresses, whether two views have an element in common."""
+    class View:
+        __array_interface__ = {"data": (data_address(a), True), "shape": tuple(a.shape),
+                               "strides": tuple(a.strides), "typestr": a.dtype.str, "version": 3}
+    return numpy.asarray(View())
+
+
+def _distinct(routine, out, inputs):
+    """Refuse an output that shares memory with an input (the reference BLAS leaves the result undefined;
+    a kernel that reads an input while another block writes the output returns garbage). Views whose byte
+    ranges do not meet pass at once; for those that do, the exact test decides (interleaved views pass)."""
+    (po, no, o), rest = out, inputs
+    olo, ohi = _extent(o)
+    for pi, ni, a in rest:
+        if a.size == 0 or o.size == 0:
+            continue
+        alo, ahi = _extent(a)
+        if ahi <= olo or ohi <= alo:
+            continue
+        try:
+            shared = numpy.shares_memory(_proxy(o), _proxy(a), max_work=10 ** 6)
+        except numpy.exceptions.TooHardError:
+            shared = True
+        if shared:
+            _fail(routine, po, no, f"shares memory with argument {pi} ({ni}); the output must not overlap an "
+                                   f"input: pass a copy of {ni} (or a separate output)")
 
 
 def _trans(routine, position, name, flag):
@@ -208,6 +265,7 @@ def gemv(trans, alpha, A, x, beta, y):
         _fail("sgemv", 4, "x", f"has {x.size} elements; op(A) has {need_x} columns")
     if y.size != need_y:
         _fail("sgemv", 6, "y", f"has {y.size} elements; op(A) has {need_y} rows")
+    _distinct("sgemv", (6, "y", y), ((3, "A", A), (4, "x", x)))
     if m == 0 or n == 0 or (alpha == 0.0 and beta == 1.0):
         return y
     if alpha == 0.0:
@@ -237,6 +295,7 @@ def gemm(transa, transb, alpha, A, B, beta, C):
         _fail("sgemm", 5, "B", f"gives op(B) {bn} columns; C has {n}")
     if ak != bk:
         _fail("sgemm", 5, "B", f"gives op(B) {bk} rows; op(A) has {ak} columns")
+    _distinct("sgemm", (7, "C", C), ((4, "A", A), (5, "B", B)))
     k = ak
     if m == 0 or n == 0 or ((alpha == 0.0 or k == 0) and beta == 1.0):
         return C

@@ -227,11 +227,38 @@ def scaling_path():
     return DIR / f"{record.find('blas')[0].replace('blas-', 'blas-scaling-', 1)}.csv"
 
 
-def scaling_rows() -> list:
-    text = scaling_path().read_text()
-    lines = [l for l in text.splitlines() if not l.startswith("#")]
-    return [{k: (float(v) if k not in ("family", "kernel", "pass_medians_ms") else v) for k, v in r.items()}
-            for r in csv.DictReader(lines)]
+SCALING_FIELDS = ("family", "size", "kernel", "median_ms", "gflops", "gbs", "vs_cublas", "pass_medians_ms")
+
+
+def scaling_rows(path=None) -> list:
+    """The scaling study's rows, checked: every field of every row present and a number where it should be,
+    and every family's every step and cuBLAS at every size there (a truncated or hand-edited file is refused,
+    named, rather than read as fewer rows)."""
+    path = scaling_path() if path is None else path
+    again = "re-make it with python -m gemmlab blas --record on the GPU it is for"
+
+    def bad(why):
+        raise ValueError(f"{path}: {why}; {again}")
+    lines = [l for l in path.read_text().splitlines() if not l.startswith("#")]
+    reader = csv.DictReader(lines)
+    if tuple(reader.fieldnames or ()) != SCALING_FIELDS:
+        bad(f"its header is {reader.fieldnames}, not the scaling study's {list(SCALING_FIELDS)}")
+    rows = []
+    for number, r in enumerate(reader, start=2):
+        if None in r or any(v in (None, "") for v in r.values()):
+            bad(f"row {number} is incomplete ({', '.join(f'{k}={v!r}' for k, v in r.items())})")
+        try:
+            rows.append({k: (float(v) if k not in ("family", "kernel", "pass_medians_ms") else v) for k, v in r.items()})
+        except ValueError:
+            bad(f"row {number} has a field that is not a number where one should be ({dict(r)})")
+    for family, sizes in SCALING_SIZES.items():
+        names = [name for name, _, _ in FAMILIES[family]] + ["cuBLAS"]
+        have = {(r["size"], r["kernel"]) for r in rows if r["family"] == family}
+        missing = [(size, name) for size in sizes for name in names if (float(size), name) not in have]
+        if missing:
+            bad(f"{family} lacks {len(missing)} of its {len(sizes) * len(names)} rows, the first {missing[0][1]!r} at "
+                f"{missing[0][0]} (a truncated file?)")
+    return rows
 
 
 COPY = "copy (as many bytes as the steps read)"

@@ -24,7 +24,7 @@ from .check import check as check_run
 from .limits import cdiv
 from .loader import CompileError, load
 from .paths import KERNELS
-from ._emulator import EmulatorError
+from ._emulator import EmulatorError, EmulatorTimeout
 
 
 # --- the problems the exercises solve (ops covers the book's operations; these are the variations) -----
@@ -295,6 +295,8 @@ def check(name: str, code: str, draws: int = 2, seed=None, quiet: bool = False) 
     """Run the exercise's kernel from ``code`` at every size, ``draws`` times on fresh inputs; print a
     verdict per size (or the compiler's or the emulator's message); True when every one is right."""
     e = get(name)
+    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
+        raise ValueError(f"draws is how many fresh inputs each size is checked on: a whole number from 1, got {draws!r}")
     say = (lambda s: None) if quiet else print
     try:
         kernel = load(code=code).get(e.entry)
@@ -316,6 +318,14 @@ def check(name: str, code: str, draws: int = 2, seed=None, quiet: bool = False) 
                 r = check_run(run, p, tolerance=e.tolerance, seed=None if seed is None else seed + d)
                 unwritten = max(unwritten, r.unwritten)
                 worst = r.error if not numpy.isfinite(r.error) else max(worst, r.error)
+        except EmulatorTimeout as exc:
+            # a kernel that does not finish at one size would not at the others: one time-out, not one a size
+            say(f"{name}, {p.label}: the emulator stopped it: {str(exc).splitlines()[0]}")
+            rest = e.problems[e.problems.index(p) + 1:]
+            if rest:
+                say(f"{name}: not run at the {len(rest)} other size{'s' if len(rest) > 1 else ''} "
+                    f"({'; '.join(q.label for q in rest)}): fix the endless loop first")
+            return False
         except EmulatorError as exc:
             say(f"{name}, {p.label}: the emulator stopped it: {str(exc).splitlines()[0]}")
             ok = False

@@ -307,6 +307,11 @@ class TcGemm(Op):
         item = 4 if self.precision == "tf32" else 2
         return item * (self.m * self.k + self.k * self.n) + 4 * self.m * self.n
 
+    @property
+    def input_dtype(self):
+        """The dtype of A and B as a kernel of this precision takes them: float16, uint16 (BF16 bits), float32."""
+        return numpy.dtype({"fp16": numpy.float16, "bf16": numpy.uint16, "tf32": numpy.float32}[self.precision])
+
     def _fp32(self, rng):
         return (rng.standard_normal((self.m, self.k)).astype(numpy.float32),
                 rng.standard_normal((self.k, self.n)).astype(numpy.float32))
@@ -405,5 +410,11 @@ def to_bf16_bits(a) -> numpy.ndarray:
 
 
 def from_bf16_bits(b) -> numpy.ndarray:
-    """The float32 values of bfloat16 bits (uint16)."""
-    return (numpy.asarray(b, dtype=numpy.uint16).astype(numpy.uint32) << 16).view(numpy.float32)
+    """The float32 values of bfloat16 bits, given as a uint16 array (what :func:`to_bf16_bits` makes). Anything
+    else is refused: a float32 array cast to uint16 would be read as bits it never held."""
+    a = numpy.asarray(b)
+    if a.dtype != numpy.uint16:
+        raise TypeError(f"from_bf16_bits takes BF16 bits as a uint16 array (to_bf16_bits makes them); got {a.dtype}"
+                        + ("; to round float32 values to BF16, use from_bf16_bits(to_bf16_bits(x))"
+                           if a.dtype.kind == "f" else ""))
+    return (a.astype(numpy.uint32) << 16).view(numpy.float32)

@@ -133,13 +133,58 @@ def save(name: str, data: dict, directory: Path | None = None) -> Path:
     return path
 
 
+# What each kind of record must hold at its top level (name prefix -> key -> type); every record has its
+# environment (the GPU, the date). A record that lacks one is refused, the file named, before a reader of it
+# fails somewhere else with a KeyError.
+SHAPES = {
+    "chapter-": {"chapter": str, "run": str, "figures": dict},
+    "chapters-": {"notebooks": list},
+    "blas-": {"timings": list, "errors": dict},
+    "ceilings-": {"measured_copy": (int, float), "peak_fp32": (int, float), "bandwidth": (int, float)},
+    "climb-": {"sizes": list, "dot": list, "gemv": list, "gemm": list},
+    "ladder-": {"N": int, "steps": list, "timings": list},
+    "ncu-": {"ncu": str, "kernels": list},
+    "sanitizer-": {"tools": dict},
+    "sass-": {"arch": str, "kernels": dict},
+    "tensor-": {"tc": list, "hopper": list, "split": dict, "accumulation": dict},
+    "emulator-vs-": {"cases": list},
+    "tune-": {"key": str, "sizes": list},
+}
+
+
+def _shape_problem(name: str, data) -> str | None:
+    if not isinstance(data, dict):
+        return f"holds a JSON {type(data).__name__}, not the object a record is"
+    env = data.get("environment")
+    if not isinstance(env, dict) or not isinstance(env.get("gpu"), (str, type(None))) or not isinstance(env.get("date"), str):
+        return "has no environment (the GPU and date it was made on)"
+    prefix = max((p for p in SHAPES if name.startswith(p)), key=len, default=None)
+    for key, kind in (SHAPES[prefix] if prefix else {}).items():
+        if key not in data:
+            return f"lacks its {key!r}"
+        if isinstance(data[key], bool) or not isinstance(data[key], kind):
+            return f"has {key!r} as a {type(data[key]).__name__}, not a {getattr(kind, '__name__', 'number')}"
+    return None
+
+
 def load(name: str) -> dict:
-    """Read ``results/<name>.json``."""
+    """Read ``results/<name>.json``, checked: valid JSON, an object with its environment and the top-level
+    fields its kind of record has (:data:`SHAPES`). A truncated, empty or wrong-shaped file is refused with
+    its name and how to make it again."""
     path = RESULTS / f"{name}.json"
     if not path.is_file():
         have = ", ".join(sorted(p.stem for p in RESULTS.glob("*.json"))) or "none"
         raise FileNotFoundError(f"no recorded result {name!r} in {RESULTS} (there are: {have})")
-    return json.loads(path.read_text())
+    again = "restore it (git checkout) or make it again with its study's --record command"
+    try:
+        data = json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        what = "is empty" if not path.read_bytes().strip() else f"is not valid JSON ({exc})"
+        raise ValueError(f"{path} {what}: a truncated or hand-edited record? {again}") from None
+    problem = _shape_problem(name, data)
+    if problem:
+        raise ValueError(f"{path} {problem}: {again}")
+    return data
 
 
 def _package_version():

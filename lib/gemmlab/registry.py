@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy
+
 from . import hardware as hw
 from . import ops
 from .check import FP32_TOLERANCE, check
@@ -703,6 +705,27 @@ _TF32_FRAGMENTS = (Need((8, 0), "WMMA fragments of TF32, for 3xTF32"),)
 _HOPPER = (Need((9, 0), "sm_90a: wgmma, TMA copies and mbarriers", only=True),)
 
 
+def _tc_operands(p, inputs, out):
+    """Check a tensor-core kernel's operands before its launch. Their parameter type depends on the precision
+    (``typename gl_tc<PREC>::in*``), which the loader cannot check against an array: FP16 takes float16
+    arrays, BF16 its bits as uint16 (:func:`gemmlab.ops.to_bf16_bits`), TF32 float32; A is M x K and B K x N,
+    row-major; C is M x N float32."""
+    want = p.input_dtype
+    hint = {"bf16": " (BF16 values as their bits: gl.ops.to_bf16_bits)", "fp16": "", "tf32": ""}[p.precision]
+    for name, a, shape in (("A", inputs[0], (p.m, p.k)), ("B", inputs[1], (p.k, p.n))):
+        if getattr(a, "dtype", None) != want:
+            raise TypeError(f"{p.precision.upper()} tensor-core kernels take {name} as {numpy.dtype(want).name}"
+                            f"{hint}; got {getattr(a, 'dtype', type(a).__name__)}")
+        if tuple(a.shape) != shape or not a.flags.c_contiguous:
+            raise ValueError(f"{name} must be a C-contiguous {shape[0]} x {shape[1]} array for this {p.m} x {p.n} x "
+                             f"{p.k} product; got {' x '.join(map(str, a.shape))}"
+                             f"{'' if a.flags.c_contiguous else ', not C-contiguous'}")
+    if getattr(out, "dtype", None) != numpy.float32 or tuple(out.shape) != (p.m, p.n) or not out.flags.c_contiguous:
+        raise ValueError(f"C must be a C-contiguous {p.m} x {p.n} float32 array; got {getattr(out, 'dtype', '?')} "
+                         f"{' x '.join(map(str, getattr(out, 'shape', ())))}")
+    return inputs[0], inputs[1], out, p.m, p.n, p.k
+
+
 def _tc_refuse(p, c):
     if p.m % 16 or p.n % 16 or p.k % 16:
         return f"M, N and K must be multiples of 16 (the wmma tile), got {p.m} x {p.n} x {p.k}"
@@ -717,7 +740,7 @@ VARIANTS += [
         problem_params=_tc_precision,
         refuse=_tc_refuse, needs=_AMPERE_FRAGMENTS,
         launch=lambda p, c: ((cdiv(p.n, 16 * c["WARPS_N"]), cdiv(p.m, 16 * c["WARPS_M"])), 32 * c["WARPS_M"] * c["WARPS_N"], 0),
-        args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
+        args=_tc_operands,
     ),
     Variant(
         key="tc/03_wmma_pipelined", chapter=None,
@@ -728,7 +751,7 @@ VARIANTS += [
         problem_params=_tc_precision,
         refuse=_tc_refuse, needs=_AMPERE_FRAGMENTS,
         launch=_tc_tiles_launch,
-        args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
+        args=_tc_operands,
     ),
     Variant(
         key="tc/05_mma_sync", chapter=None,
@@ -741,7 +764,7 @@ VARIANTS += [
         refuse=_tc_refuse,
         needs=(Need((8, 0), "mma.sync m16n8k16 and m16n8k8 with FP16, BF16 and TF32 operands"),),
         launch=lambda p, c: ((cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), _warp_threads(c), _mma_sync_shared(p, c)),
-        args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
+        args=_tc_operands,
         gpu_only="inline PTX: mma.sync and ldmatrix",
     ),
     Variant(
@@ -773,7 +796,7 @@ def _hopper_refuse(p, c):
 
 def _hopper_args(p, inputs, out):
     from . import tma
-    A, B = inputs
+    A, B, _, _, _, _ = _tc_operands(p, inputs, out)
     return (tma.tensor_map(A, p.precision, 128, 64), tma.tensor_map(B, p.precision, 64, 64), out, p.m, p.n, p.k)
 
 

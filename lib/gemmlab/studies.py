@@ -84,8 +84,8 @@ def _tune():
     from . import tune
 
     def run(a):
-        if a.budget <= 0:
-            raise SystemExit(f"--budget must be a positive number of seconds, got {a.budget:g}")
+        if not (a.budget > 0 and a.budget != float("inf")):          # nan and inf fail this too
+            raise SystemExit(f"--budget must be a positive, finite number of seconds, got {a.budget:g}")
         return tune.run(a.key, [x for x in a.sizes.split(",") if x], a.budget, a.seed)
     return Study("tune", "search a variant's parameter space on the GPU within a time budget", run=run,
                  show=lambda r: print(tune.summary(r)), save=lambda r: [tune.save(r)],

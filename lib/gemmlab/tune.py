@@ -39,6 +39,8 @@ def search(key: str, problem, budget_s: float, reps: int = 5, seed: int = 0, pro
            clock=time.monotonic) -> dict:
     """Try configurations of ``key`` on ``problem`` until ``budget_s`` seconds are spent; returns what was
     tried (timed, wrong or refused) and how many were left untried."""
+    if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not 0 < budget_s < float("inf"):
+        raise ValueError(f"budget_s must be a positive, finite number of seconds, got {budget_s!r}")
     v = registry.get(key)
     candidates = order(v, seed)
     start = clock()
