@@ -238,8 +238,38 @@ def test_a_view_far_into_a_large_array_is_passed_from_near_its_first_element():
         mem, off = blas._root("sdot", 1, "x", view)
         assert 0 <= off < 64 + 300 * 3 and (data_address(mem) - data_address(flat)) % 256 == 0
         assert data_address(mem) + 4 * off == data_address(view)
+        lo, hi = blas._extent(view)
+        assert mem.nbytes <= hi - lo + 256          # only the bytes the view spans (what the emulator copies)
         assert off % 4 == (data_address(view) - data_address(flat)) // 4 % 4        # alignment reads the same
     x, y = flat[2_999_000:2_999_100], flat[1_000_000:999_900:-1]
     close(gl.blas.dot(x, y), host(x) @ host(y), tol=1e-5)
     A = xp.asfortranarray(flat[:2_000_000].reshape(1000, 2000, order="F"))[500:600, 1900:1950]
     close(host(gl.blas.gemv("N", 1.0, A, x[:50], 0.0, xp.zeros(100, dtype=numpy.float32))), host(A) @ host(x[:50]))
+
+
+def test_arguments_a_kernel_cannot_take_are_refused_in_the_routines_words():
+    """A scalar beyond float32, or sizes past 32 bits, are named as the routine's arguments, not as a kernel's
+    internal parameters."""
+    a = mat(4, 4)
+    x, y = vec(4, 1), vec(4, 1)
+    for bad in (1e39, -3.5e38, 10 ** 40):
+        with pytest.raises(BlasError, match=r"sgemv: argument 2 \(alpha\) = .* beyond float32's range"):
+            gl.blas.gemv("N", bad, a, x, 0.0, y)
+        with pytest.raises(BlasError, match=r"sgemm: argument 6 \(beta\) = .* beyond float32's range"):
+            gl.blas.gemm("N", "N", 1.0, a, a.copy(order="F"), bad, mat(4, 4))
+    for fine in (float("inf"), float("nan"), 3.4e38):                  # passed on, as the reference BLAS does
+        gl.blas.gemv("N", fine, a, x, 0.0, vec(4, 1))
+
+
+def test_a_small_view_of_a_large_memory_map_hands_over_only_its_own_bytes(tmp_path):
+    """On the emulator a launch copies its arrays in and back: a few elements of a large memory map must not
+    bring the whole map in, nor write it all back (rewriting the file)."""
+    if gl.on_gpu:
+        pytest.skip("a memory map is host memory: the emulator's case")
+    from gemmlab import blas
+    big = numpy.lib.format.open_memmap(tmp_path / "big.npy", mode="w+", dtype=numpy.float32, shape=(16 << 20,))
+    big[1000:1012] = numpy.arange(12, dtype=numpy.float32)
+    x = big[1000:1012]
+    mem, off = blas._root("sdot", 1, "x", x)
+    assert mem.nbytes <= 12 * 4 + 256
+    assert gl.blas.dot(x, x) == float((numpy.arange(12.0) ** 2).sum())

@@ -870,3 +870,54 @@ def test_a_truncated_scaling_csv_is_refused_not_read_short(tmp_path):
         path.write_text(text)
         with pytest.raises(ValueError, match=rf"{path}: .*python -m gemmlab blas --record"):
             blasbench.scaling_rows(path)
+
+
+def _slow_kernel(n: int = 3000) -> str:
+    """A kernel that takes the C++ compiler several seconds: many small functions, all inlined into one."""
+    funcs = "\n".join(f"__device__ float f{i}(float x) {{ return x * {i}.5f + sinf(x * {i}.25f); }}" for i in range(n))
+    body = " ".join(f"s += f{i}(s);" for i in range(n))
+    return f"{funcs}\n__global__ void slow(float* o) {{ float s = 0.0f; {body} o[0] = s; }}\n"
+
+
+def _compilers_in(folder) -> list:
+    """Processes whose working folder lies in ``folder`` (the emulator's compiler runs in its build folder)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if str(Path(os.readlink(proc / "cwd"))).startswith(str(folder)):
+                    found.append(int(proc.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("how", ["SIGKILL", "interrupt"])
+def test_a_killed_or_interrupted_compile_leaves_nothing_running_and_no_file_behind(tmp_path, how):
+    """The README's promise: killing the Python process (SIGKILL included) or interrupting it as a notebook does
+    stops the compiler and everything it started (cc1plus, as), and leaves no temporary file."""
+    if gl.on_gpu:
+        pytest.skip("the emulator's build")
+    cache, scratch = tmp_path / "cache", tmp_path / "tmp"
+    scratch.mkdir()
+    (tmp_path / "slow.cu").write_text(_slow_kernel())
+    script = "import gemmlab as gl, sys\ngl.load(sys.argv[1]).get('slow')\n"
+    env = {**os.environ, "GEMMLAB_BACKEND": "emulator", "GEMMLAB_CACHE_DIR": str(cache), "TMPDIR": str(scratch)}
+    proc = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "slow.cu")], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not _compilers_in(cache) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert _compilers_in(cache), f"the compile did not start (or ended first): {proc.poll()}"
+    time.sleep(0.5)                                     # let cc1plus get going
+    if how == "SIGKILL":
+        proc.kill()
+    else:
+        proc.send_signal(signal.SIGINT)                 # what a notebook's interrupt sends
+    proc.wait(timeout=60)
+    deadline = time.monotonic() + 1.0                  # the compile itself has seconds to go
+    while _compilers_in(cache) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _compilers_in(cache) == [], "a compiler process outlived the Python process"
+    assert list(scratch.iterdir()) == [], f"left in TMPDIR: {[p.name for p in scratch.iterdir()]}"

@@ -252,13 +252,15 @@ def _find_unsupported(module, preprocess=None):
 
 def _preprocessed(command, unit: str, origin: str, module, cache: Path) -> dict:
     """{file: {line: text}} of the user's files as the compiler's preprocessor leaves them."""
-    names = {origin: module.display, **{str(p): str(p) for p in module.headers}}
+    # (the preprocessor's line markers write a name as a C string: escaped as the #line directives are)
+    names = {_c_string(origin): module.display, **{_c_string(str(p)): str(p) for p in module.headers}}
     build = Path(tempfile.mkdtemp(prefix=".build-", dir=cache))
     try:
         src = build / "unit.cpp"
         src.write_text(unit)
         flags = [c for c in command[1:] if c not in ("-shared",) and not c.startswith("-Wl,")]
-        proc = processes.run([command[0], *flags, "-E", str(src)], capture_output=True, text=True, cwd=build)
+        proc = processes.run([command[0], *flags, "-E", "unit.cpp"], capture_output=True, text=True, cwd=build,
+                             group=True, env={**os.environ, "TMPDIR": str(build)})
     finally:
         shutil.rmtree(build, ignore_errors=True)
     out, file, line = {}, None, 0
@@ -889,16 +891,19 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
         out, dep = build / "unit.so", build / "unit.d"
         src, rel_out, rel_dep = "unit.cpp", "unit.so", "unit.d"       # the compiler runs in build
         full = [*command, "-MD", "-MF", rel_dep, src, "-o", rel_out]
+        # the compiler's own temporary files go into the build folder (removed below, or swept if this process
+        # is killed), and the compiler and everything it starts die with this process (processes.run's group)
+        scratch = {**os.environ, "TMPDIR": str(build)}
         try:
             if "-fsanitize=thread" in command:
                 # compiled with the instrumentation, linked without it (its runtime library stays out)
                 proc = processes.run([*command, "-c", "-MD", "-MF", rel_dep, src, "-o", "unit.o"],
-                                     capture_output=True, text=True, cwd=build)
+                                     capture_output=True, text=True, cwd=build, group=True, env=scratch)
                 if proc.returncode == 0:
                     proc = processes.run([c for c in command if c != "-fsanitize=thread"] + ["unit.o", "-o", rel_out],
-                                         capture_output=True, text=True, cwd=build)
+                                         capture_output=True, text=True, cwd=build, group=True, env=scratch)
             else:
-                proc = processes.run(full, capture_output=True, text=True, cwd=build)
+                proc = processes.run(full, capture_output=True, text=True, cwd=build, group=True, env=scratch)
         except OSError as exc:
             raise module.compile_error(f"the C++ compiler {command[0]} could not be run: {exc}", expr) from None
         if proc.returncode != 0 or not out.is_file():
@@ -1026,6 +1031,20 @@ def benchmark(repeats: int = 3) -> dict:
     return out
 
 
+def baseline_commit(revision: str) -> str:
+    """The commit ``revision`` names in this checkout, or a ValueError saying why there is none."""
+    from .paths import REPO
+    if REPO is None or not (REPO / ".git").exists():
+        raise ValueError("comparing with a commit needs a git checkout of gemmlab")
+    if not isinstance(revision, str) or not revision or revision.startswith("-"):
+        raise ValueError(f"a commit, a branch or a tag, got {revision!r}")
+    proc = processes.run(["git", "-C", str(REPO), "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"],
+                         capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ValueError(f"{revision!r} names no commit in {REPO}")
+    return proc.stdout.strip()
+
+
 def compare_with(revision: str, rounds: int = 3) -> dict:
     """This tree's emulator benchmark beside an earlier commit's, measured in turns on this machine.
 
@@ -1037,8 +1056,10 @@ def compare_with(revision: str, rounds: int = 3) -> dict:
     import statistics
 
     from .paths import REPO
-    if REPO is None or not (REPO / ".git").exists():
-        raise BackendError("comparing with a commit needs a git checkout of gemmlab")
+    try:
+        revision = baseline_commit(revision)
+    except ValueError as exc:
+        raise BackendError(str(exc)) from None
     work = Path(tempfile.mkdtemp(prefix="gemmlab-baseline-"))
     tree = work / "tree"
     try:

@@ -99,16 +99,19 @@ def _root(routine, position, name, a):
     if not (root.flags.c_contiguous or root.flags.f_contiguous):
         _fail(routine, position, name, "is a view of an array that is not contiguous; pass a contiguous copy")
     flat = root.ravel(order="K")
-    # the kernels index from a base with 32-bit offsets: pass the memory from the view's lowest element on,
-    # rounded down to 256 bytes (the allocation's alignment, so offset % 4 still says whether 16-byte loads
-    # are aligned), so that a view far into a large array needs only a small offset
-    lo = (_extent(a)[0] - data_address(root)) // a.itemsize if a.size else 0
+    # the kernels index from a base with 32-bit offsets: pass the memory the view spans, from its lowest
+    # element (rounded down to 256 bytes, the allocation's alignment, so that offset % 4 still says whether
+    # 16-byte loads are aligned) to its highest: a view far into a large array needs only a small offset, and
+    # only the bytes a launch may touch are handed over (the emulator copies what it is given)
+    if a.size == 0:
+        return flat[:0], 0
+    lo, hi = ((e - data_address(root)) // a.itemsize for e in _extent(a))
     base = lo - lo % (256 // a.itemsize)
     off = (data_address(a) - data_address(root)) // a.itemsize - base
     if off >= 2 ** 31:
         _fail(routine, position, name, f"spans {off:,} elements from its lowest to its first element, past the "
                                        "2^31 - 1 that the kernels' 32-bit offsets reach")
-    return (flat[base:] if base else flat), off
+    return flat[base:hi], off
 
 
 def _array(routine, position, name, a, ndim):
@@ -126,6 +129,8 @@ def _array(routine, position, name, a, ndim):
 def _vector(routine, position, name, v):
     """(root, offset, inc) of a 1-D view."""
     _array(routine, position, name, v, 1)
+    if v.size >= 2 ** 31:
+        _fail(routine, position, name, f"has {v.size:,} elements; the kernels' 32-bit sizes reach 2^31 - 1")
     if v.size > 1 and v.strides[0] == 0:
         _fail(routine, position, name, "has increment 0 (a broadcast view); BLAS increments must not be zero")
     if v.strides[0] % v.itemsize:
@@ -214,10 +219,18 @@ def _trans(routine, position, name, flag):
     return "N" if flag.upper() == "N" else "T"
 
 
+_FP32_MAX = float(numpy.finfo(numpy.float32).max)
+
+
 def _scalar(routine, position, name, value):
     if isinstance(value, bool) or not isinstance(value, (int, float, numpy.floating, numpy.integer)):
         _fail(routine, position, name, f"must be a real number, got {type(value).__name__}")
-    return float(value)
+    value = float(value)
+    if value == value and abs(value) != float("inf") and abs(value) > _FP32_MAX:
+        # (infinities and NaN are passed on: the reference BLAS's arithmetic decides what they do)
+        _fail(routine, position, name, f"= {value!r} is beyond float32's range (|{name}| <= {_FP32_MAX:.6g}): the "
+                                       f"s routines compute in float32, where it would become infinite")
+    return value
 
 
 def _scale(y, beta):

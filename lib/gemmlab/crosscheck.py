@@ -118,7 +118,8 @@ def emit(path: str, seed: int = 0):
     side computes the same reference from the same seeded inputs and gets the output back bit for bit):
     a few bits per value instead of 32, so that the file travels to a GPU machine."""
     import io
-    from .paths import atomic_write
+    from .paths import atomic_write, writable
+    writable(path)                       # refused before the minutes of running every kernel, not after
     packed = {key: _delta(_run(v, choice, problem, inputs), _rounded(problem.reference(inputs)))
               for v, choice, problem, key, inputs in _seeded(seed)}
     buffer = io.BytesIO()

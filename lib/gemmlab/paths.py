@@ -1,6 +1,7 @@
 """Where the kernel sources and the recorded results live: inside the wheel, or in the source tree."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
@@ -52,3 +53,15 @@ def atomic_write(path, data, *, mode: int | None = None) -> Path:
             pass
         raise
     return path
+
+
+def writable(path: str) -> None:
+    """Refuse, before any work, a path a result could not be written to: a folder, a missing or read-only folder."""
+    target = os.path.abspath(path)
+    folder = os.path.dirname(target)
+    if os.path.isdir(target):
+        raise ValueError(f"{path!r} is a folder; give a file name")
+    if not os.path.isdir(folder):
+        raise ValueError(f"the folder {folder!r} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(target) and not os.access(target, os.W_OK)):
+        raise ValueError(f"{path!r} cannot be written (no permission)")

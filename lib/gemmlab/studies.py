@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from typing import Callable
@@ -179,15 +180,24 @@ def _sanitize():
 
 
 def _crosscheck():
-    from . import crosscheck
+    from . import crosscheck, paths
 
     def internal(a):
         if a.emit:
+            try:
+                paths.writable(a.emit)                           # before the minutes of running every kernel
+            except ValueError as exc:
+                raise SystemExit(f"--emit: {exc}") from None
             crosscheck.emit(a.emit, a.seed)
             return 0
         return None
+
+    def run(a):
+        if a.emulator_outputs is not None and not os.path.isfile(a.emulator_outputs):
+            raise SystemExit(f"--emulator-outputs: no file {a.emulator_outputs!r} (what crosscheck --emit wrote)")
+        return crosscheck.compare(a.seed, a.emulator_outputs)
     return Study("crosscheck", "run every registry kernel on the GPU and on the emulator; compare",
-                 run=lambda a: crosscheck.compare(a.seed, a.emulator_outputs),
+                 run=run,
                  show=lambda r: print(crosscheck.report(r)), save=lambda r: [crosscheck.save(r)],
                  writes="results/emulator-vs-<gpu>.json", needs=(), record="emulator-vs", internal=internal,
                  ok=lambda r: r["all_agree"],
@@ -215,7 +225,13 @@ def _emulator_bench():
     def run(a):
         if a.rounds < 1:
             raise SystemExit(f"--rounds must be a whole number >= 1, got {a.rounds}")
-        return _emulator.compare_with(a.baseline, a.rounds) if a.baseline else _emulator.benchmark()
+        if a.baseline:
+            try:
+                _emulator.baseline_commit(a.baseline)            # before minutes of benchmarking, not after
+            except ValueError as exc:
+                raise SystemExit(f"--baseline: {exc}") from None
+            return _emulator.compare_with(a.baseline, a.rounds)
+        return _emulator.benchmark()
     return Study("emulator-bench", "the CPU emulator's speed on this machine", run=run,
                  show=lambda r: print(json.dumps(r, indent=2)),
                  save=lambda r: [record.save("emulator-benchmark", r)], writes="results/emulator-benchmark.json",
