@@ -10,6 +10,9 @@ it to what the H200 does, exactly on small cases and in the errors recorded on t
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy
 import pytest
 
@@ -339,3 +342,21 @@ def test_bf16_bits_are_read_from_uint16_only():
     for bad in (x, x.astype(numpy.float16), numpy.array([16320], dtype=numpy.int32)):
         with pytest.raises(TypeError, match="uint16"):
             ops.from_bf16_bits(bad)
+
+
+@pytest.mark.parametrize("key", ["tc/02_3xtf32", "tc/04_3xtf32_pipelined"])
+def test_3xtf32_takes_finite_inputs_an_infinite_one_gives_nan(key):
+    """The documented limit of the split (chapter 14, the variants' titles): inf's tail is inf - inf."""
+    v = gl.registry.get(key)
+    assert "finite inputs: an infinite one gives NaN" in v.title
+    p = ops.Gemm(m=32, n=32, k=32)
+    A, B = numpy.ones((32, 32), numpy.float32), numpy.ones((32, 32), numpy.float32)
+    A[0, 0], A[1, 0] = numpy.inf, 1e38                          # an infinity, and the largest finite range
+    out = p.output()
+    v.runner(p)((xp.asarray(A), xp.asarray(B)), out)
+    got = gl.to_host(out)
+    assert numpy.isnan(got[0]).all()                             # where an SGEMM gives +inf
+    assert numpy.allclose(got[1], 1e38 + 31, rtol=1e-6) and (got[2:] == 32).all()
+    text = " ".join(json.loads((Path(__file__).resolve().parents[1] / "chapters" / "14-tensor-cores.ipynb").read_text())
+                    ["cells"][15]["source"])
+    assert "it takes finite inputs" in " ".join(text.split())

@@ -770,14 +770,16 @@ VARIANTS += [
     Variant(
         key="tc/04_3xtf32_pipelined", chapter=None,
         entry="gemm_3xtf32_pipelined<{BM}, {BN}, {WM}, {WN}, {STAGES}>", op=ops.Gemm,
-        title="3xTF32 fed as tc/03: FP32 SGEMM on TF32 tensor cores through a cp.async pipeline",
+        title="3xTF32 fed as tc/03: FP32 SGEMM on TF32 tensor cores through a cp.async pipeline (finite inputs: "
+              "an infinite one gives NaN, its tail being inf - inf)",
         params=_TC_TILES, defaults=_TC_TILE_DEFAULTS, valid=_tc_tiles_valid, needs=_TF32_FRAGMENTS,
         launch=_tc_tiles_launch,
         args=_gemm_args,
     ),
     Variant(
         key="tc/02_3xtf32", chapter=None, entry="gemm_3xtf32<{WARPS_M}, {WARPS_N}>", op=ops.Gemm,
-        title="3xTF32: FP32 SGEMM on TF32 tensor cores, each operand as a head and a tail",
+        title="3xTF32: FP32 SGEMM on TF32 tensor cores, each operand as a head and a tail (finite inputs: an "
+              "infinite one gives NaN, its tail being inf - inf)",
         params={"WARPS_M": (1, 2, 4), "WARPS_N": (1, 2, 4)}, defaults={"WARPS_M": 2, "WARPS_N": 2},
         needs=_TF32_FRAGMENTS,
         launch=lambda p, c: ((cdiv(p.n, 16 * c["WARPS_N"]), cdiv(p.m, 16 * c["WARPS_M"])), 32 * c["WARPS_M"] * c["WARPS_N"], 0),
@@ -846,7 +848,8 @@ def _split_prepare(p, c, inputs, out):
 VARIANTS += [
     Variant(
         key="tc/07_3xtf32_wgmma", chapter=None, entry="gemm_3xtf32_wgmma", op=ops.Gemm,
-        title="3xTF32 on Hopper's pipeline: heads and tails split first, TF32 wgmma fed by TMA (GPU only)",
+        title="3xTF32 on Hopper's pipeline: heads and tails split first, TF32 wgmma fed by TMA (GPU only; "
+              "finite inputs: an infinite one gives NaN, its tail being inf - inf)",
         needs=_HOPPER, prepare=_split_prepare,
         launch=lambda p, c: ((cdiv(p.n, 128), cdiv(p.m, 128)), 384, 3 * 4 * 128 * 32 * 4 + 1024),
         args=lambda p, inputs, out: (_split_buffers(p)[1], out, p.m, p.n, p.k),
