@@ -54,3 +54,17 @@ def test_emitted_file_restores_every_output(tmp_path, monkeypatch):
         assert back.view(numpy.int32).tolist() == direct[key].view(numpy.int32).tolist(), key
     assert path.stat().st_size < 0.5 * sum(v.nbytes for v in direct.values())
     assert registry.get("sgemm/02_shared_tiling")
+
+
+def test_a_damaged_emulator_outputs_file_is_refused_with_its_name(tmp_path):
+    import numpy
+    good = tmp_path / "good.npz"
+    numpy.savez_compressed(good, __machine__=numpy.array("here"), __format__=numpy.array(crosscheck.FORMAT),
+                           case=numpy.zeros(3, numpy.int8))
+    assert crosscheck._load(str(good), "x")[1] == "here"
+    data = good.read_bytes()
+    for name, content in (("truncated.npz", data[: len(data) // 2]), ("empty.npz", b""), ("text.npz", b"not a zip")):
+        bad = tmp_path / name
+        bad.write_bytes(content)
+        with pytest.raises(ValueError, match=rf"{bad} is not a file that crosscheck --emit wrote"):
+            crosscheck._load(str(bad), "x")

@@ -144,3 +144,20 @@ def test_lab_opens_the_first_chapter_of_the_workbook_and_adds_allow_root_as_root
         assert ("--allow-root" in argv) == root
         monkeypatch.chdir(tmp_path)
     assert (work / "00-how-to-use.ipynb").is_file()
+
+
+def test_a_damaged_manifest_keeps_every_copy_and_says_so(tmp_path):
+    from gemmlab import workbook
+    chapters, work = tmp_path / "chapters", tmp_path / "workbook"
+    chapters.mkdir()
+    nb = {"cells": [{"cell_type": "code", "source": "x = 1", "metadata": {}, "outputs": [], "execution_count": None}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (chapters / "01-a.ipynb").write_text(json.dumps(nb))
+    workbook.sync(chapters, work, say=lambda s: None)
+    nb["cells"][0]["source"] = "x = 2"                              # the book changes the chapter
+    (chapters / "01-a.ipynb").write_text(json.dumps(nb))
+    (work / workbook.MANIFEST).write_text('{"01-a.ipynb": {"from"')   # and the manifest is cut short
+    said = []
+    assert workbook.sync(chapters, work, say=said.append) == {"01-a.ipynb": "kept"}
+    assert any("could not be read" in s for s in said)
+    assert json.loads((work / "01-a.ipynb").read_text())["cells"][0]["source"] == "x = 1"    # nothing lost

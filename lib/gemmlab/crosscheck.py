@@ -132,8 +132,13 @@ FORMAT = "ulps from the FP32-rounded float64 reference"
 
 def _load(path: str, machine: str):
     """emit's file: (stored outputs by key, the machine it ran on, whether they are stored as ulps)."""
-    with numpy.load(path) as f:
-        stored = dict(f)
+    import zipfile
+    try:
+        with numpy.load(path) as f:
+            stored = dict(f)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, AttributeError) as exc:
+        raise ValueError(f"{path} is not a file that crosscheck --emit wrote (truncated or another file?): {exc}; "
+                         "emit it again with GEMMLAB_BACKEND=emulator python -m gemmlab crosscheck --emit") from None
     ran_on = str(stored.pop("__machine__", machine))
     return stored, ran_on, str(stored.pop("__format__", "")) == FORMAT
 

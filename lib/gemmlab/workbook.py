@@ -76,6 +76,9 @@ def sync(chapters: Path, work: Path, *, replace=(), ask=None, say=print) -> dict
         replace = wanted
     work.mkdir(parents=True, exist_ok=True)
     manifest = _load_manifest(work)
+    if not manifest and (work / MANIFEST).exists() and (work / MANIFEST).read_bytes().strip() not in (b"", b"{}"):
+        say(f"{work / MANIFEST} could not be read (damaged?): every copy in {work.name}/ is taken as edited by "
+            "you and kept; --replace NAME takes a chapter anew")
     done = {}
     try:
         for name, src in sources.items():
