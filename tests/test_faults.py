@@ -921,3 +921,23 @@ def test_a_killed_or_interrupted_compile_leaves_nothing_running_and_no_file_behi
         time.sleep(0.02)
     assert _compilers_in(cache) == [], "a compiler process outlived the Python process"
     assert list(scratch.iterdir()) == [], f"left in TMPDIR: {[p.name for p in scratch.iterdir()]}"
+
+
+def test_a_grouped_child_and_its_children_die_with_an_interrupt_and_results_come_back():
+    """processes.run(group=True): the result of a child that ends, its exit status, check=, a timeout, and no
+    grandchild left when the wait is interrupted."""
+    from gemmlab import processes
+    done = processes.run(["sh", "-c", "echo out; echo err >&2; exit 3"], capture_output=True, text=True, group=True)
+    assert (done.returncode, done.stdout, done.stderr) == (3, "out\n", "err\n")
+    with pytest.raises(subprocess.CalledProcessError):
+        processes.run(["false"], group=True, check=True)
+    with pytest.raises(ValueError, match="no standard input"):
+        processes.run(["cat"], group=True, input="x", text=True)
+    marker = f"gemmlab-test-{os.getpid()}-{time.monotonic_ns()}"
+    start = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):           # a child whose own child sleeps on
+        processes.run(["sh", "-c", f"sh -c 'sleep 30; echo {marker}' & wait"], group=True, timeout=0.5)
+    assert time.monotonic() - start < 10
+    time.sleep(0.2)
+    alive = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
+    assert alive == [], f"left running: {alive}"

@@ -1071,7 +1071,7 @@ def compare_with(revision: str, rounds: int = 3) -> dict:
                "GEMMLAB_BACKEND": "emulator"}
 
         def theirs():
-            out = processes.run([sys.executable, "-m", "gemmlab", "emulator-bench"], env=env, capture_output=True,
+            out = processes.run([sys.executable, "-m", "gemmlab", "emulator-bench"], env=env, capture_output=True, group=True,
                                 text=True, cwd=str(work))
             if out.returncode != 0:
                 raise BackendError(f"the benchmark of {revision} failed: {out.stderr.strip()[-2000:]}")

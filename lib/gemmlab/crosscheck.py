@@ -94,7 +94,7 @@ def compare(seed: int = 0, emulator_outputs: str | None = None) -> dict:
             path = os.path.join(tmp, "emulator.npz")
             env = {**os.environ, "GEMMLAB_BACKEND": "emulator"}
             processes.run([sys.executable, "-m", "gemmlab", "crosscheck", "--emit", path, "--seed", str(seed)],
-                          check=True, env=env)
+                          check=True, env=env, group=True)
             stored, ran_on, packed = _load(path, _machine())
     missing = [_key(v, c, p) for v, c, p in _cases() if _key(v, c, p) not in stored]
     if missing:

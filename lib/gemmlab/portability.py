@@ -24,7 +24,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import blas, blasbench, climb, ladder, ops, registry, sass, tensor
+from . import blas, blasbench, climb, ladder, ops, processes, registry, sass, tensor
 from .paths import KERNELS
 
 
@@ -128,9 +128,9 @@ def _compile_unit(source: str, exprs: list, arch: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "unit.cu"
         path.write_text(unit)
-        proc = subprocess.run([_nvcc(), "-cubin", f"-arch={arch}", "-std=c++17", f"-I{KERNELS}", "-Xptxas", "-v",
-                               "-o", str(Path(tmp) / "unit.cubin"), str(path)], capture_output=True, text=True,
-                              timeout=1800)
+        proc = processes.run([_nvcc(), "-cubin", f"-arch={arch}", "-std=c++17", f"-I{KERNELS}", "-Xptxas", "-v",
+                              "-o", str(Path(tmp) / "unit.cubin"), str(path)], capture_output=True, text=True,
+                             timeout=1800, group=True)
     log = proc.stderr + proc.stdout
     kernels, current = {}, None
     for line in log.splitlines():

@@ -55,7 +55,7 @@ def run() -> dict:
     cmd = [ncu, "--clock-control", "none", "--kernel-name-base", "function", "-k", "regex:^(dot|gemm)_",
            *[a for s in SECTIONS for a in ("--section", s)], "--csv", "--page", "details",
            sys.executable, "-m", "gemmlab", "profile", "--launch"]
-    proc = processes.run(cmd, capture_output=True, text=True)
+    proc = processes.run(cmd, capture_output=True, text=True, group=True)
     if proc.returncode != 0:
         raise SystemExit(f"ncu failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
     steps = [m.group(1) for m in re.finditer(r"^ran (.*)$", proc.stdout, re.M)]
@@ -288,11 +288,11 @@ def run_study(study: str, progress: bool = True) -> dict:
                *only, *[a for s in SECTIONS_RAW for a in ("--section", s)],
                "--metrics", ",".join(RAW_METRICS), "--csv", "--page", "raw",
                sys.executable, "-m", "gemmlab", "profile", "--launch-case", study, str(i)]
-        proc = processes.run(cmd, capture_output=True, text=True)
+        proc = processes.run(cmd, capture_output=True, text=True, group=True)
         if proc.returncode != 0 and "metric" in (proc.stderr + proc.stdout).lower():
             # a metric this ncu does not know: the sections' own metrics only
             at = cmd.index("--metrics")
-            proc = processes.run(cmd[:at] + cmd[at + 2:], capture_output=True, text=True)
+            proc = processes.run(cmd[:at] + cmd[at + 2:], capture_output=True, text=True, group=True)
         if proc.returncode != 0:
             raise SystemExit(f"ncu failed on {label} ({proc.returncode}):\n{proc.stderr[-2000:]}\n{proc.stdout[-1000:]}")
         found = parse_raw(proc.stdout)

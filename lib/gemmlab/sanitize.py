@@ -76,7 +76,7 @@ def run(tools=TOOLS) -> dict:
         # from a kernel. A failing call that matters raises in the launching Python process anyway.
         quiet = ["--report-api-errors", "no"] if tool in ("memcheck", "initcheck") else []
         return processes.run([exe, "--tool", tool, *quiet, "--error-exitcode", "1", sys.executable, "-m", "gemmlab",
-                              "sanitize", "--launch"], capture_output=True, text=True)
+                              "sanitize", "--launch"], capture_output=True, text=True, group=True)
 
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(len(tools)) as pool:         # one process per tool, side by side on the GPU
@@ -107,7 +107,8 @@ def run_demo() -> dict:
            "command": "python -m gemmlab sanitize --demo --record", "barriers": {}}
     for barrier in (1, 2):
         proc = processes.run([exe, "--tool", "racecheck", "--racecheck-report", "hazard", sys.executable, "-m",
-                              "gemmlab", "sanitize", "--launch-demo", str(barrier)], capture_output=True, text=True)
+                              "gemmlab", "sanitize", "--launch-demo", str(barrier)], capture_output=True, text=True,
+                             group=True)
         text = proc.stdout + proc.stderr
         summary = next((line.replace("=========", "").strip() for line in text.splitlines()
                         if "RACECHECK SUMMARY" in line), "no summary")

@@ -137,7 +137,8 @@ def analyse(cases=CASES) -> dict:
             unit.write_text("\n".join(lines) + "\n")
             cubin = Path(tmp) / "unit.cubin"
             ptxas = processes.run([nvcc, "-cubin", f"-arch={arch}", "-O3", "-Xptxas", "-v", f"-I{KERNELS}",
-                                    "-o", str(cubin), str(unit)], capture_output=True, text=True, check=True).stderr
+                                    "-o", str(cubin), str(unit)], capture_output=True, text=True, check=True,
+                                   group=True).stderr
             sass = processes.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, check=True,
                                   env={**os.environ}).stdout
             regs, spills = {}, {}
