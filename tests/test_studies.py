@@ -107,3 +107,12 @@ def test_paths_and_commits_are_refused_before_any_work(tmp_path):
                               capture_output=True, text=True, timeout=120, env=env)
         assert proc.returncode != 0 and "--baseline: 'no-such-commit-xyz' names no commit" in proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("args", [["ladder", "--reps", "0"], ["climb", "--reps", "-3"], ["tensor", "--reps", "x"],
+                                  ["blas", "--passes", "0"]])
+def test_repetitions_and_passes_are_counted_from_one(args, capsys):
+    with pytest.raises(SystemExit):
+        main(args)
+    err = capsys.readouterr().err
+    assert "must be a whole number >= 1" in err and "Traceback" not in err

@@ -54,6 +54,17 @@ def _ceilings():
                  save=lambda m: [device.save(m)], writes="results/ceilings-<gpu>.json")
 
 
+def _count(text: str) -> int:
+    """An option that counts repetitions or passes: a whole number from 1 (argparse says so in one line)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {n}")
+    return n
+
+
 def _ladder():
     from . import ladder
 
@@ -61,7 +72,7 @@ def _ladder():
         print(f"checked and timed {sum(len(t['rows']) for t in result['timings'])} cases")
     return Study("ladder", "check and time every SGEMM step and sweep at N=4096 in one run",
                  run=lambda a: ladder.run_all(reps=a.reps), show=show, save=lambda r: [ladder.save(r)],
-                 writes="results/ladder-<gpu>.json", options=(_o("--reps", type=int, default=10),))
+                 writes="results/ladder-<gpu>.json", options=(_o("--reps", type=_count, default=10),))
 
 
 def _climb():
@@ -69,7 +80,7 @@ def _climb():
     return Study("climb", "Part IV: check and time the tuned SGEMM kernels against cuBLAS at every target size",
                  run=lambda a: climb.run_all(reps=a.reps), show=lambda r: print(climb.summary(r)),
                  save=lambda r: [climb.save(r)], writes="results/climb-<gpu>.json",
-                 options=(_o("--reps", type=int, default=10),))
+                 options=(_o("--reps", type=_count, default=10),))
 
 
 def _tensor():
@@ -78,7 +89,7 @@ def _tensor():
                            "and 3xTF32's speed and accuracy against cuBLAS SGEMM",
                  run=lambda a: tensor.run_all(reps=a.reps), show=lambda r: print(tensor.summary(r)),
                  save=lambda r: [tensor.save(r)], writes="results/tensor-<gpu>.json",
-                 options=(_o("--reps", type=int, default=10),))
+                 options=(_o("--reps", type=_count, default=10),))
 
 
 def _tune():
@@ -110,7 +121,7 @@ def _blas():
     return Study("blas", "check and time every DOT, GEMV and GEMM step, sweeps and the scaling study",
                  run=lambda a: blasbench.run_all(passes=a.passes), show=show, save=lambda r: list(blasbench.save(*r)),
                  writes="results/blas-<gpu>.json and blas-scaling-<gpu>.csv",
-                 options=(_o("--passes", type=int, default=3),))
+                 options=(_o("--passes", type=_count, default=3),))
 
 
 def _profile():
