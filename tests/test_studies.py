@@ -116,3 +116,10 @@ def test_repetitions_and_passes_are_counted_from_one(args, capsys):
         main(args)
     err = capsys.readouterr().err
     assert "must be a whole number >= 1" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["refresh", "rehearse"])
+def test_a_cell_time_limit_under_a_second_is_refused(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--timeout", "0", "chapters/00-how-to-use.ipynb"])
+    assert "--timeout is seconds per cell: a whole number >= 1, got 0" in capsys.readouterr().err

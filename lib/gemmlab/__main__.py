@@ -69,6 +69,8 @@ def main(argv=None) -> int:
     missing = [p for p in args.notebooks if not Path(p).is_file()]
     if missing:
         parser.error("no such notebook: " + ", ".join(missing))
+    if args.timeout < 1:
+        parser.error(f"--timeout is seconds per cell: a whole number >= 1, got {args.timeout}")
     from . import record, refresh
     if args.command == "rehearse":
         if args.jobs < 1:
