@@ -235,7 +235,7 @@ def test_a_view_far_into_a_large_array_is_passed_from_near_its_first_element():
     from gemmlab.loader import data_address
     flat = xp.asarray(RNG.standard_normal(3_000_000).astype(numpy.float32))
     for view in (flat[2_999_000:2_999_100], flat[2_999_100:2_999_000:-1], flat[2_500_001:2_500_301:3]):
-        mem, off = blas._root("sdot", 1, "x", view)
+        mem, off, _ = blas._root("sdot", 1, "x", view)
         assert 0 <= off < 64 + 300 * 3 and (data_address(mem) - data_address(flat)) % 256 == 0
         assert data_address(mem) + 4 * off == data_address(view)
         lo, hi = blas._extent(view)
@@ -270,6 +270,35 @@ def test_a_small_view_of_a_large_memory_map_hands_over_only_its_own_bytes(tmp_pa
     big = numpy.lib.format.open_memmap(tmp_path / "big.npy", mode="w+", dtype=numpy.float32, shape=(16 << 20,))
     big[1000:1012] = numpy.arange(12, dtype=numpy.float32)
     x = big[1000:1012]
-    mem, off = blas._root("sdot", 1, "x", x)
+    mem, off, _ = blas._root("sdot", 1, "x", x)
     assert mem.nbytes <= 12 * 4 + 256
     assert gl.blas.dot(x, x) == float((numpy.arange(12.0) ** 2).sum())
+
+
+def test_scalars_are_taken_as_float32_takes_them():
+    """Rounded to float32 as the s routines compute: the largest float32 is taken, a value that rounds to
+    zero is a zero (A is then not read, as alpha = 0 promises), an int past any float is refused by name."""
+    a = mat(4, 4, fill=numpy.nan)
+    y = vec(4, 1, fill=2.0)
+    out = host(gl.blas.gemv("N", 1e-46, a, vec(4, 1), 0.5, y))            # 1e-46 is 0 in float32
+    assert (out == 1.0).all()
+    gl.blas.gemv("N", 3.4028235e38, mat(4, 4), vec(4, 1), 0.0, vec(4, 1))  # float32's largest, as NumPy prints it
+    with pytest.raises(BlasError, match=r"argument 2 \(alpha\) = 10{400}|argument 2 \(alpha\) = 1000"):
+        gl.blas.gemv("N", 10 ** 400, mat(4, 4), vec(4, 1), 0.0, vec(4, 1))
+
+
+def test_sizes_increments_and_leading_dimensions_past_32_bits_are_refused_by_name():
+    """Checked before any memory is touched: views that only claim such sizes (never read) are enough."""
+    from numpy.lib.stride_tricks import as_strided
+    if gl.on_gpu:
+        pytest.skip("the claimed views are host memory")
+    base = numpy.zeros(8, dtype=numpy.float32)
+    wide_inc = as_strided(base, shape=(2,), strides=(4 * 2 ** 31,))
+    with pytest.raises(BlasError, match=r"sdot: argument 1 \(x\) has increment 2,147,483,648, past the 2\^31 - 1"):
+        gl.blas.dot(wide_inc, wide_inc)
+    long = as_strided(base, shape=(2 ** 31,), strides=(4,))
+    with pytest.raises(BlasError, match=r"sdot: argument 2 \(y\) has 2,147,483,648 elements"):
+        gl.blas.dot(base[:2], long)
+    wide_ld = as_strided(base, shape=(2, 2), strides=(4, 4 * 2 ** 31))
+    with pytest.raises(BlasError, match=r"sgemv: argument 3 \(A\) is 2 x 2 with leading dimension 2,147,483,648"):
+        gl.blas.gemv("N", 1.0, wide_ld, base[:2], 0.0, base[2:4])

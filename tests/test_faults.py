@@ -941,3 +941,65 @@ def test_a_grouped_child_and_its_children_die_with_an_interrupt_and_results_come
     time.sleep(0.2)
     alive = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
     assert alive == [], f"left running: {alive}"
+
+
+def test_a_grouped_child_ends_as_it_would_alone():
+    """Through the group's shell a child killed by a signal still reads as killed (a negative return code,
+    no line added to its stderr), a missing program is a FileNotFoundError, and a timeout names the command."""
+    from gemmlab import processes
+    done = processes.run(["sh", "-c", "echo hi; kill -SEGV $$"], capture_output=True, text=True, group=True)
+    assert (done.returncode, done.stdout, done.stderr) == (-signal.SIGSEGV, "hi\n", "")
+    assert processes.run(["sh", "-c", "kill -KILL $$"], group=True).returncode == -signal.SIGKILL
+    with pytest.raises(FileNotFoundError):
+        processes.run(["no-such-program-gemmlab"], group=True, capture_output=True)
+    with pytest.raises(subprocess.TimeoutExpired) as info:
+        processes.run(["sleep", "5"], group=True, timeout=0.2)
+    assert info.value.cmd == ["sleep", "5"]
+    for bad in (dict(stdin=subprocess.PIPE), dict(start_new_session=False)):
+        with pytest.raises(ValueError):
+            processes.run(["true"], group=True, **bad)
+    assert processes.run(["true"], group=True, stdin=subprocess.DEVNULL, input=None).returncode == 0
+
+
+def test_groups_run_from_worker_threads_are_killed_when_the_caller_is_interrupted():
+    """kill_groups: what sanitize and portability call when interrupted, so that their pools do not wait for
+    every worker's tool to end on its own."""
+    import threading
+    from gemmlab import processes
+    marker = f"gemmlab-pool-{os.getpid()}-{time.monotonic_ns()}"
+    ended = []
+    workers = [threading.Thread(target=lambda: ended.append(
+        processes.run(["sh", "-c", f"sleep 30; echo {marker}"], group=True).returncode)) for _ in range(3)]
+    for w in workers:
+        w.start()
+    deadline = time.monotonic() + 10
+    while len(processes._groups) < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    start = time.monotonic()
+    processes.kill_groups()
+    for w in workers:
+        w.join(timeout=10)
+    assert time.monotonic() - start < 5 and sorted(ended) == [-signal.SIGKILL] * 3
+    assert subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout == ""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PDEATHSIG is Linux's")
+def test_a_group_dies_with_a_parent_that_ignores_sigterm(tmp_path):
+    """A parent started with SIGTERM ignored (some job runners do that) passes the ignore on to its children;
+    the group's shell must still be told when the parent dies, and kill its group."""
+    tag = f"{os.getpid()}-{time.monotonic_ns()}"
+    marker = f"gemmlab-ign-{tag}"                  # (the script spells it in two pieces: only the group has it)
+    script = ("import signal, sys\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+              "from gemmlab import processes\n"
+              f"processes.run(['sh', '-c', 'sleep 30; echo ' + 'gemmlab-ign-' + '{tag}'], group=True)\n")
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout:
+        time.sleep(0.05)
+    assert subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout, "the group did not start"
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and subprocess.run(["pgrep", "-f", marker], capture_output=True).stdout:
+        time.sleep(0.05)
+    assert subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout == ""

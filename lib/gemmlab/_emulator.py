@@ -79,6 +79,15 @@ _VOLATILE = re.compile(r"\bvolatile\b")
 _LAUNCHES = threading.RLock()        # emulated launches run one after another, as on a GPU stream
 
 
+def _fresh_lock():                   # a process forked while another thread held the lock must not inherit it
+    global _LAUNCHES
+    _LAUNCHES = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_lock)
+
+
 class EmulatorError(RuntimeError):
     """A kernel failed on the emulator: barrier divergence, a crash, an out-of-bounds access, a time-out."""
 
@@ -100,8 +109,10 @@ def _compiler() -> str:
     chosen = os.environ.get("CXX")
     if chosen:
         if shutil.which(chosen) is None:        # a named compiler that is not there: said, not replaced by another
-            raise BackendError(f"CXX={chosen!r} names no compiler on this machine (not found on the PATH); set CXX "
-                               "to a C++17 compiler that is installed (g++, clang++), or unset it to use g++")
+            extra = (" (CXX names one program here: no launcher such as ccache, no flags)"
+                     if len(chosen.split()) > 1 else " (not found on the PATH)")
+            raise BackendError(f"CXX={chosen!r} names no compiler on this machine{extra}; set CXX to a C++17 "
+                               "compiler that is installed (g++, clang++), or unset it to use g++")
         return shutil.which(chosen)
     for candidate in ("g++", "clang++", "c++"):
         if candidate and shutil.which(candidate):
@@ -747,7 +758,7 @@ def compile(module, expr: str, signature, racecheck: bool = False):
     texts = (module.source, *module.headers.values())
     asks = any("__CUDA_ARCH__" in t or _MMA_INCLUDE.search(t) for t in texts)
     arch = (f"-D__CUDA_ARCH__={current().cuda_arch}",) if asks else ()
-    loops = NO_FINITE_LOOPS if _accepts(cxx, NO_FINITE_LOOPS) else ()
+    loops = NO_FINITE_LOOPS if _takes_no_finite_loops(cxx) else ()
     command = [cxx, *flags, *loops, *memcheck, *link, *arch, *includes, *module.options]
     digest = hashlib.sha256()
     for part in (RUNTIME.read_text(), unit, "\0".join(command), _compiler_version(cxx), repr(UNSUPPORTED),
@@ -942,6 +953,17 @@ def _accepts(cxx: str, flags: tuple) -> bool:
                                  input="int gl_probe;\n", capture_output=True, text=True, timeout=60).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
+
+
+def _takes_no_finite_loops(cxx: str) -> bool:
+    """Whether the compiler has -fno-finite-loops (g++ 10 and clang 12 on), read from the version text every
+    build already asks for, so that no extra compiler run is made."""
+    text = _compiler_version(cxx)
+    m = re.search(r"clang version (\d+)", text)
+    if m:
+        return int(m.group(1)) >= 12
+    m = re.search(r"\) (\d+)\.\d+", text) if "Free Software Foundation" in text else None
+    return m is not None and int(m.group(1)) >= 10
 
 
 @functools.lru_cache(maxsize=None)

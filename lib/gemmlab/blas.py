@@ -85,10 +85,12 @@ def _fail(routine, position, name, why):
 
 
 def _root(routine, position, name, a):
-    """The memory a view lies in, as a flat float32 array, and the view's offset into it in elements.
+    """(memory, offset, span): the memory the kernels are given for a view, the view's first element's offset
+    into it (in elements), and the bytes [lo, hi) the view's elements occupy.
 
-    Kernels take raw memory: the view's owner (a contiguous array) is passed as a flat, C-contiguous view.
-    A float32 view of memory owned by an array of another type is refused (its owner is not float32).
+    Kernels take raw memory: a flat, contiguous span of the array that owns the view's memory, from just below
+    the view's lowest element to its highest. A float32 view of memory owned by an array of another type is
+    refused (its owner is not float32).
     """
     root = a
     while getattr(root, "base", None) is not None and isinstance(root.base, type(a)):
@@ -103,15 +105,18 @@ def _root(routine, position, name, a):
     # element (rounded down to 256 bytes, the allocation's alignment, so that offset % 4 still says whether
     # 16-byte loads are aligned) to its highest: a view far into a large array needs only a small offset, and
     # only the bytes a launch may touch are handed over (the emulator copies what it is given)
+    at = data_address(a)
     if a.size == 0:
-        return flat[:0], 0
-    lo, hi = ((e - data_address(root)) // a.itemsize for e in _extent(a))
+        return flat[:0], 0, (at, at)
+    root_at = data_address(root)
+    span = _extent(a, at)
+    lo, hi = ((e - root_at) // a.itemsize for e in span)
     base = lo - lo % (256 // a.itemsize)
-    off = (data_address(a) - data_address(root)) // a.itemsize - base
+    off = (at - root_at) // a.itemsize - base
     if off >= 2 ** 31:
         _fail(routine, position, name, f"spans {off:,} elements from its lowest to its first element, past the "
                                        "2^31 - 1 that the kernels' 32-bit offsets reach")
-    return flat[base:hi], off
+    return flat[base:hi], off, span
 
 
 def _array(routine, position, name, a, ndim):
@@ -127,7 +132,7 @@ def _array(routine, position, name, a, ndim):
 
 
 def _vector(routine, position, name, v):
-    """(root, offset, inc) of a 1-D view."""
+    """(memory, offset, inc, span) of a 1-D view (:func:`_root`)."""
     _array(routine, position, name, v, 1)
     if v.size >= 2 ** 31:
         _fail(routine, position, name, f"has {v.size:,} elements; the kernels' 32-bit sizes reach 2^31 - 1")
@@ -135,20 +140,20 @@ def _vector(routine, position, name, v):
         _fail(routine, position, name, "has increment 0 (a broadcast view); BLAS increments must not be zero")
     if v.strides[0] % v.itemsize:
         _fail(routine, position, name, "has a step that is not a whole number of elements")
-    root, off = _root(routine, position, name, v)
     inc = (v.strides[0] // v.itemsize) if v.size > 1 else 1
     if abs(inc) >= 2 ** 31:
         _fail(routine, position, name, f"has increment {inc:,}, past the 2^31 - 1 that the kernels' 32-bit "
                                        "increments reach")
-    return root, off, inc
+    root, off, span = _root(routine, position, name, v)
+    return root, off, inc, span
 
 
 def _matrix(routine, position, name, a):
-    """(root, offset, ld) of a column-major matrix view."""
+    """(memory, offset, ld, span) of a column-major matrix view (:func:`_root`)."""
     _array(routine, position, name, a, 2)
     rows, cols = a.shape
     if a.size == 0:
-        return a, 0, max(rows, 1)            # nothing is read or written: any layout will do
+        return a, 0, max(rows, 1), (0, 0)    # nothing is read or written: any layout will do
     s0, s1 = a.strides
     if rows > 1 and s0 != a.itemsize:
         _fail(routine, position, name, "must be column-major (Fortran-ordered: consecutive rows adjacent in "
@@ -159,8 +164,8 @@ def _matrix(routine, position, name, a):
     if ld >= 2 ** 31 or rows >= 2 ** 31 or cols >= 2 ** 31:
         _fail(routine, position, name, f"is {rows:,} x {cols:,} with leading dimension {ld:,}: the kernels' 32-bit "
                                        "sizes and leading dimensions reach 2^31 - 1")
-    root, off = _root(routine, position, name, a)
-    return root, off, ld
+    root, off, span = _root(routine, position, name, a)
+    return root, off, ld, span
 
 
 def _output(routine, position, name, a):
@@ -172,9 +177,10 @@ def _output(routine, position, name, a):
                                        "pass a writable array")
 
 
-def _extent(a) -> tuple:
-    """[first byte, one past the last byte) of the memory an array's elements occupy."""
-    lo = hi = data_address(a)
+def _extent(a, at: int | None = None) -> tuple:
+    """[first byte, one past the last byte) of the memory an array's elements occupy (``at``: its address,
+    when the caller has it)."""
+    lo = hi = data_address(a) if at is None else at
     for size, stride in zip(a.shape, a.strides):
         if size == 0:
             return lo, lo
@@ -183,30 +189,34 @@ def _extent(a) -> tuple:
     return lo, hi + a.itemsize
 
 
+_TOO_HARD = getattr(numpy, "exceptions", numpy).TooHardError      # (numpy.exceptions from NumPy 1.25)
+
+
+class _View:
+    """An address, a shape and strides as NumPy reads an array's: numpy.asarray of one is never read."""
+    def __init__(self, at, a):
+        self.__array_interface__ = {"data": (at, True), "shape": tuple(a.shape), "strides": tuple(a.strides),
+                                    "typestr": a.dtype.str, "version": 3}
+
+
 def _proxy(a):
     """A NumPy array with ``a``'s address, shape and strides, never read: what numpy.shares_memory needs to
     decide exactly, by arithmetic on the addresses, whether two views have an element in common."""
-    class View:
-        __array_interface__ = {"data": (data_address(a), True), "shape": tuple(a.shape),
-                               "strides": tuple(a.strides), "typestr": a.dtype.str, "version": 3}
-    return numpy.asarray(View())
+    return numpy.asarray(_View(data_address(a), a))
 
 
 def _distinct(routine, out, inputs):
     """Refuse an output that shares memory with an input (the reference BLAS leaves the result undefined;
-    a kernel that reads an input while another block writes the output returns garbage). Views whose byte
-    ranges do not meet pass at once; for those that do, the exact test decides (interleaved views pass)."""
-    (po, no, o), rest = out, inputs
-    olo, ohi = _extent(o)
-    for pi, ni, a in rest:
-        if a.size == 0 or o.size == 0:
-            continue
-        alo, ahi = _extent(a)
-        if ahi <= olo or ohi <= alo:
+    a kernel that reads an input while another block writes the output returns garbage). Each is (position,
+    name, array, span); views whose byte ranges do not meet pass at once; for those that do, the exact test
+    decides (interleaved views pass)."""
+    (po, no, o, (olo, ohi)), rest = out, inputs
+    for pi, ni, a, (alo, ahi) in rest:
+        if a.size == 0 or o.size == 0 or ahi <= olo or ohi <= alo:
             continue
         try:
             shared = numpy.shares_memory(_proxy(o), _proxy(a), max_work=10 ** 6)
-        except numpy.exceptions.TooHardError:
+        except _TOO_HARD:
             shared = True
         if shared:
             _fail(routine, po, no, f"shares memory with argument {pi} ({ni}); the output must not overlap an "
@@ -219,18 +229,26 @@ def _trans(routine, position, name, flag):
     return "N" if flag.upper() == "N" else "T"
 
 
-_FP32_MAX = float(numpy.finfo(numpy.float32).max)
-
-
 def _scalar(routine, position, name, value):
+    """The scalar as the s routines compute with it: rounded to float32 (so a value that rounds to zero is a
+    zero, as in the reference BLAS). A finite value that float32 cannot hold is refused; infinities and NaN
+    are passed on, for the reference BLAS's arithmetic to decide what they do."""
     if isinstance(value, bool) or not isinstance(value, (int, float, numpy.floating, numpy.integer)):
         _fail(routine, position, name, f"must be a real number, got {type(value).__name__}")
-    value = float(value)
-    if value == value and abs(value) != float("inf") and abs(value) > _FP32_MAX:
-        # (infinities and NaN are passed on: the reference BLAS's arithmetic decides what they do)
-        _fail(routine, position, name, f"= {value!r} is beyond float32's range (|{name}| <= {_FP32_MAX:.6g}): the "
-                                       f"s routines compute in float32, where it would become infinite")
-    return value
+    try:
+        wide = float(value)
+    except OverflowError:                          # an int beyond any float
+        wide = float("inf") if value > 0 else float("-inf")
+        finite = True
+    else:
+        finite = wide == wide and abs(wide) != float("inf")
+    with numpy.errstate(over="ignore"):
+        narrow = float(numpy.float32(wide))
+    if finite and abs(narrow) == float("inf"):
+        _fail(routine, position, name, f"= {value!r} is beyond float32's range (largest "
+                                       f"{float(numpy.finfo(numpy.float32).max)!r}): the s routines compute in "
+                                       "float32, where it would become infinite")
+    return narrow
 
 
 def _scale(y, beta):
@@ -251,8 +269,8 @@ def _launch(spec, problem, args):
 
 def dot(x, y) -> float:
     """sum_i x_i y_i over two float32 vectors of equal length (any nonzero increments)."""
-    xr, xo, xi = _vector("sdot", 1, "x", x)
-    yr, yo, yi = _vector("sdot", 2, "y", y)
+    xr, xo, xi, _ = _vector("sdot", 1, "x", x)
+    yr, yo, yi, _ = _vector("sdot", 2, "y", y)
     if x.size != y.size:
         _fail("sdot", 2, "y", f"has {y.size} elements, x has {x.size}")
     n = x.size
@@ -267,10 +285,10 @@ def gemv(trans, alpha, A, x, beta, y):
     """y = alpha * op(A) x + beta * y; op(A) = A or A^T; A column-major m x n. Returns y."""
     t = _trans("sgemv", 1, "trans", trans)
     alpha = _scalar("sgemv", 2, "alpha", alpha)
-    ar, ao, lda = _matrix("sgemv", 3, "A", A)
-    xr, xo, xi = _vector("sgemv", 4, "x", x)
+    ar, ao, lda, aspan = _matrix("sgemv", 3, "A", A)
+    xr, xo, xi, xspan = _vector("sgemv", 4, "x", x)
     beta = _scalar("sgemv", 5, "beta", beta)
-    yr, yo, yi = _vector("sgemv", 6, "y", y)
+    yr, yo, yi, yspan = _vector("sgemv", 6, "y", y)
     _output("sgemv", 6, "y", y)
     m, n = A.shape
     need_x, need_y = (n, m) if t == "N" else (m, n)
@@ -278,7 +296,7 @@ def gemv(trans, alpha, A, x, beta, y):
         _fail("sgemv", 4, "x", f"has {x.size} elements; op(A) has {need_x} columns")
     if y.size != need_y:
         _fail("sgemv", 6, "y", f"has {y.size} elements; op(A) has {need_y} rows")
-    _distinct("sgemv", (6, "y", y), ((3, "A", A), (4, "x", x)))
+    _distinct("sgemv", (6, "y", y, yspan), ((3, "A", A, aspan), (4, "x", x, xspan)))
     if m == 0 or n == 0 or (alpha == 0.0 and beta == 1.0):
         return y
     if alpha == 0.0:
@@ -294,10 +312,10 @@ def gemm(transa, transb, alpha, A, B, beta, C):
     ta = _trans("sgemm", 1, "transa", transa)
     tb = _trans("sgemm", 2, "transb", transb)
     alpha = _scalar("sgemm", 3, "alpha", alpha)
-    ar, ao, lda = _matrix("sgemm", 4, "A", A)
-    br, bo, ldb = _matrix("sgemm", 5, "B", B)
+    ar, ao, lda, aspan = _matrix("sgemm", 4, "A", A)
+    br, bo, ldb, bspan = _matrix("sgemm", 5, "B", B)
     beta = _scalar("sgemm", 6, "beta", beta)
-    cr, co, ldc = _matrix("sgemm", 7, "C", C)
+    cr, co, ldc, cspan = _matrix("sgemm", 7, "C", C)
     _output("sgemm", 7, "C", C)
     m, n = C.shape
     am, ak = A.shape if ta == "N" else A.shape[::-1]
@@ -308,7 +326,7 @@ def gemm(transa, transb, alpha, A, B, beta, C):
         _fail("sgemm", 5, "B", f"gives op(B) {bn} columns; C has {n}")
     if ak != bk:
         _fail("sgemm", 5, "B", f"gives op(B) {bk} rows; op(A) has {ak} columns")
-    _distinct("sgemm", (7, "C", C), ((4, "A", A), (5, "B", B)))
+    _distinct("sgemm", (7, "C", C, cspan), ((4, "A", A, aspan), (5, "B", B, bspan)))
     k = ak
     if m == 0 or n == 0 or ((alpha == 0.0 or k == 0) and beta == 1.0):
         return C

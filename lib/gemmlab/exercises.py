@@ -12,6 +12,8 @@ fails), so an exercise cannot rot.
 """
 from __future__ import annotations
 
+import numbers
+
 from dataclasses import dataclass
 from typing import Callable
 
@@ -295,7 +297,7 @@ def check(name: str, code: str, draws: int = 2, seed=None, quiet: bool = False) 
     """Run the exercise's kernel from ``code`` at every size, ``draws`` times on fresh inputs; print a
     verdict per size (or the compiler's or the emulator's message); True when every one is right."""
     e = get(name)
-    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
+    if isinstance(draws, bool) or not isinstance(draws, numbers.Integral) or draws < 1:
         raise ValueError(f"draws is how many fresh inputs each size is checked on: a whole number from 1, got {draws!r}")
     say = (lambda s: None) if quiet else print
     try:
@@ -304,7 +306,7 @@ def check(name: str, code: str, draws: int = 2, seed=None, quiet: bool = False) 
         say(f"{name}: does not compile:\n{exc}")
         return False
     ok = True
-    for p in e.problems:
+    for at, p in enumerate(e.problems):
         grid, block = e.launch(p)
 
         def run(inputs, out, p=p, grid=grid, block=block):
@@ -321,7 +323,7 @@ def check(name: str, code: str, draws: int = 2, seed=None, quiet: bool = False) 
         except EmulatorTimeout as exc:
             # a kernel that does not finish at one size would not at the others: one time-out, not one a size
             say(f"{name}, {p.label}: the emulator stopped it: {str(exc).splitlines()[0]}")
-            rest = e.problems[e.problems.index(p) + 1:]
+            rest = e.problems[at + 1:]
             if rest:
                 say(f"{name}: not run at the {len(rest)} other size{'s' if len(rest) > 1 else ''} "
                     f"({'; '.join(q.label for q in rest)}): fix the endless loop first")

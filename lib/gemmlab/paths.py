@@ -63,5 +63,5 @@ def writable(path: str) -> None:
         raise ValueError(f"{path!r} is a folder; give a file name")
     if not os.path.isdir(folder):
         raise ValueError(f"the folder {folder!r} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(target) and not os.access(target, os.W_OK)):
-        raise ValueError(f"{path!r} cannot be written (no permission)")
+    if not os.access(folder, os.W_OK | os.X_OK):     # (a file there is replaced by a rename: the folder decides)
+        raise ValueError(f"{path!r} cannot be written: no permission to write in {folder!r}")

@@ -185,12 +185,18 @@ def check(jobs: int = 2, progress: bool = False) -> dict:
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
         futures = {pool.submit(_compile_unit, src, sorted(exprs), target): (src, target)
                    for (src, target), exprs in units.items()}
-        items = concurrent.futures.as_completed(futures)
-        if progress:
-            from tqdm.auto import tqdm
-            items = tqdm(items, total=len(futures), desc="nvcc")
-        for f in items:
-            results[futures[f]] = f.result()
+        try:
+            items = concurrent.futures.as_completed(futures)
+            if progress:
+                from tqdm.auto import tqdm
+                items = tqdm(items, total=len(futures), desc="nvcc")
+            for f in items:
+                results[futures[f]] = f.result()
+        except BaseException:                   # an interrupt: the workers' nvcc runs die before the pool
+            for f in futures:                   # waits for them, and the queued ones never start
+                f.cancel()
+            processes.kill_groups()
+            raise
     for (src, target), r in results.items():
         if not r["ok"]:
             problems.append(f"{src} does not compile for {target}:\n{r['log']}")

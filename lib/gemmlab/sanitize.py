@@ -80,7 +80,11 @@ def run(tools=TOOLS) -> dict:
 
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(len(tools)) as pool:         # one process per tool, side by side on the GPU
-        procs = dict(zip(tools, pool.map(sanitized, tools)))
+        try:
+            procs = dict(zip(tools, pool.map(sanitized, tools)))
+        except BaseException:                            # an interrupt: the workers' tools die before the
+            processes.kill_groups()                      # pool waits for them
+            raise
     for tool, proc in procs.items():
         text = proc.stdout + proc.stderr
         summary = [line.strip() for line in text.splitlines() if re.search(r"SUMMARY", line)]
