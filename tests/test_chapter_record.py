@@ -42,7 +42,7 @@ def _record_run(results, name, figures):
 def test_without_a_gpu_a_timing_the_chapter_kept_is_shown_as_the_committed_run(results, capsys):
     _record_run(results, "05-cache-blocking", [("timing", "cache blocking", _timings("cache blocking", 2.0).to_dict())])
     (results / "ladder-nvidia-h200.json").write_text(json.dumps(
-        {"environment": {"gpu": "NVIDIA H200", "date": "2026-11-30"},
+        {"environment": {"gpu": "NVIDIA H200", "date": "2026-11-30"}, "N": 4096, "steps": [],
          "timings": [_timings("cache blocking", 9.0).to_dict()]}))
     gl.chapter("05-cache-blocking")
     line = capsys.readouterr().out

@@ -131,7 +131,9 @@ def test_timings_carry_what_they_skipped():
 def test_a_chapter_shows_the_record_of_the_readers_gpu_else_the_h200s(monkeypatch, tmp_path):
     for name in ("climb-nvidia-h200", "climb-tesla-t4", "ncu-climb-tesla-t4"):
         gpu = "Tesla T4" if "t4" in name else "NVIDIA H200"
-        (tmp_path / f"{name}.json").write_text(json.dumps({"environment": {"gpu": gpu}, "x": name}))
+        shape = {"ncu": "2025", "kernels": []} if name.startswith("ncu") else {"sizes": [], "dot": [], "gemv": [], "gemm": []}
+        (tmp_path / f"{name}.json").write_text(json.dumps({"environment": {"gpu": gpu, "date": "2026-12-01"}, "x": name,
+                                                           **shape}))
     monkeypatch.setattr(record, "RESULTS", tmp_path)
     if gl.on_gpu:
         pytest.skip("on a GPU the record is the GPU's own")
