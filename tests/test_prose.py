@@ -22,6 +22,14 @@ def prose(name: str) -> str:
     return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
 
 
+def _states(text: str, says=(), never=()) -> None:
+    """The prose holds every phrase of ``says`` and none of ``never`` (each failure names its phrase)."""
+    for phrase in says:
+        assert phrase in text, phrase
+    for phrase in never:
+        assert phrase not in text, phrase
+
+
 def rows(results: str, label_start: str) -> dict:
     t = next(t for t in record.load(results)["timings"] if t["label"].startswith(label_start))
     return {r["name"]: r for r in t["rows"]}
@@ -225,11 +233,9 @@ def test_chapter_5_against_the_handbooks_kernel_as_printed():
     assert (res["05_cache_blocking[TM=8,TN=4,EDGE=1]"]["registers"], res["05_cache_blocking[TM=8,TN=4]"]["registers"]) == (80, 48)
     text = prose("05-cache-blocking.ipynb")
     joined = " ".join(text.split())
-    for phrase in ("takes 1.71 times as long (8.3 against 14.2 TFLOP/s) and needs 80 registers where 48 do",
-                   "at 1 × 1 1.49 times as long (3.0 against 4.5 TFLOP/s)", "7% longer (14.5 against 15.5)"):
-        assert phrase in joined, phrase
-    for gone in ("17.9", "no record in `results/`", "2026-11-29", "in the ladder's record", "8.5, 3.1 and 14.9"):
-        assert gone not in joined, gone
+    _states(joined, says=("takes 1.71 times as long (8.3 against 14.2 TFLOP/s) and needs 80 registers where 48 do",
+                          "at 1 × 1 1.49 times as long (3.0 against 4.5 TFLOP/s)", "7% longer (14.5 against 15.5)"),
+            never=("17.9", "no record in `results/`", "2026-11-29", "in the ladder's record", "8.5, 3.1 and 14.9"))
     assert "uses 94 registers" in text
 
 
@@ -347,13 +353,11 @@ def test_chapter_7_states_the_figures_of_its_own_run():
             if k.startswith("climb: dot")}[2 ** 26]
     assert f"{100 * dot7['ratio']:.1f}" == "98.3"
     text = " ".join(prose("07-dot.ipynb").split())
-    for phrase in ("more than two orders of magnitude behind the rest** (234 to 237 times the tree kernels' time, "
-                   "431 times DOT 6's)", "errors from about $10^{-6}$ to $1.5 \\times 10^{-4}$ (the largest at $2^{26}$)",
-                   "once the running total passes $2^{22}$, about four million (after some 17 million additions)",
-                   "reads at 98.3% of the copy's bandwidth at $2^{26}$ (that chapter's run)", "(about 1.7×)"):
-        assert phrase in text, phrase
-    for wrong in ("three orders of magnitude", "a few times $10^{-5}$", "1.2 TB/s", "after a few million additions"):
-        assert wrong not in text, wrong
+    _states(text, says=("more than two orders of magnitude behind the rest** (234 to 237 times the tree kernels' time, "
+                          "431 times DOT 6's)", "errors from about $10^{-6}$ to $1.5 \\times 10^{-4}$ (the largest at $2^{26}$)",
+                          "once the running total passes $2^{22}$, about four million (after some 17 million additions)",
+                          "reads at 98.3% of the copy's bandwidth at $2^{26}$ (that chapter's run)", "(about 1.7×)"),
+            never=("three orders of magnitude", "a few times $10^{-5}$", "1.2 TB/s", "after a few million additions"))
 
 
 def test_chapter_9_states_the_figures_of_its_own_run():
@@ -460,23 +464,21 @@ def test_chapter_15s_figures_are_its_own_run_and_the_profile():
     assert (round(seven["tensor_pipe_pct"], 1), round(seven["duration_ns"] / 1e3)) == (93.7, 1032)
     assert round(100 * (1 - seven["duration_ns"] / 1e3 / 1159)) == 11          # the splitting's share
     text = " ".join(prose("15-hopper.ipynb").split())
-    for phrase in ("93.1% of cuBLAS in FP16 and 93.1% in BF16** (691 and 711 TFLOP/s, against 742 and 763",
-                   "reached 57.0% and 56.6% in that chapter's run",
-                   "keeps the tensor cores busy 72.3% of the time, cuBLAS 91.6%** (329 against 188 µs in FP16; "
-                   "in TF32 67.6% against 91.8%, 678 against 345 µs)",
-                   "578 TFLOP/s per fully busy pipe, cuBLAS 797 (in TF32, 300 against 433)", "about 40% longer",
-                   "79% of the 730 that cuBLAS reaches", "about 530, 73%",
-                   "57.0% in FP16 against 48.1% for 128 × 128", "at 236 registers", "of which 0.38 are ready",
-                   "1.89 cycles of \"math pipe throttle\"", "runs at 73.3% of its peak throughput (cuBLAS 47.0%)",
-                   "issues 78.9 million instructions, 4.5 times cuBLAS's 17.6 million, in 28.3% of its cycles",
-                   "234 million", "busy 86.3% of the time against cuBLAS's 91.6% (203 against 188 µs), with 25.8 million",
-                   "(119 against 51 TFLOP/s", "(6.0e-7 against 3.0e-6", "busy 93.7% of the time and takes 1,032 µs",
-                   "takes 345 µs for one", "2.32 times cuBLAS's SGEMM speed", "takes 1,159 µs in all",
-                   "roughly a ninth of the time (11%, from two different measurements", "cuBLAS is about three times more accurate",
-                   "`const __grid_constant__`", "fence.proxy.tensormap"):
-        assert phrase in text, phrase
-    for wrong in ("a few percent", "mma.sync`-fed", "cannot pass about 70%", "The same error as every", "commit b29b27e"):
-        assert wrong not in text, wrong
+    _states(text, says=("93.1% of cuBLAS in FP16 and 93.1% in BF16** (691 and 711 TFLOP/s, against 742 and 763",
+                          "reached 57.0% and 56.6% in that chapter's run",
+                          "keeps the tensor cores busy 72.3% of the time, cuBLAS 91.6%** (329 against 188 µs in FP16; "
+                          "in TF32 67.6% against 91.8%, 678 against 345 µs)",
+                          "578 TFLOP/s per fully busy pipe, cuBLAS 797 (in TF32, 300 against 433)", "about 40% longer",
+                          "79% of the 730 that cuBLAS reaches", "about 530, 73%",
+                          "57.0% in FP16 against 48.1% for 128 × 128", "at 236 registers", "of which 0.38 are ready",
+                          "1.89 cycles of \"math pipe throttle\"", "runs at 73.3% of its peak throughput (cuBLAS 47.0%)",
+                          "issues 78.9 million instructions, 4.5 times cuBLAS's 17.6 million, in 28.3% of its cycles",
+                          "234 million", "busy 86.3% of the time against cuBLAS's 91.6% (203 against 188 µs), with 25.8 million",
+                          "(119 against 51 TFLOP/s", "(6.0e-7 against 3.0e-6", "busy 93.7% of the time and takes 1,032 µs",
+                          "takes 345 µs for one", "2.32 times cuBLAS's SGEMM speed", "takes 1,159 µs in all",
+                          "roughly a ninth of the time (11%, from two different measurements", "cuBLAS is about three times more accurate",
+                          "`const __grid_constant__`", "fence.proxy.tensormap"),
+            never=("a few percent", "mma.sync`-fed", "cannot pass about 70%", "The same error as every", "commit b29b27e"))
     # the register budget it explains, against the kernel and its compiled form
     src = (Path(__file__).resolve().parents[1] / "kernels" / "tc" / "06_wgmma_tma.cu").read_text()
     assert "__launch_bounds__(384, 1)" in src and "setmaxnreg.dec.sync.aligned.u32 40;" in src
@@ -892,21 +894,19 @@ def test_chapter_12s_second_reading_states_what_each_measurement_covers():
     m24 = next(d for k, d in figs.items() if k == "climb: dot 16777216")
     assert m24["best"].endswith("CS=1]") and f"{100 * m24['ratio']:.1f}" == "84.7"   # no write-backs, still short
     assert 2 ** 24 * 8 == 128 << 20 and 4096 ** 2 * 4 == 64 << 20
-    for phrase in ("to nearly all of it", "(264 to 8448 blocks: 2 to 64 per SM on the H200's 132)",
-                   "GEMV 3 at about 39% of cuBLAS for $4096^2$ (chapter 8)",
-                   "adds them in a fixed order (each thread a fixed set of partials, then a fixed tree)",
-                   "(128 MiB read)", "reads 128 MiB", "(64 MiB)", "64 MiB, no kernel",
-                   "That is part of why DOT's ratio to the copy is lower at $2^{24}$ than at $2^{26}$, not all of it",
-                   "and still reaches only 84.7% of the copy", "IQRs there are 0.0013 ms (cuBLAS) and 0.0015 ms (its best)",
-                   "DOT 7 is profiled as 1056 blocks of 1024 threads with `UNROLL` = 2, GEMV 4 as 8 warps with `UNROLL` = 8 "
-                   "and `SPLIT` = 8, both without streaming loads (`CS` = 0)",
-                   "followed by a split-K reduction of 5.2 µs", "lower for the kernels near the roof",
-                   "`SPLIT` = 8, `CS` = 0), is within", "at 83.8% of cuBLAS at $4096^2$ and at 108.2% at $16384^2$",
-                   "neither ranks the pair"):
-        assert phrase in text, phrase
-    for wrong in ("for every kernel", "128 MB", "64 MB", "that is why DOT's ratio", "a few blocks per SM",
-                  "in block order", "about a third of cuBLAS", "found a 16-warp configuration", "0.001 ms"):
-        assert wrong not in text, wrong
+    _states(text, says=("to nearly all of it", "(264 to 8448 blocks: 2 to 64 per SM on the H200's 132)",
+                          "GEMV 3 at about 39% of cuBLAS for $4096^2$ (chapter 8)",
+                          "adds them in a fixed order (each thread a fixed set of partials, then a fixed tree)",
+                          "(128 MiB read)", "reads 128 MiB", "(64 MiB)", "64 MiB, no kernel",
+                          "That is part of why DOT's ratio to the copy is lower at $2^{24}$ than at $2^{26}$, not all of it",
+                          "and still reaches only 84.7% of the copy", "IQRs there are 0.0013 ms (cuBLAS) and 0.0015 ms (its best)",
+                          "DOT 7 is profiled as 1056 blocks of 1024 threads with `UNROLL` = 2, GEMV 4 as 8 warps with `UNROLL` = 8 "
+                          "and `SPLIT` = 8, both without streaming loads (`CS` = 0)",
+                          "followed by a split-K reduction of 5.2 µs", "lower for the kernels near the roof",
+                          "`SPLIT` = 8, `CS` = 0), is within", "at 83.8% of cuBLAS at $4096^2$ and at 108.2% at $16384^2$",
+                          "neither ranks the pair"),
+            never=("for every kernel", "128 MB", "64 MB", "that is why DOT's ratio", "a few blocks per SM",
+                   "in block order", "about a third of cuBLAS", "found a 16-warp configuration", "0.001 ms"))
 
 
 def test_chapter_13s_budget_micro_tile_and_cp_async_comparison_are_the_record():
@@ -926,12 +926,10 @@ def test_chapter_13s_budget_micro_tile_and_cp_async_comparison_are_the_record():
     assert not any(n.startswith("10_double_buffer[BM=128,BN=128,BK=16,WM=64,WN=32,GROUP=8,SPLITK=1") for n in mine)
     assert "07_vectorized[BM=128,BN=128,BK=8," in " ".join(mine)
     text = " ".join(prose("13-sgemm-climb.ipynb").split())
-    for phrase in ("reaches about 51 of them (77%)", "loads three floats from shared memory per four FFMAs (4 + 2 for its 8)",
-                   "8 separate 4-byte loads, `BK` = 8 floats apart", "`AT = 2` reaches 83%, between step 10 as introduced (81%",
-                   "split along $K$ in two (85%)", "No step 10 configuration identical to it was timed"):
-        assert phrase in text, phrase
-    for wrong in ("(76%)", "one float from shared memory per two FFMAs", "4 floats apart", "is the better of the two"):
-        assert wrong not in text, wrong
+    _states(text, says=("reaches about 51 of them (77%)", "loads three floats from shared memory per four FFMAs (4 + 2 for its 8)",
+                          "8 separate 4-byte loads, `BK` = 8 floats apart", "`AT = 2` reaches 83%, between step 10 as introduced (81%",
+                          "split along $K$ in two (85%)", "No step 10 configuration identical to it was timed"),
+            never=("(76%)", "one float from shared memory per two FFMAs", "4 floats apart", "is the better of the two"))
 
 
 def test_chapter_14s_fragment_shapes_and_fp32_errors():
@@ -977,19 +975,17 @@ def test_chapter_15s_second_reading_fragments_descriptors_and_budget():
     for p, shown in (("fp16", "4.9e-06"), ("bf16", "4.4e-06")):
         assert f"{six[p]:.1e}" == shown and {f"{e:.1e}" for e in tc[p].values()} == {shown}    # tc/01, 03, 05 alike
     text = " ".join(prose("15-hopper.ipynb").split())
-    for phrase in ("and, eight columns further on, $2t+8$ and $2t+9$: eight values",
-                   "as long as each is 16 contiguous bytes starting at a multiple of 16", "`tc/05` in full:",
-                   "profiled with 128 × 128 tiles, 3% slower in chapter 14's run than the 256 × 128 and 128 × 256 ones",
-                   "(The kernel without these changes is not timed here", "234 million (with 128 × 128 tiles",
-                   "(`wgmma` can also take $A$ from registers)",
-                   "the kernel passes 16 bytes, and on the H200, setting it to 0 or to 4096 bytes gives the same, correct "
-                   "product (and an SBO of 2 KiB a wrong one).",
-                   "the launch and the pipeline fills of its four waves", "a norm-wise error over 128 × 128 outputs",
-                   "busy 68% (TF32, with 128 × 128 tiles) to 72% (FP16) of the time"):
-        assert phrase in text, phrase
-    for wrong in ("PLACEHOLDER", "as it is now", "the same eight columns further on", "ran fastest in chapter 14",
-                  "The feeding is what makes", "the first fill", "once its main loop keeps"):
-        assert wrong not in text, wrong
+    _states(text, says=("and, eight columns further on, $2t+8$ and $2t+9$: eight values",
+                          "as long as each is 16 contiguous bytes starting at a multiple of 16", "`tc/05` in full:",
+                          "profiled with 128 × 128 tiles, 3% slower in chapter 14's run than the 256 × 128 and 128 × 256 ones",
+                          "(The kernel without these changes is not timed here", "234 million (with 128 × 128 tiles",
+                          "(`wgmma` can also take $A$ from registers)",
+                          "the kernel passes 16 bytes, and on the H200, setting it to 0 or to 4096 bytes gives the same, correct "
+                          "product (and an SBO of 2 KiB a wrong one).",
+                          "the launch and the pipeline fills of its four waves", "a norm-wise error over 128 × 128 outputs",
+                          "busy 68% (TF32, with 128 × 128 tiles) to 72% (FP16) of the time"),
+            never=("PLACEHOLDER", "as it is now", "the same eight columns further on", "ran fastest in chapter 14",
+                   "The feeding is what makes", "the first fill", "once its main loop keeps"))
 
 
 def _output(name: str, contains: str) -> str:
