@@ -22,6 +22,8 @@ tiles for every transpose; see ``_gemm_params``).
 """
 from __future__ import annotations
 
+import math
+
 import numpy
 
 from . import hardware as hw
@@ -236,15 +238,12 @@ def _scalar(routine, position, name, value):
     if isinstance(value, bool) or not isinstance(value, (int, float, numpy.floating, numpy.integer)):
         _fail(routine, position, name, f"must be a real number, got {type(value).__name__}")
     try:
-        wide = float(value)
-    except OverflowError:                          # an int beyond any float
-        wide = float("inf") if value > 0 else float("-inf")
-        finite = True
-    else:
-        finite = wide == wide and abs(wide) != float("inf")
+        wide = float(value)                        # an int beyond any float overflows here: refused below
+    except OverflowError:
+        wide = None
     with numpy.errstate(over="ignore"):
-        narrow = float(numpy.float32(wide))
-    if finite and abs(narrow) == float("inf"):
+        narrow = float("inf") if wide is None else float(numpy.float32(wide))
+    if (wide is None or math.isfinite(wide)) and math.isinf(narrow):
         _fail(routine, position, name, f"= {value!r} is beyond float32's range (largest "
                                        f"{float(numpy.finfo(numpy.float32).max)!r}): the s routines compute in "
                                        "float32, where it would become infinite")

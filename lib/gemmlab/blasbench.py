@@ -112,16 +112,10 @@ def transposed(family: str, reps: int = 20) -> list:
         raise ValueError(f"family is one of {sorted(TRANSPOSES)}, got {family!r}")
     if hw.on_gpu:
         return _transposed(family, reps, progress=False)
-    from .timing import Timings, kept
-    out = []
-    for f in TRANSPOSES[family]:
-        label = f"{family} transposed, {problem(family, ARTICLE_SIZE[family], **f).label}"
-        mine = kept(label)
-        if mine is None:
-            rec = next(t for t in recorded()["timings"] if t["label"] == label)
-            mine = Timings.from_dict(rec, recorded=True, source=record.source_of("blas"))
-        out.append(mine)
-    return out
+    from .timing import recorded as recorded_timing
+    name = record.find("blas")[0]
+    return [recorded_timing(name, f"{family} transposed, {problem(family, ARTICLE_SIZE[family], **f).label}")
+            for f in TRANSPOSES[family]]
 
 
 def atomic_error(sizes=tuple(1 << e for e in range(16, 27, 2)), distribution: str = "normal") -> list:

@@ -53,12 +53,6 @@ def kill_groups() -> None:
             pass
 
 
-def _found(program: str) -> bool:
-    if os.sep in program:
-        return os.access(program, os.X_OK) and not os.path.isdir(program)
-    return shutil.which(program) is not None
-
-
 def run(command, *, group: bool = False, **kwargs) -> subprocess.CompletedProcess:
     """``subprocess.run`` whose child is killed when this process dies (Linux); elsewhere it is the same.
 
@@ -93,7 +87,7 @@ def run(command, *, group: bool = False, **kwargs) -> subprocess.CompletedProces
             raise ValueError("stdout and stderr arguments may not be used with capture_output.")
         kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
     command = [str(c) for c in command]
-    if not _found(command[0]):           # as subprocess.run would say it, not as the shell's exit status 127
+    if shutil.which(command[0]) is None:  # as subprocess.run would say it, not as the shell's exit status 127
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), command[0])
     wrapped = ["/bin/sh", "-c", _LEADER, "gemmlab-group", *command]
     with subprocess.Popen(wrapped, preexec_fn=prepare, start_new_session=True, stdin=subprocess.DEVNULL,

@@ -243,7 +243,7 @@ def hopper_budget(n: int = N, ks=BUDGET_KS, precision: str = "fp16", reps: int =
     """tc/06 and cuBLAS at M = N = ``n`` for each K of ``ks``, one round-robin per K (checked against float64
     first; a write of as many bytes as C, the epilogue's traffic, timed beside them by cudaMemsetAsync), each fitted by
     time = fixed + per-k x K. The fixed part is what a call pays whatever K is (the launch, filling the
-    pipeline, the epilogue's stores, the last wave's tail of those); the slope is the main loop. Live on a
+    pipeline, the epilogue's stores, as far as nothing hides them); the slope is the main loop. Live on a
     GPU that runs tc/06; elsewhere this chapter's record (``"shown_as"`` says which)."""
     if len(ks) < 3 or any(not isinstance(k, int) or k < 64 or k % 64 for k in ks):
         raise ValueError(f"ks: three or more sizes of K, multiples of 64, got {ks!r}")
