@@ -68,3 +68,19 @@ def test_a_damaged_emulator_outputs_file_is_refused_with_its_name(tmp_path):
         bad.write_bytes(content)
         with pytest.raises(ValueError, match=rf"{bad} is not a file that crosscheck --emit wrote"):
             crosscheck._load(str(bad), "x")
+
+
+def test_a_case_draws_its_inputs_from_its_key_not_its_place(tmp_path, monkeypatch):
+    """Reordering the registry changes no case's inputs; a file from another format is refused by name."""
+    import numpy
+    first = {key: [x.copy() for x in inputs] for *_, key, inputs in crosscheck._seeded(3)}
+    cases = list(crosscheck._cases())
+    monkeypatch.setattr(crosscheck, "_cases", lambda: iter(cases[::-1]))
+    again = {key: inputs for *_, key, inputs in crosscheck._seeded(3)}
+    assert first.keys() == again.keys()
+    assert all(all(numpy.array_equal(a, b) for a, b in zip(first[k], again[k])) for k in first)
+    old = tmp_path / "old.npz"
+    numpy.savez_compressed(old, __machine__=numpy.array("here"),
+                           __format__=numpy.array("ulps from the FP32-rounded float64 reference"))
+    with pytest.raises(ValueError, match="another version of crosscheck --emit"):
+        crosscheck._load(str(old), "x")

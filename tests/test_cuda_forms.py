@@ -871,7 +871,7 @@ def test_volatile_code_needs_a_compiler_that_can_run_it_in_lockstep(monkeypatch)
     never run one thread at a time (a wrong answer)."""
     if gl.backend != "emulator":
         pytest.skip("the emulator's refusal")
-    monkeypatch.setattr(_emulator, "_accepts", lambda cxx, flags: False)
+    monkeypatch.setattr(_emulator.build, "_accepts", lambda cxx, flags: False)
     code = '__global__ void k(volatile float* y) { y[threadIdx.x] += y[threadIdx.x + 1]; }  // lockstep probe 2'
     with pytest.raises(gl.BackendError, match="volatile memory .*lockstep.*g\\+\\+ 11"):
         gl.load(code=code).get("k")

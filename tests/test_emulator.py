@@ -395,7 +395,7 @@ def test_compiled_kernels_are_cached_on_disk(tmp_path, monkeypatch):
 def test_no_compiler_says_what_to_install(monkeypatch):
     from gemmlab import _emulator
     monkeypatch.setenv("CXX", "")
-    monkeypatch.setattr(_emulator.shutil, "which", lambda name: None)
+    monkeypatch.setattr(_emulator.build.shutil, "which", lambda name: None)
     with pytest.raises(gl.BackendError, match="install g\\+\\+"):
         gl.load(code="__global__ void k2(int* x) { }").get("k2")
 

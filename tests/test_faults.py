@@ -409,7 +409,7 @@ def test_a_cache_on_another_filesystem_than_tmpdir_works(tmp_path, monkeypatch):
     tmpdir = tmp_path / "tmpdir"
     tmpdir.mkdir()
     monkeypatch.setenv("TMPDIR", str(tmpdir))
-    monkeypatch.setattr(_emulator.tempfile, "tempdir", None)
+    monkeypatch.setattr(_emulator.build.tempfile, "tempdir", None)
     monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(cache))
     real_replace = os.replace
 
@@ -751,7 +751,7 @@ def test_leftovers_of_a_killed_build_are_swept(tmp_path, monkeypatch):
     for p in (old_build, old_tmp):
         os.utime(p, (time.time() - 7200, time.time() - 7200))
     monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(_emulator, "_ready", set())
+    monkeypatch.setattr(_emulator.build, "_ready", set())
     _emulator._cache_dir()
     assert not old_build.exists() and not old_tmp.exists()
     assert fresh.exists(), "a build under way in another process is left alone"

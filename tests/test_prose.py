@@ -92,7 +92,6 @@ def test_chapters_7_and_10_dot_bandwidth_levels_off_instead_of_climbing():
 
 def test_the_dot_baseline_is_cublas_own_dot_and_the_chapters_say_what_it_measured():
     """The records time cublasSdot (not cupy.dot) and chapters 1, 7, 10 and 12 state its figures."""
-    import csv
     lib = _scaling("cuBLAS")
     assert round(lib[2 ** 24] / 1000, 1) == 2.7 and round(lib[2 ** 26] / 1000, 1) == 3.8
     dot5, dot6 = _scaling("DOT 5"), _scaling("DOT 6")

@@ -40,6 +40,33 @@ def test_chapter_exists(v):
         assert any((REPO / "chapters" / f"{v.chapter}{ext}").is_file() for ext in (".ipynb", ".md"))
 
 
+@pytest.mark.parametrize("v", VARIANTS, ids=lambda v: v.key)
+def test_every_variant_names_the_chapter_that_shows_it(v):
+    """Each entry has its chapter; the chapter exists and names the kernel (its key, or its short form:
+    ``tc/03`` for ``tc/03_wmma_pipelined``)."""
+    import json
+    assert v.chapter, f"{v.key} has no chapter"
+    if REPO is None:
+        pytest.skip("the chapters are not installed with the wheel")
+    path = next((REPO / "chapters" / f"{v.chapter}{ext}" for ext in (".ipynb", ".md")
+                 if (REPO / "chapters" / f"{v.chapter}{ext}").is_file()), None)
+    assert path is not None, f"{v.key}: no chapter {v.chapter}"
+    text = path.read_text()
+    if path.suffix == ".ipynb":
+        text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"])
+    assert v.key in text or v.key.split("_")[0] in text, f"{v.chapter} never names {v.key}"
+
+
+def _place(key: str) -> tuple:
+    """Where a file stands in the book's order of kernels/: sgemm, blas/dot, blas/gemv, blas/gemm, tc; by name within."""
+    order = ("sgemm/", "blas/dot/", "blas/gemv/", "blas/gemm/", "tc/")
+    return next(i for i, o in enumerate(order) if key.startswith(o)), key
+
+
+def test_the_table_is_ordered_by_file():
+    assert [v.key for v in VARIANTS] == sorted((v.key for v in VARIANTS), key=_place)
+
+
 def test_unknown_and_illegal_parameters_are_refused():
     v = gl.registry.get("sgemm/01_naive")
     with pytest.raises(ValueError, match="has no parameter TILE"):

@@ -89,7 +89,8 @@ def test_the_transposes_cell_shows_this_chapters_run_without_a_gpu():
 
 def test_paths_and_commits_are_refused_before_any_work(tmp_path):
     """--emit, --emulator-outputs and --baseline are checked at once, in one line, not after minutes of work."""
-    from gemmlab import _emulator, paths
+    from gemmlab import paths
+    from gemmlab.studies import emulator_bench
     for bad, why in ((tmp_path, "is a folder"), (tmp_path / "no" / "such" / "x.npz", "does not exist")):
         with pytest.raises(ValueError, match=why):
             paths.writable(str(bad))
@@ -100,9 +101,9 @@ def test_paths_and_commits_are_refused_before_any_work(tmp_path):
     assert proc.returncode != 0 and "--emit: the folder" in proc.stderr and "Traceback" not in proc.stderr
     for bad in ("no-such-commit-xyz", "-rf", ""):
         with pytest.raises(ValueError):
-            _emulator.baseline_commit(bad)
+            emulator_bench.baseline_commit(bad)
     if (paths.REPO is not None) and (paths.REPO / ".git").exists():
-        assert len(_emulator.baseline_commit("HEAD")) == 40
+        assert len(emulator_bench.baseline_commit("HEAD")) == 40
         proc = subprocess.run([sys.executable, "-m", "gemmlab", "emulator-bench", "--baseline", "no-such-commit-xyz"],
                               capture_output=True, text=True, timeout=120, env=env)
         assert proc.returncode != 0 and "--baseline: 'no-such-commit-xyz' names no commit" in proc.stderr

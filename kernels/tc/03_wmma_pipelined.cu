@@ -7,6 +7,14 @@
 // fragments. Here the block stages its tiles in shared memory, several ahead, and each warp computes a
 // WM x WN warp tile from them: the body is in common/tc_pipeline.cuh (shared with tc/04, 3xTF32).
 // Sizes: M, N and K multiples of 16 (the registry refuses others: its tests cover those sizes).
+//
+// Where the step is: this file only instantiates it; the step is gl_tc_pipelined in common/tc_pipeline.cuh
+// (with PREC 0-2), at these lines of that file:
+//   line 46   "the copies of tile t into stage s": cp.async copies of the block's tiles, zero-filled at the edges
+//   line 81   "issue(t, t)": STAGES - 1 tiles in flight before the first multiply
+//   line 84   "__pipeline_wait_prior(STAGES - 2)": wait for tile t, one barrier, then issue tile t + STAGES - 1
+//   line 100  "wmma::load_matrix_sync(a[i]": each warp's FM fragments of A and FN of B, from shared memory
+//   line 143  "A fragment wholly inside C": the epilogue, direct stores inside C, staged ones at its edges
 
 #include "common/tc_pipeline.cuh"
 

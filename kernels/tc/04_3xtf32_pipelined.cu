@@ -6,6 +6,12 @@
 // three MMAs each. Against cuBLAS's FP32 SGEMM it does three tensor-core products per step where the
 // FP32 units do one FMA per element: the tensor cores are that much faster.
 // Sizes: any M, N, K >= 1 (common/tc_pipeline.cuh zero-fills the edges and guards the stores).
+//
+// Where the step is: this file only instantiates it; the step is gl_tc_pipelined in common/tc_pipeline.cuh
+// with PREC = 3, at these lines of that file (the rest is tc/03's pipeline):
+//   line 53   "3xTF32 sums each tile's large products": why the large products go to fresh accumulators
+//   line 101  "gl_tc_split(a[i], at[i])": each fragment of A (and of B) split into a TF32 head and tail
+//   line 114  "tail x head, head x tail; head x head": the three products of each pair of fragments
 
 #include "common/tc_pipeline.cuh"
 

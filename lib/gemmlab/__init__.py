@@ -7,30 +7,43 @@
     gl.registry.get("sgemm/01_naive").check(gl.ops.Gemm.square(1000))
     gl.bench({"naive": fn}, gl.ops.Gemm.square(4096))   # the one timing function; cuBLAS a column
 
-Module map: backend (which machine), profiles (the one table of GPUs, and the one in use: GEMMLAB_DEVICE), loader (load, compile, launch checks), registry (every kernel
-variant), ops (FLOP and byte counts, references, cuBLAS calls), check (correctness), timing (bench),
-device (ceilings and presets), roofline, record (results/ with GPU, date, versions; ``gl.chapter``, a
-chapter's setup and its own record), listing (a kernel's source as a cell shows it), refresh (re-run chapter
-notebooks on a GPU), workbook (the reader's working copy of the chapters), climb (Part IV's targets in one run).
-"""
-from . import ops, record
-from .hardware import (BackendError, UnsupportedGPU, backend, backend_reason, on_gpu, size, synchronize, to_host,
-                       xp)
-from . import profiles
-profiles.check_setting()          # GEMMLAB_DEVICE: an unknown profile, or one this GPU cannot be, stops here
-from .check import CheckResult, check, rel_error
-from .loader import CompileError, Kernel, Module, load
-from ._emulator import EmulatorError
-from .timing import TimingUnavailable, bench, sweep
-from .racecheck import RaceReport, racecheck
-from .listing import listing
-from .record import chapter
-from . import blas, blasbench, climb, demos, exercises, explorers, profiling, paths, device, ladder, memory, registry, roofline, sass, tensor, tilemap, tune  # noqa: E402
+The house, in layers (a module imports only from its own layer or those below; tests/test_layers.py checks it):
 
-__version__ = "0.1.0"
+- ``paths``, ``processes``, ``_version``: where files live, child processes that die with their parent.
+- ``runtime/``: the machine. ``backend`` (a GPU through CuPy, or the CPU emulator), ``limits`` and
+  ``profiles`` (the one table of GPUs, and the one in use: GEMMLAB_DEVICE), ``source`` (the C++ parser),
+  ``loader`` (load, compile, check every launch), ``cuda`` and ``emulator/`` (build, launch, hazards), ``racecheck``,
+  ``tma`` (Hopper tensor maps), ``workspaces`` (device memory kernels keep between calls).
+- the core: ``ops`` (problems: FLOP and byte counts, inputs, references, cuBLAS calls), ``cases`` (the sizes every
+  kernel is checked on), ``variant`` and ``registry`` (the table of every kernel variant), ``check``, ``timing``
+  (``bench``, the one timing function), ``record`` (results/ with GPU, date, versions; ``gl.chapter``), ``blas``.
+- ``models/``: ``device`` (ceilings and presets), ``roofline``, ``coalescing`` (sectors and shared-memory banks).
+- ``studies/``: the record producers, one per study, and the command line made from their list.
+- the book: ``listing``, ``tilemap``, ``explorers``, ``exercises``, ``missing_barrier``, ``support``, ``refresh``,
+  ``workbook``.
+
+The old flat names (``gl.hardware``, ``gl.ladder``, ``gl.tensor``, ``gl.memory``, ...) are the same modules at their
+new places (``gemmlab._aliases``).
+"""
+from ._version import __version__
+from . import ops, record
+from .runtime.backend import (BackendError, UnsupportedGPU, backend, backend_reason, on_gpu, size, synchronize,
+                              to_host, xp)
+from .runtime import profiles
+profiles.check_setting()          # GEMMLAB_DEVICE: an unknown profile, or one this GPU cannot be, stops here
+from .check import CheckResult, check, rel_error  # noqa: E402
+from .runtime.loader import CompileError, Kernel, Module, load  # noqa: E402
+from .runtime.emulator import EmulatorError  # noqa: E402
+from .timing import TimingUnavailable, bench, sweep  # noqa: E402
+from . import _aliases  # noqa: E402
+_aliases.install(__import__(__name__))
+from .runtime.racecheck import RaceReport, racecheck  # noqa: E402  (the function, over the module's old name)
+from .listing import listing  # noqa: E402
+from .record import chapter  # noqa: E402
+from . import blas, exercises, explorers, paths, registry, tilemap  # noqa: E402
 
 __all__ = [
-    "backend", "backend_reason", "on_gpu", "xp", "size", "synchronize", "to_host", "BackendError", "UnsupportedGPU",
+    "__version__", "backend", "backend_reason", "on_gpu", "xp", "size", "synchronize", "to_host", "BackendError", "UnsupportedGPU",
     "profiles",
     "load", "Module", "Kernel", "CompileError", "EmulatorError", "check", "rel_error", "CheckResult",
     "bench", "sweep", "TimingUnavailable", "racecheck", "RaceReport", "ops", "record", "device", "registry", "roofline", "ladder",

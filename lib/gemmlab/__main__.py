@@ -51,13 +51,13 @@ def main(argv=None) -> int:
 
     if args.command in studies.BY_NAME:
         return studies.main(studies.BY_NAME[args.command], args, parser)
-    from . import hardware
+    from .runtime import backend as hardware
     if args.command == "support":
         from . import support
         print(support.markdown())
         return 0
     if args.command == "portability":
-        from . import portability
+        from .studies import portability
         if args.jobs < 1:
             parser.error(f"--jobs must be a whole number >= 1, got {args.jobs}")
         result = portability.check(jobs=args.jobs, progress=True)
@@ -91,7 +91,7 @@ def main(argv=None) -> int:
         print(f"python -m gemmlab refresh: {exc}", file=sys.stderr)
         return 1
     if args.record and hardware.on_gpu:
-        from . import profiles
+        from .runtime import profiles
         name = f"chapters-{record.gpu_slug()}"
         try:                                  # notebooks refreshed in several runs: each keeps its latest
             earlier = {n["notebook"]: n for n in record.load(name)["notebooks"]}

@@ -26,9 +26,9 @@ import math
 
 import numpy
 
-from . import hardware as hw
+from .runtime import backend as hw, workspaces
 from . import ops, registry
-from .loader import data_address
+from .runtime.loader import data_address
 
 
 class BlasError(ValueError):
@@ -57,7 +57,7 @@ def _dot_params(n: int, sms: int | None = None) -> dict:
 def _sms() -> int:
     """The SM count of the GPU in use (its profile: read from the device, or GEMMLAB_DEVICE's; on the
     emulator, whose launches have no SMs to fill, the emulated GPU's)."""
-    from .profiles import current
+    from .runtime.profiles import current
     return current().sm_count
 
 
@@ -276,7 +276,7 @@ def dot(x, y) -> float:
     if n == 0:
         return 0.0
     result = hw.xp.zeros(1, dtype=numpy.float32)
-    _launch((DOT, _dot_params(n)), ops.Dot(n=n), (xr, xo, xi, yr, yo, yi, n, result, registry.dot_workspace()))
+    _launch((DOT, _dot_params(n)), ops.Dot(n=n), (xr, xo, xi, yr, yo, yi, n, result, workspaces.dot_workspace()))
     return float(hw.to_host(result)[0])
 
 
@@ -302,7 +302,7 @@ def gemv(trans, alpha, A, x, beta, y):
         _scale(y, beta)
         return y
     _launch((GEMV, _gemv_params(m, n, t)), ops.Gemv(m=m, n=n, trans=t, layout="col"),
-            (ar, ao, lda, xr, xo, xi, yr, yo, yi, need_y, need_x, alpha, beta, *registry.gemv_workspace(need_y)))
+            (ar, ao, lda, xr, xo, xi, yr, yo, yi, need_y, need_x, alpha, beta, *workspaces.gemv_workspace(need_y)))
     return y
 
 

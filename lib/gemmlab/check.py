@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy
 
-from . import hardware as hw
+from .runtime import backend as hw
 
 FP32_TOLERANCE = 1e-5
 

@@ -19,14 +19,14 @@ from typing import Callable
 
 import numpy
 
-from . import hardware as hw
+from .runtime import backend as hw
 from . import ops
 from .check import FP32_TOLERANCE
 from .check import check as check_run
-from .limits import cdiv
-from .loader import CompileError, load
+from .runtime.limits import cdiv
+from .runtime.loader import CompileError, load
 from .paths import KERNELS
-from ._emulator import EmulatorError, EmulatorTimeout
+from .runtime.emulator import EmulatorError, EmulatorTimeout
 
 
 # --- the problems the exercises solve (ops covers the book's operations; these are the variations) -----

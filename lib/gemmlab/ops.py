@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy
 
-from . import hardware as hw
+from .runtime import backend as hw
 
 
 def _random(rng, shape, dtype, order="C"):

@@ -11,7 +11,7 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-from . import hardware as hw
+from .runtime import backend as hw
 from .paths import RESULTS, atomic_write
 
 
@@ -62,7 +62,7 @@ def environment() -> dict:
         })
     else:
         env["gpu"] = None
-    from .profiles import current, emulated
+    from .runtime.profiles import current, emulated
     if emulated() is not None:
         # GEMMLAB_DEVICE: the kernels ran as another GPU (its architecture's code, its limits)
         env["runs_as"] = f"{current().name} (GEMMLAB_DEVICE={current().key}, compute capability {current().cc})"
@@ -83,7 +83,7 @@ def slug(name: str) -> str:
 def gpu_slug() -> str:
     """The name of records made on the GPU in use: 'nvidia-h200'; a GPU running as another profile
     (GEMMLAB_DEVICE=T4 on an H200) writes 'nvidia-h200-as-t4', never over its own records."""
-    from .profiles import current, device_name, emulated
+    from .runtime.profiles import current, device_name, emulated
     name = slug(device_name() or "no-gpu")
     return name + (f"-as-{slug(current().key)}" if hw.on_gpu and emulated() is not None else "")
 
@@ -101,7 +101,7 @@ def find(study: str) -> tuple:
     The reader's GPU is the one in use, or the profile GEMMLAB_DEVICE names; its own record,
     ``results/<study>-<gpu>.json``, when one exists (on the emulator: a record of any GPU of that profile);
     else the book's, recorded on the H200. The provenance is a sentence that says which, and why."""
-    from .profiles import BOOK, PROFILES, current, emulated, for_device
+    from .runtime.profiles import BOOK, PROFILES, current, emulated, for_device
     book = f"{study}-{slug(PROFILES[BOOK].name)}"
     if not hw.on_gpu and emulated() is None:
         return book, f"the book's record, made on the H200 (results/{book}.json): no GPU in use"
@@ -188,7 +188,7 @@ def load(name: str) -> dict:
 
 
 def _package_version():
-    from . import __version__
+    from ._version import __version__
     return __version__
 
 

@@ -83,7 +83,7 @@ def run(paths, *, timeout: int = 900, allow_cpu: bool = False, kernel_name: str 
         raise RefreshError(f"refresh needs nbclient, nbformat and ipykernel (the dev extra: pip install "
                            f"'gemmlab[dev]'); {exc}") from None
 
-    from . import hardware as hw
+    from .runtime import backend as hw
     from . import record
     from .paths import RESULTS, atomic_write
     if not hw.on_gpu and not allow_cpu:
@@ -154,7 +154,7 @@ def rehearse(paths, *, profile: str | None = None, jobs: int = 1, timeout: int =
 
     from nbclient import NotebookClient
 
-    from . import profiles
+    from .runtime import profiles
     if profile is not None:
         profiles.lookup(profile)                       # an unknown profile stops here, naming the legal ones
         os.environ["GEMMLAB_DEVICE"] = profile

@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import re
 
-from . import climb, ops, registry, tensor
+from .studies import climb, tensor_cores as tensor
+from . import ops, registry, variant
 from .paths import REPO
 
 GROUPS = [("Colab T4 (7.5)", ("T4",)), ("A100, A6000, L4, RTX 4090, RTX 4060 (8.0-8.9)",
@@ -58,7 +59,7 @@ def skipped(cases: list, profiles: list) -> list:
     """What a group of profiles skips of these cases, as phrases: the kernels each needed capability leaves
     out (with the precisions, where only some need it), and those of which some configurations are too big
     for the group's smallest shared memory. Configurations too big for every GPU are not the group's loss."""
-    from .profiles import PROFILES
+    from .runtime.profiles import PROFILES
     most = max(p.shared_per_block_optin for p in PROFILES.values())
     needs, big = {}, {}
     for key, params in cases:
@@ -88,7 +89,7 @@ def skipped(cases: list, profiles: list) -> list:
 
 def rows() -> list:
     """(chapter title, [what each group runs]) per chapter."""
-    from .profiles import PROFILES
+    from .runtime.profiles import PROFILES
     out = []
     for _, title, cases in chapters():
         cells = []
@@ -105,7 +106,7 @@ def kernel_rows() -> list:
     out = []
     for v in registry.VARIANTS:
         needs = sorted(v.needs, key=lambda n: n.capability)
-        floor = f"{registry.FLOOR[0]}.{registry.FLOOR[1]}"
+        floor = f"{variant.FLOOR[0]}.{variant.FLOOR[1]}"
         if not needs:
             out.append((v.key, floor, v.older_gpus or "nothing past the book's floor"))
             continue

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .limits import cdiv
+from .runtime.limits import cdiv
 
 
 @dataclass(frozen=True)

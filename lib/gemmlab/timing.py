@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy
 
-from . import hardware as hw
+from .runtime import backend as hw
 
 LIBRARY = "cuBLAS"
 

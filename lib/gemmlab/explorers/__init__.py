@@ -19,19 +19,14 @@ from __future__ import annotations
 import html
 import itertools
 import json
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from .assets import HERE, css, script
+from .sweeps import SWEEPS
+
+__all__ = ["Explorer", "roofline_calculator", "tilemap_trainer", "sweep_explorer", "sweep_data", "SWEEPS", "HERE",
+           "css", "script"]
+
 _ids = itertools.count()
-
-
-def script() -> str:
-    """The explorers' JavaScript (model, then drawing): one text for the page and for the live widget."""
-    return (HERE / "model.js").read_text() + "\n" + (HERE / "explorers.js").read_text()
-
-
-def css() -> str:
-    return (HERE / "explorers.css").read_text()
 
 
 class Explorer:
@@ -56,8 +51,8 @@ class Explorer:
 
 
 def _gpu_entries(this_gpu=None) -> list:
-    from .. import device
-    from ..profiles import for_device
+    from ..models import device
+    from ..runtime.profiles import for_device
     entries = [{"id": f"preset:{k}", "name": m.name, "source": "datasheet", "peak32": m.peak_fp32,
                 "peak64": device.FP64_PEAKS.get(k), "bw": m.bandwidth, "tensor": device.TENSOR_PEAKS.get(k, {})}
                for k, m in device.PRESETS.items()]
@@ -79,7 +74,9 @@ def _gpu_entries(this_gpu=None) -> list:
 
 def _measured_points() -> list:
     """Kernels measured on the H200 (results/): cuBLAS, the SGEMM ladder, the BLAS steps."""
-    from .. import blasbench, device, ladder, ops, roofline
+    from ..studies import blas_steps as blasbench, ladder
+    from ..models import device, roofline
+    from .. import ops
     points = [{"label": label, "I": i, "flops": f, "gpu": "measured:h200"}
               for label, i, f in roofline.measured_points(device.recorded())]
     data = ladder.recorded()
@@ -116,22 +113,13 @@ def tilemap_trainer(mode: int = 0, seed: int = 1) -> Explorer:
     return Explorer("tilemap", {"mode": mode, "seed": int(seed)}, "Tile map")
 
 
-# name -> (where it is recorded, the recorded timing's label, the variant, its sliders)
-SWEEPS = {
-    "tiling": ("ladder", "naive and tiled", "sgemm/02_shared_tiling", ["TILE"]),
-    "cache blocking": ("ladder", "cache blocking: TM x TN", "sgemm/05_cache_blocking", ["TM", "TN"]),
-    "register tiling": ("ladder", "register tiling: T, RM x RN, MINB", "sgemm/06_register_tiling",
-                        ["MINB", "T", "RM", "RN"]),
-    "gemv geometry": ("blas", "GEMV launch geometry", "blas/gemv/01_shared_x", ["BLOCK", "GRID"]),
-}
-
-
 def sweep_data(which: str) -> dict:
     """A recorded sweep as the explorer draws it: one row per configuration, with its variant params."""
     if which not in SWEEPS:
         raise ValueError(f"no recorded sweep {which!r}; there are: {', '.join(SWEEPS)}")
     source, label, key, params = SWEEPS[which]
-    from .. import blasbench, ladder, registry
+    from ..studies import blas_steps as blasbench, ladder
+    from .. import registry
     if source == "ladder":
         data = ladder.recorded()
         t = next(t for t in data["timings"] if t["label"] == ladder.timing_label(label, data["N"]))

@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import functools
 
-from . import css, script
+from .assets import css, script
 
 REPS = 5          # repetitions of a live timing: a few seconds per configuration
 
 
 def available() -> bool:
     """True in a notebook kernel (IPython with a kernel) that has anywidget installed."""
+    import importlib.util
     try:
         from IPython import get_ipython
-        import anywidget  # noqa: F401
     except ImportError:
+        return False
+    if importlib.util.find_spec("anywidget") is None:
         return False
     shell = get_ipython()
     return shell is not None and getattr(shell, "kernel", None) is not None
@@ -35,7 +37,7 @@ def available() -> bool:
 
 def where() -> str:
     """One line on what a live run does on this machine."""
-    from .. import hardware as hw
+    from ..runtime import backend as hw
     if hw.on_gpu:
         from .. import record
         return (f"live on {record.environment()['gpu']}: the configuration you choose is checked against "
@@ -46,9 +48,10 @@ def where() -> str:
 
 def run_row(which: str, data: dict, row: dict, reps: int = REPS) -> dict:
     """Run one row of a sweep here. Returns ``{"summary": ...}``, plus ``"value"`` when it was timed."""
-    from .. import blasbench, ladder, ops, registry
-    from .. import hardware as hw
-    from . import SWEEPS
+    from ..studies import blas_steps as blasbench, ladder
+    from .. import ops, registry
+    from ..runtime import backend as hw
+    from .sweeps import SWEEPS
     key, config = data["key"], row["config"]
     if not hw.on_gpu:       # the largest untransposed awkward problem: a real check, a second or so
         variant = registry.get(key)
@@ -139,6 +142,6 @@ def _widget_class():
     return LiveSweepWidget
 
 
-def LiveSweep(which: str, data: dict, title: str, static) -> "anywidget.AnyWidget":  # noqa: N802
-    """The live widget for a sweep; ``static`` is the Explorer shown where widgets cannot draw."""
+def LiveSweep(which: str, data: dict, title: str, static):  # noqa: N802
+    """The live widget for a sweep (an anywidget.AnyWidget); ``static`` is the Explorer shown where widgets cannot draw."""
     return _widget_class()(which, data, title, static)

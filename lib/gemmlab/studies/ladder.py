@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy
 
-from . import hardware as hw
-from . import ops, record, registry
-from .check import check_many
-from .limits import occupancy
-from .timing import bench
+from ..runtime import backend as hw
+from .. import ops, record, registry
+from ..check import check_many
+from ..runtime.limits import occupancy
+from ..timing import bench
 
 N = 4096
 
@@ -239,7 +239,7 @@ def timed(label: str, reps: int = 10):
     """
     if hw.on_gpu:
         return measure(cases_for(label), reps=reps, label=label, progress=False)[0]
-    from .timing import recorded as recorded_timing
+    from ..timing import recorded as recorded_timing
     return recorded_timing(record.find("ladder")[0], timing_label(label))
 
 
@@ -249,7 +249,7 @@ def resources_table(cases: list, data: dict | None = None) -> None:
     which = ", ".join(case_name(k, p) for k, p in cases)
     mine = record.kept("resources", which) if not hw.on_gpu and data is None else None
     if hw.on_gpu and data is None:
-        from .profiles import current
+        from ..runtime.profiles import current
         env = record.environment()
         rows = {case_name(k, p): resources(k, p) for k, p in cases}
         record.keep("resources", which, {"rows": rows, "environment": env})
@@ -277,7 +277,7 @@ def resources_of(key: str, params: dict) -> tuple:
     """(resources, where) of one configuration: compiled now for the GPU in use, else the record shown (the
     reader's GPU's, else the H200's); ``where`` names the GPU they belong to."""
     if hw.on_gpu:
-        from .profiles import current
+        from ..runtime.profiles import current
         return resources(key, params), f"compiled just now for {current().name}"
     data = recorded()
     return data["resources"][case_name(key, params)], f"recorded on {data['environment']['gpu']}"

@@ -12,7 +12,7 @@ import os
 import cupy
 import numpy
 
-from .paths import KERNELS
+from ..paths import KERNELS
 
 OPTIONS = ("-std=c++17",)
 _NULL = numpy.uint64(0)

@@ -8,20 +8,20 @@ three grades, and the book always says which one it shows:
 - measured: a large device-to-device copy (bytes read + written) and cuBLAS SGEMM, timed with
   :func:`gemmlab.timing.bench`. These are the ceilings a kernel can actually reach.
 
-``python -m gemmlab ceilings --record`` measures the current GPU and writes ``results/ceilings-<gpu>.json``;
-without a GPU, :func:`current` returns the recorded H200 ceilings and says so.
+The measurement itself is a study, :mod:`gemmlab.studies.ceilings` (``python -m gemmlab ceilings --record``
+writes ``results/ceilings-<gpu>.json``); this module is the model, the presets and the records' reading.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
 
-from . import hardware as hw
-from . import ops, record
+from ..runtime import backend as hw
+from .. import record
 
 TFLOP, GBS = 1e12, 1e9
 
-from .profiles import FP32_LANES, PROFILES     # noqa: E402  (the one table of GPUs)
+from ..runtime.profiles import FP32_LANES, PROFILES     # noqa: E402  (the one table of GPUs)
 
 
 @dataclass(frozen=True)
@@ -104,31 +104,6 @@ def from_attributes() -> DeviceModel:
     return DeviceModel(name, peak, bandwidth, src)
 
 
-SGEMM_SIZES = (1024, 2048, 4096, 8192)
-
-
-def measure(copy_bytes: int = 1 << 30, sgemm_sizes=SGEMM_SIZES, reps: int = 20) -> DeviceModel:
-    """Attribute peaks plus the measured ceilings: a device-to-device copy and cuBLAS SGEMM."""
-    from .timing import bench
-    model = from_attributes()
-    copy = ops.Copy(n=copy_bytes // 4)
-    t = bench({}, copy, reps=reps)
-    timings = [t]
-    points = []
-    for op in (ops.Dot(n=1 << 24), ops.Gemv(m=4096, n=4096)):
-        timings.append(bench({}, op, reps=reps))
-        lib = timings[-1].library
-        points.append({"op": op.label, "intensity": op.intensity, "flops": lib.gflops * 1e9,
-                       "bytes_per_s": lib.gbs * 1e9})
-    sgemm = {}
-    for n in sgemm_sizes:
-        timings.append(bench({}, ops.Gemm.square(n), reps=max(5, reps // (1 + n // 4096))))
-        sgemm[n] = timings[-1].library.gflops * 1e9
-    return replace(model, measured_copy=t.library.gbs * 1e9, measured_sgemm=sgemm,
-                   measured_ops=tuple(points), timings=tuple(x.to_dict() for x in timings),
-                   environment=t.environment)
-
-
 def _as_dict(model: DeviceModel) -> dict:
     return {
         "name": model.name, "peak_fp32": model.peak_fp32, "bandwidth": model.bandwidth,
@@ -138,10 +113,6 @@ def _as_dict(model: DeviceModel) -> dict:
         "timings": list(model.timings),
         "command": "python -m gemmlab ceilings --record",
     }
-
-
-def save(model: DeviceModel):
-    return record.save(f"ceilings-{record.slug(model.name)}", _as_dict(model))
 
 
 def _from_dict(data: dict, environment: dict) -> DeviceModel:
@@ -160,18 +131,6 @@ def recorded(name: str | None = None) -> DeviceModel:
 def nominal() -> DeviceModel:
     """This GPU's attribute peaks (no measuring); without a GPU, the recorded H200's."""
     return from_attributes() if hw.on_gpu else recorded()
-
-
-def current() -> DeviceModel:
-    """This GPU, measured now; without a GPU, the recorded H200 ceilings (``.environment`` says when)."""
-    if hw.on_gpu:
-        model = measure()
-        record.keep("ceilings", "this GPU", {**_as_dict(model), "environment": model.environment})
-        return model
-    mine = record.kept("ceilings", "this GPU")
-    if mine is not None:
-        return _from_dict(mine[0], {**mine[0]["environment"], "shown_as": mine[1]})
-    return recorded()
 
 
 def describe(model: DeviceModel) -> str:

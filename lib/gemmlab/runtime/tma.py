@@ -15,7 +15,7 @@ import functools
 
 import numpy
 
-from . import hardware as hw
+from . import backend as hw
 
 _DTYPES = {"fp16": ("CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 2), "bf16": ("CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", 2),
            "fp32": ("CU_TENSOR_MAP_DATA_TYPE_FLOAT32", 4)}

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy
 
-from . import hardware as hw
-from .loader import load
+from ..runtime import backend as hw
+from ..runtime.loader import load
 
 TILED = "sgemm/02_shared_tiling.cu"
 
@@ -36,7 +36,7 @@ def launch_without_barrier(barrier: int, shape=RACE_SHAPE, tile: int = 16, optio
 
 def print_sanitizer_racecheck():
     """compute-sanitizer's racecheck of the same broken kernels on the GPU, as recorded."""
-    from . import record
+    from .. import record
     try:
         rec = record.shown("racecheck-demo")
     except FileNotFoundError:
@@ -89,7 +89,7 @@ def print_missing_barrier(barrier: int, **kw):
 def print_racecheck(barrier: int | None, shape=(40, 36, 50), tile: int = 16):
     """The emulator's racecheck of the tiled kernel with barrier 1 or 2 removed (None: both kept), at a
     size that fits no tile: each hazard with the two source lines as the kernel file has them."""
-    from .racecheck import racecheck
+    from ..runtime.racecheck import racecheck
     m, n, k = shape
     rng = numpy.random.default_rng(0)
     A = rng.standard_normal((m, k)).astype(numpy.float32)

@@ -125,7 +125,7 @@ def label_points(ax, points, fontsize: float = 8):
 
 def measured_points(model: DeviceModel) -> list:
     """cuBLAS on DOT, GEMV and square SGEMM as (label, intensity, FLOP/s), from the model's measurements."""
-    from .ops import Gemm
+    from ..ops import Gemm
     pts = [(f"cuBLAS {p['op']}", p["intensity"], p["flops"]) for p in model.measured_ops]
     pts += [(f"cuBLAS SGEMM N={n}", Gemm.square(n).intensity, rate) for n, rate in sorted(model.measured_sgemm.items())]
     return pts

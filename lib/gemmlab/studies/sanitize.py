@@ -22,8 +22,8 @@ import sys
 
 import numpy
 
-from . import hardware as hw
-from . import ops, processes, record, registry
+from ..runtime import backend as hw
+from .. import ops, processes, record, registry
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 DEEP = (208, 528, 1040)          # tensor-core kernels: several blocks, and more k-tiles than any pipeline has stages

@@ -14,10 +14,10 @@ import statistics
 
 import numpy
 
-from . import hardware as hw
-from . import ops, record, registry
+from ..runtime import backend as hw
+from .. import ops, record, registry
 from .ladder import measure_problem, resources
-from .paths import atomic_write
+from ..paths import atomic_write
 
 
 DOT_STEPS = [
@@ -112,7 +112,7 @@ def transposed(family: str, reps: int = 20) -> list:
         raise ValueError(f"family is one of {sorted(TRANSPOSES)}, got {family!r}")
     if hw.on_gpu:
         return _transposed(family, reps, progress=False)
-    from .timing import recorded as recorded_timing
+    from ..timing import recorded as recorded_timing
     name = record.find("blas")[0]
     return [recorded_timing(name, f"{family} transposed, {problem(family, ARTICLE_SIZE[family], **f).label}")
             for f in TRANSPOSES[family]]
@@ -217,7 +217,7 @@ def recorded() -> dict:
 
 def scaling_path():
     """The scaling study's CSV beside the BLAS record shown (results/blas-scaling-<gpu>.csv)."""
-    from .paths import RESULTS as DIR
+    from ..paths import RESULTS as DIR
     return DIR / f"{record.find('blas')[0].replace('blas-', 'blas-scaling-', 1)}.csv"
 
 
@@ -272,7 +272,7 @@ def timed(label_prefix: str, family: str, reps: int = 20):
             extra = {COPY: lambda: hw.xp.copyto(dst, src)}
         return measure_problem(cases, prob, f"{family} steps, {prob.label}", reps=reps, names=names,
                                progress=False, extra=extra)[0]
-    from .timing import Timings, kept
+    from ..timing import Timings, kept
     mine = kept(f"{family} steps, {problem(family, ARTICLE_SIZE[family]).label}")      # the live label
     if mine is not None:
         return mine
@@ -284,7 +284,7 @@ def copy_bandwidth(t) -> tuple:
     """The copy bandwidth (bytes/s, read + written) a family's GB/s is read against, and where it comes from:
     the copy timed in the same round-robin (a live :func:`timed`); for a recorded timing, the ceilings
     recorded on the same GPU (``results/ceilings-<gpu>.json``)."""
-    from . import device
+    from ..models import device
     if any(r.name == COPY for r in t.rows):
         row = t[COPY]
         return 2 * row.bytes / (row.median_ms * 1e-3), "a copy timed in the same round-robin"

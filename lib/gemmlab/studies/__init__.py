@@ -36,7 +36,7 @@ class Study:
     def load(self) -> dict:
         """The record of this study a chapter shows: the reader's GPU's, else the H200's (``record.shown``);
         for a study whose record is no GPU's, that record."""
-        from . import record
+        from .. import record
         name = self.record or self.name
         return record.shown(name) if self.per_gpu else {**record.load(name), "shown_as": f"results/{name}.json"}
 
@@ -48,7 +48,7 @@ def _o(*flags, **kwargs):
 # --- the entries ------------------------------------------------------------------------------------
 
 def _ceilings():
-    from . import device
+    from . import ceilings as device
     return Study("ceilings", "measure this GPU's ceilings: copy bandwidth, cuBLAS SGEMM, DOT, GEMV",
                  run=lambda a: device.measure(), show=lambda m: print(device.describe(m)),
                  save=lambda m: [device.save(m)], writes="results/ceilings-<gpu>.json")
@@ -84,7 +84,7 @@ def _climb():
 
 
 def _tensor():
-    from . import tensor
+    from . import tensor_cores as tensor
     return Study("tensor", "Part V: check and time the tensor-core kernels against cuBLAS in the same precision, "
                            "and 3xTF32's speed and accuracy against cuBLAS SGEMM",
                  run=lambda a: tensor.run_all(reps=a.reps), show=lambda r: print(tensor.summary(r)),
@@ -109,7 +109,7 @@ def _tune():
 
 
 def _blas():
-    from . import blasbench
+    from . import blas_steps as blasbench
 
     def show(result):
         steps, _ = result
@@ -125,7 +125,8 @@ def _blas():
 
 
 def _profile():
-    from . import blasbench, profiling, record
+    from . import blas_steps as blasbench, profiling
+    from .. import record
 
     def internal(a):
         if a.launch:
@@ -158,7 +159,8 @@ def _profile():
 
 
 def _sanitize():
-    from . import demos, sanitize
+    from . import missing_barrier as demos
+    from . import sanitize
 
     def internal(a):
         if a.launch:
@@ -191,7 +193,8 @@ def _sanitize():
 
 
 def _crosscheck():
-    from . import crosscheck, paths
+    from . import crosscheck
+    from .. import paths
 
     def internal(a):
         if a.emit:
@@ -231,7 +234,8 @@ def _sass():
 
 
 def _emulator_bench():
-    from . import _emulator, record
+    from . import emulator_bench as _emulator
+    from .. import record
 
     def run(a):
         if a.rounds < 1:
@@ -268,7 +272,7 @@ def add_commands(sub) -> None:
 
 def missing(s: Study) -> str | None:
     """What this machine lacks of what the study needs, in words; None when it has it all."""
-    from . import hardware as hw
+    from ..runtime import backend as hw
     if "GPU" in s.needs and not hw.on_gpu:
         return f"{s.name} needs a CUDA GPU ({hw.backend_reason})"
     if "emulator" in s.needs and hw.backend != "emulator":

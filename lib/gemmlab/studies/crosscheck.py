@@ -16,9 +16,9 @@ import tempfile
 
 import numpy
 
-from . import hardware as hw
-from . import processes, record, registry
-from .check import rel_error
+from ..runtime import backend as hw
+from .. import processes, record, registry
+from ..check import rel_error
 
 AGREE = 1e-5
 
@@ -59,9 +59,12 @@ def _undelta(d: numpy.ndarray, anchor: numpy.ndarray) -> numpy.ndarray:
 
 
 def _seeded(seed: int):
-    """Every case, its key and its inputs, drawn on the host from a seed of its own."""
-    for i, (v, choice, problem) in enumerate(_cases()):
-        yield v, choice, problem, _key(v, choice, problem), problem.inputs(numpy.random.default_rng(seed + i))
+    """Every case, its key and its inputs, drawn on the host from a seed of its own: the run's seed and the case's
+    key (so a case draws the same inputs wherever it stands in the registry, and an emitted file stays readable)."""
+    import zlib
+    for v, choice, problem in _cases():
+        key = _key(v, choice, problem)
+        yield v, choice, problem, key, problem.inputs(numpy.random.default_rng([seed, zlib.crc32(key.encode())]))
 
 
 def _run(v, choice, problem, inputs) -> numpy.ndarray:
@@ -118,7 +121,7 @@ def emit(path: str, seed: int = 0):
     side computes the same reference from the same seeded inputs and gets the output back bit for bit):
     a few bits per value instead of 32, so that the file travels to a GPU machine."""
     import io
-    from .paths import atomic_write, writable
+    from ..paths import atomic_write, writable
     writable(path)                       # refused before the minutes of running every kernel, not after
     packed = {key: _delta(_run(v, choice, problem, inputs), _rounded(problem.reference(inputs)))
               for v, choice, problem, key, inputs in _seeded(seed)}
@@ -127,7 +130,7 @@ def emit(path: str, seed: int = 0):
     atomic_write(path, buffer.getvalue())
 
 
-FORMAT = "ulps from the FP32-rounded float64 reference"
+FORMAT = "ulps from the FP32-rounded float64 reference; inputs seeded by case key"
 
 
 def _load(path: str, machine: str):
@@ -140,7 +143,12 @@ def _load(path: str, machine: str):
         raise ValueError(f"{path} is not a file that crosscheck --emit wrote (truncated or another file?): {exc}; "
                          "emit it again with GEMMLAB_BACKEND=emulator python -m gemmlab crosscheck --emit") from None
     ran_on = str(stored.pop("__machine__", machine))
-    return stored, ran_on, str(stored.pop("__format__", "")) == FORMAT
+    kind = str(stored.pop("__format__", ""))
+    if kind != FORMAT:                      # another tree's file: its inputs were drawn otherwise
+        raise ValueError(f"{path} was written by another version of crosscheck --emit ({kind or 'whole outputs'}, "
+                         f"not {FORMAT!r}); emit it again with GEMMLAB_BACKEND=emulator python -m gemmlab "
+                         "crosscheck --emit")
+    return stored, ran_on, True
 
 
 def _emulated(stored: dict, packed: bool, key: str, ref) -> numpy.ndarray:

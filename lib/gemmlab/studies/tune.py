@@ -17,11 +17,11 @@ import time
 
 import numpy
 
-from . import hardware as hw
-from . import ops, record, registry
-from .check import check_many
+from ..runtime import backend as hw
+from .. import ops, record, registry
+from ..check import check_many
 from .ladder import case_name
-from .timing import bench
+from ..timing import bench
 
 FINALISTS = 4
 

@@ -24,18 +24,19 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import blas, blasbench, climb, ladder, ops, processes, registry, sass, tensor
-from .paths import KERNELS
+from .. import blas, processes, registry, variant
+from . import blas_steps as blasbench, climb, ladder, sass, tensor_cores as tensor
+from ..paths import KERNELS
 
 
 def architectures() -> list:
     """The compute capabilities of the profile table, oldest first: [(7, 5), (8, 0), (8, 6), (8, 9), (9, 0)]."""
-    from .profiles import PROFILES
+    from ..runtime.profiles import PROFILES
     return sorted({p.capability for p in PROFILES.values()})
 
 
 def profiles_of(capability: tuple) -> list:
-    from .profiles import PROFILES
+    from ..runtime.profiles import PROFILES
     return [p for p in PROFILES.values() if p.capability == capability]
 
 
@@ -60,7 +61,7 @@ def used() -> list:
     cases += tensor.TC_CANDIDATES + tensor.HOPPER_CANDIDATES + tensor.SPLIT_CANDIDATES
     for family in blasbench.FAMILIES:
         cases += blasbench._steps(family)[0]
-    from .profiles import PROFILES
+    from ..runtime.profiles import PROFILES
     cases += [(blas.GEMM, blas.GEMM_LARGE), (blas.GEMM, blas.GEMM_SMALL)]
     cases += [(blas.DOT, blas._dot_params(n, p.sm_count)) for p in PROFILES.values() for n in (1 << 20, 1 << 30)]
     cases += [(blas.GEMV, blas._gemv_params(m, m, t)) for m in (512, 16384) for t in ("N", "T")]
@@ -86,7 +87,7 @@ def _nvcc_version() -> str:
 
 
 def _cache() -> Path:
-    from ._emulator import _cache_dir
+    from ..runtime.emulator import _cache_dir
     folder = _cache_dir().parent / "nvcc"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
@@ -116,7 +117,7 @@ def _compile_unit(source: str, exprs: list, arch: str) -> dict:
     """nvcc -cubin for one architecture of one .cu file with every expression instantiated: {"ok", "log",
     "kernels": {expression: {"registers", "static_shared", "spill"}}}, cached by content."""
     unit = "\n".join([f'#include "{source}"'] + [sass._instance(e, i) for i, e in enumerate(sorted(exprs))]) + "\n"
-    from .loader import find_includes
+    from ..runtime.loader import find_includes
     headers = find_includes(unit, KERNELS / "unit.cu")
     digest = hashlib.sha256("\0".join([unit, arch, _nvcc_version(),
                                        *(f"{p}\n{t}" for p, t in sorted(headers.items()))]).encode()).hexdigest()[:24]
@@ -145,7 +146,7 @@ def _compile_unit(source: str, exprs: list, arch: str) -> dict:
         if current and (s := _SPILL.search(line)):
             kernels[current]["spill"] = int(s.group(1))
     result = {"ok": proc.returncode == 0, "log": log[-4000:] if proc.returncode else "", "mangled": kernels}
-    from .paths import atomic_write
+    from ..paths import atomic_write
     atomic_write(hit, json.dumps(result))
     return _by_expression(result, exprs)
 
@@ -163,7 +164,7 @@ def check(jobs: int = 2, progress: bool = False) -> dict:
     if _nvcc() is None:
         raise RuntimeError("the portability check compiles with nvcc, which is not installed (the CUDA toolkit, "
                            "or pip install nvidia-cuda-nvcc)")
-    from .profiles import PROFILES
+    from ..runtime.profiles import PROFILES
     problems, units, plan = [], {}, []
     for cap in architectures():
         arch = f"sm_{cap[0]}{cap[1]}"
@@ -213,7 +214,7 @@ def check(jobs: int = 2, progress: bool = False) -> dict:
         measured += 1
         v = registry.get(key)
         _, block, dynamic = v.launch(form, params)
-        threads = registry.block_threads(block)
+        threads = variant.block_threads(block)
         for p in profiles_of(cap):
             over = []
             if info["static_shared"] + dynamic > p.shared_per_block_optin:

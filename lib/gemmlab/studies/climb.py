@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy
 
-from . import hardware as hw
-from . import ops, record
-from .timing import Timings
+from ..runtime import backend as hw
+from .. import ops, record
+from ..timing import Timings
 from .ladder import case_name, measure_problem, resources
 
 # (size label, problem, target ratio to cuBLAS): the bar, never lowered here

@@ -18,9 +18,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import ops, processes, record, registry
-from .loader import parse_name_expression
-from .paths import KERNELS
+from .. import ops, processes, record, registry
+from ..runtime.loader import parse_name_expression
+from ..paths import KERNELS
 
 ARCH = "sm_90"
 CASES = [

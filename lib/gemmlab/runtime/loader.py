@@ -14,36 +14,22 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy
 
-from . import hardware as hw
-from .paths import KERNELS
+from . import backend as hw
+from ..paths import KERNELS
+from .source import (_CAST, CompileError, Param, Signature, TemplateParam, _param_type, _split_top,
+                     find_includes, format_compile_log, include_dirs, parse_kernels, parse_name_expression,
+                     parse_overloads, strip_comments)
 
-_STAND_INS = Path(__file__).resolve().parent / "emulator" / "include"   # CUDA's system headers, as the emulator has them
+# the front end, and the parser's names as the loader has always offered them (the parser is .source)
+__all__ = ["load", "Module", "Kernel", "CompileError", "C_TYPES", "data_address", "Param", "Signature",
+           "TemplateParam", "find_includes", "format_compile_log", "include_dirs", "parse_kernels",
+           "parse_name_expression", "parse_overloads", "strip_comments"]
 
-
-class CompileError(RuntimeError):
-    """A kernel failed to compile; the message shows file, line and the source around it."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Parsing the source: comments, includes, kernel signatures
-# ---------------------------------------------------------------------------------------------
-
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"(?P<quoted>[^"]+)"|<(?P<angled>[^>]+)>)', re.M)
-_KERNEL = re.compile(
-    r"(?:template\s*<(?P<tpl>[^{};]*?)>\s*)?"
-    r"(?:(?:static|extern\s+\"C\")\s+)?__global__\s+"
-    r"(?:(?P<lb1>__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\))\s*)?void\s+"
-    r"(?:(?P<lb2>__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\))\s*)?"
-    r"(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)",
-    re.S,
-)
 
 # C type -> (NumPy dtype of the elements, elements per value). Vector types point at plain arrays.
 C_TYPES = {
@@ -59,234 +45,6 @@ C_TYPES = {
     "float2": (numpy.float32, 2), "float4": (numpy.float32, 4), "double2": (numpy.float64, 2),
     "int2": (numpy.int32, 2), "int4": (numpy.int32, 4),
 }
-_QUALIFIERS = {"const", "volatile", "__restrict__", "restrict", "__restrict", "__grid_constant__"}
-
-
-def strip_comments(source: str) -> str:
-    """Blank out comments, keeping every newline so that line numbers still match the file."""
-    return _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
-
-
-def _split_top(text: str, sep: str = ",") -> list[str]:
-    """Split at separators that are not inside <>, () or []."""
-    parts, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "<([":
-            depth += 1
-        elif ch in ">)]":
-            depth -= 1
-        if ch == sep and depth == 0:
-            parts.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    tail = "".join(cur).strip()
-    if tail or parts:
-        parts.append(tail)
-    return [p for p in parts if p]
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str
-    ctype: str          # the base type, qualifiers removed: "float", "int", "T"
-    pointer: bool
-
-
-@dataclass(frozen=True)
-class TemplateParam:
-    kind: str           # "typename" or a value type such as "int"
-    name: str
-    default: str | None
-
-
-@dataclass(frozen=True)
-class Signature:
-    name: str
-    params: tuple
-    template: tuple = ()
-    line: int = 0
-    launch_bounds: tuple = ()     # the __launch_bounds__ arguments as source text, if any
-    param_text: str = ""          # the parameter list as written (names kept, defaults dropped)
-    overloaded: bool = False      # another __global__ function has the same name
-
-    def pointer_type(self) -> str:
-        """``void(*)(...)``: names this one among overloads (a cast the compilers take as a name expression)."""
-        return f"void(*)({self.param_text})"
-
-
-def _parse_param(text: str) -> Param:
-    text = re.sub(r"\s*=\s*[^,]*$", "", text)         # default arguments are not launchable anyway
-    pointer = "*" in text or "&" in text
-    tokens = [t for t in re.split(r"[\s*&]+", text) if t and t not in _QUALIFIERS]
-    if len(tokens) < 2:
-        return Param(name=tokens[0] if tokens else "?", ctype="?", pointer=pointer)
-    return Param(name=tokens[-1], ctype=" ".join(tokens[:-1]), pointer=pointer)
-
-
-_TYPE_WORDS = {"int", "float", "double", "char", "short", "long", "unsigned", "signed", "bool", "size_t", "void"}
-
-
-def _param_type(text: str) -> tuple:
-    """(base type, is pointer) of a parameter written with or without its name: "float* x", "float*",
-    "unsigned int"."""
-    text = re.sub(r"\s*=\s*[^,]*$", "", text)
-    pointer = "*" in text or "&" in text
-    if pointer:
-        text = re.split(r"[*&]", text)[0] if not re.sub(r"^.*[*&]", "", text).strip() else text.rsplit(
-            re.findall(r"[*&]", text)[-1], 1)[0]
-    tokens = [t for t in re.split(r"[\s*&]+", text) if t and t not in _QUALIFIERS]
-    if not pointer and len(tokens) >= 2 and tokens[-1] not in _TYPE_WORDS:
-        tokens = tokens[:-1]                 # a name after the type
-    return " ".join(tokens), pointer
-
-
-def _parse_template(text: str) -> tuple:
-    out = []
-    for part in _split_top(text):
-        default = None
-        if "=" in part:
-            part, default = (s.strip() for s in part.split("=", 1))
-        words = part.split()
-        out.append(TemplateParam(kind=" ".join(words[:-1]), name=words[-1], default=default))
-    return tuple(out)
-
-
-_NAMESPACE = re.compile(r"\bnamespace\s+((?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*)?\s*\{")
-
-
-def _namespaces(clean: str) -> list:
-    """(start, end, name) of every namespace block; name '' for an anonymous one."""
-    spans = []
-    for m in _NAMESPACE.finditer(clean):
-        depth, i = 0, m.end() - 1
-        while i < len(clean):
-            if clean[i] == "{":
-                depth += 1
-            elif clean[i] == "}":
-                depth -= 1
-                if depth == 0:
-                    break
-            i += 1
-        spans.append((m.start(), i, re.sub(r"\s+", "", m.group(1) or "")))
-    return spans
-
-
-def parse_kernels(source: str) -> dict:
-    """Every ``__global__`` function of a source: qualified name (``ns::k``) -> :class:`Signature` (the last
-    one, where a name is overloaded; :func:`parse_overloads` gives them all)."""
-    return {sig.name: sig for sig in parse_overloads(source)}
-
-
-def parse_overloads(source: str) -> list:
-    """Every ``__global__`` function of a source, in order, overloads included (each marked as such)."""
-    clean = strip_comments(source)
-    spaces = _namespaces(clean)
-    found = []
-    for m in _KERNEL.finditer(clean):
-        params = tuple(_parse_param(p) for p in _split_top(m.group("params")) if p.strip() != "void")
-        template = _parse_template(m.group("tpl")) if m.group("tpl") else ()
-        bounds = m.group("lb1") or m.group("lb2")
-        bounds = tuple(_split_top(bounds[bounds.index("(") + 1:bounds.rindex(")")])) if bounds else ()
-        where = m.start("name")
-        outer = [name for start, end, name in sorted(spaces) if start < where < end and name]
-        qualified = "::".join(outer + [m.group("name")])
-        text = ", ".join(re.sub(r"\s*=\s*[^,]*$", "", p.strip()) for p in _split_top(m.group("params")))
-        found.append(Signature(qualified, params, template, line=clean.count("\n", 0, where) + 1,
-                               launch_bounds=bounds, param_text=" ".join(text.split())))
-    names = [sig.name for sig in found]
-    return [replace(sig, overloaded=names.count(sig.name) > 1) for sig in found]
-
-
-_CAST = re.compile(r"\(\s*void\s*\(\s*\*\s*\)\s*\((?P<params>.*)\)\s*\)\s*(?P<name>(?:::)?[A-Za-z_][\w:]*)", re.S)
-
-
-def parse_name_expression(expr: str) -> tuple:
-    """``"k<16, float>"`` -> ``("k", ["16", "float"])``; ``"k"`` -> ``("k", [])``."""
-    expr = expr.strip()
-    m = re.fullmatch(r"(?:::)?((?:[A-Za-z_]\w*\s*::\s*)*[A-Za-z_]\w*)\s*(?:<(.*)>)?", expr, re.S)
-    if not m:
-        raise ValueError(f"{expr!r} is not a kernel name or a template instance such as 'name<16, 16>' "
-                         f"(or 'namespace::name<16>')")
-    return re.sub(r"\s+", "", m.group(1)), _split_top(m.group(2)) if m.group(2) is not None else []
-
-
-def find_includes(source: str, origin: Path | None, seen: dict | None = None, search: tuple = ()) -> dict:
-    """All files a source includes from kernels/ or the given folders, transitively: resolved path -> text.
-
-    ``#include "name"`` is looked up beside the including file first, then under ``kernels/`` and in
-    ``search`` (the ``-I`` folders of the options); it must be found. ``#include <name>`` is looked up
-    under ``kernels/`` and in ``search``; one found nowhere is a system header and is left to the
-    compiler. Both forms count: editing any file found here changes the module's cache key.
-    """
-    seen = {} if seen is None else seen
-    for m in _INCLUDE.finditer(strip_comments(source)):
-        name = m.group("quoted") or m.group("angled")
-        here = [origin.parent / name] if origin is not None and m.group("quoted") else []
-        candidates = here + [KERNELS / name] + [Path(d) / name for d in search]
-        path = next((c.resolve() for c in candidates if c.is_file()), None)
-        if path is None:
-            if m.group("angled") or (_STAND_INS / name).is_file():
-                continue                      # a system header (CUDA's own, such as "cuda_fp16.h", too)
-            line = source.count("\n", 0, m.start()) + 1
-            where = f"{origin}:{line}" if origin else f"line {line} of the given code"
-            raise CompileError(f"{where}: #include \"{name}\" not found (looked in "
-                               + ", ".join(str(c.parent) for c in candidates) + ")")
-        if path not in seen:
-            seen[path] = path.read_text()
-            find_includes(seen[path], path, seen, search)
-    return seen
-
-
-def include_dirs(options) -> tuple:
-    """The folders named by ``-I`` options (``-Idir`` or ``-I dir``)."""
-    dirs, options = [], list(options)
-    for i, o in enumerate(options):
-        if o.startswith("-I") and len(o) > 2:
-            dirs.append(o[2:])
-        elif o == "-I" and i + 1 < len(options):
-            dirs.append(options[i + 1])
-    return tuple(dirs)
-
-
-# ---------------------------------------------------------------------------------------------
-# Compiler messages
-# ---------------------------------------------------------------------------------------------
-
-_DIAG = re.compile(r"^(?P<file>[^\n]*?)\((?P<line>\d+)\):\s*(?P<kind>(?:catastrophic )?error|warning)"
-                   r"[^:\n]*:\s*(?P<msg>.*)$", re.M)
-
-
-def format_compile_log(log: str, main: tuple, headers: dict, context: int = 2) -> str:
-    """Rewrite a compiler log so that each error names the real file and line and shows its source.
-
-    ``main`` is (display name, text[, path]) of the compiled source; ``headers`` maps header paths to
-    texts. A diagnostic in any other file that exists (a system or emulator header) is shown from it.
-    """
-    shown_main, main_text = main[0], main[1]
-    main_path = Path(main[2]).resolve() if len(main) > 2 and main[2] else None
-    out = []
-    for m in _DIAG.finditer(log):
-        if m.group("kind") == "warning":
-            continue
-        reported = m.group("file").strip()
-        shown, text = shown_main, main_text
-        rp = Path(reported)
-        header = next((p for p in headers if rp.name == Path(p).name and reported.endswith(Path(p).name)), None)
-        if header is not None:
-            shown, text = str(header), headers[header]
-        elif rp.is_absolute() and rp.is_file() and rp.resolve() != main_path:
-            shown, text = reported, rp.read_text(errors="replace")
-        line = int(m.group("line"))
-        out.append(f"{shown}:{line}: {m.group('kind')}: {m.group('msg').strip()}")
-        lines = text.splitlines()
-        for i in range(max(1, line - context), min(len(lines), line + context) + 1):
-            out.append(f"  {'>' if i == line else ' '} {i:4d} | {lines[i - 1]}")
-    if not out:
-        return log.strip()
-    return "\n".join(out)
-
-
 # ---------------------------------------------------------------------------------------------
 # Kernels and modules
 # ---------------------------------------------------------------------------------------------
@@ -581,9 +339,9 @@ class Module:
 
 def _compiler(backend: str):
     if backend == "cuda":
-        from . import _cuda
+        from . import cuda as _cuda
         return _cuda
-    from . import _emulator
+    from . import emulator as _emulator
     return _emulator
 
 

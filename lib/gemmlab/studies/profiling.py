@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 
-from . import processes, record
+from .. import processes, record
 
 SECTIONS = ("SpeedOfLight", "Occupancy", "SchedulerStats", "LaunchStats")
 KEEP = {
@@ -84,7 +84,7 @@ _BEST = dict(BM=128, BN=256, BK=16, WM=64, WN=64, GROUP=8, SPLITK=1, MINB=1)
 
 
 def _blas_steps(family):
-    from .blasbench import FAMILIES
+    from .blas_steps import FAMILIES
     return FAMILIES[family]
 STUDIES = {
     # why the best SGEMM is where it is: it, the same with its FMAs row by row, and cuBLAS (chapter 13)
@@ -193,7 +193,7 @@ RAW_METRICS = {
 
 
 def _problem(spec):
-    from . import ops
+    from .. import ops
     kind = spec[0]
     if kind == "gemm":
         return ops.Gemm.square(spec[1])
@@ -211,7 +211,7 @@ def _problem(spec):
 def _awkward(problem):
     """A small problem of the same kind whose sizes are multiples of nothing (of 16 for tensor cores)."""
     import dataclasses
-    from . import ops
+    from .. import ops
     if isinstance(problem, ops.TcGemm):
         return dataclasses.replace(problem, m=112, n=48, k=208)
     if isinstance(problem, ops.Gemm):
@@ -223,7 +223,8 @@ def _awkward(problem):
 
 def launch_case(study: str, index: int) -> None:
     """The profiled half: one case of a study, once, then its kernel checked against float64."""
-    from . import hardware as hw, registry
+    from ..runtime import backend as hw
+    from .. import registry
     label, key, params, spec = STUDIES[study][index]
     problem = _problem(spec)
     inputs, out = problem.inputs(__import__("numpy").random.default_rng(0)), problem.output()
@@ -265,7 +266,7 @@ def parse_raw(text: str) -> list:
 def kernel_filter(key: str, params: dict | None) -> str:
     """ncu's -k for a registry case: its kernel's function name. (A library case is every kernel its call
     launches between cudaProfilerStart and Stop.)"""
-    from . import registry
+    from .. import registry
     return registry.get(key).entry.split("<", 1)[0]
 
 

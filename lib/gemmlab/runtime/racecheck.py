@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy
 
-from . import _emulator
-from . import hardware as hw
+from . import emulator as _emulator
+from . import backend as hw
 from .loader import Kernel, Module
 
 

@@ -26,7 +26,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from . import hardware as hw
+from . import backend as hw
 from .limits import Limits
 
 KiB, MiB, TFLOP, GBS = 1024, 1024 * 1024, 1e12, 1e9

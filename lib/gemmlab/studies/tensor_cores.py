@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy
 
-from . import hardware as hw
-from . import ops, record, registry
+from ..runtime import backend as hw
+from .. import ops, record, registry
 from .ladder import case_name, measure_problem
-from .timing import Timings
+from ..timing import Timings
 
 N = 4096
 # (precision, target fraction of cuBLAS in that precision): the issue's bar, never lowered here
@@ -137,7 +137,7 @@ def accumulation(ks=ACCUMULATION_KS, m: int = 128, n: int = 128, seed: int = 0, 
     norm-wise error (the check's measure) against float64 on the inputs as rounded for the tensor cores. With
     IEEE additions it would grow like sqrt(K); cut toward zero, as the tensor cores add, it grows like K.
     The emulator adds as the H200 does, and a test holds it to this record."""
-    from .check import check_many
+    from ..check import check_many
     out = {}
     for pi, precision in enumerate(ops.TC_PRECISIONS):
         rows = {"tc/01": []}
@@ -193,7 +193,7 @@ def now_or_recorded(parts=PARTS, reps: int = 10) -> dict:
     if not hw.on_gpu:
         return _recorded(parts)
     from .climb import _warm_up
-    from .profiles import current
+    from ..runtime.profiles import current
     _warm_up(2.0)
     out = {"tc": [], "hopper": [], "skipped": {}, "environment": record.environment(), "live": True,
            "shown_as": f"measured on this GPU just now ({current().describe()})"}
@@ -263,7 +263,7 @@ def hopper_budget(n: int = N, ks=BUDGET_KS, precision: str = "fp16", reps: int =
 
 def _measure_budget(n, ks, precision, reps, key) -> dict:
     from .climb import _warm_up
-    from .profiles import current
+    from ..runtime.profiles import current
     _warm_up(2.0)
     rows = []
     for k in ks:
@@ -448,7 +448,7 @@ def error_vs_k(ks=(64, 256, 1024, 4096), m: int = 64, n: int = 64, spread: float
     tc/01, tc/04). Returns {method: [max error / max |C| against float64 of the FP32 inputs, per K]};
     a method whose result is not finite (FP16's range exceeded) gets NaN. ``progress`` (by default on the
     emulator, where the products take a minute) shows a bar naming the product being made."""
-    from .ops import to_bf16_bits
+    from ..ops import to_bf16_bits
     xp = hw.xp
     methods = {"FP32 (sgemm/02)": None, "3xTF32 (tc/04)": None, "TF32": "tf32", "BF16": "bf16", "FP16": "fp16"}
     tc04, tc01 = registry.get("tc/04_3xtf32_pipelined"), registry.get("tc/01_wmma")

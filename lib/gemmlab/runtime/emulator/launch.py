@@ -1,0 +1,410 @@
+"""Launching an emulated kernel: the forked child, its memory, its status, and what a failure means."""
+from __future__ import annotations
+
+import ctypes
+import math
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+from pathlib import Path
+
+import numpy
+
+from .hazards import HAZARD_KINDS, Hazard, _Hazard
+
+
+_LAUNCHES = threading.RLock()        # emulated launches run one after another, as on a GPU stream
+
+
+def _fresh_lock():                   # a process forked while another thread held the lock must not inherit it
+    global _LAUNCHES
+    _LAUNCHES = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_lock)
+
+
+class EmulatorError(RuntimeError):
+    """A kernel failed on the emulator: barrier divergence, a crash, an out-of-bounds access, a time-out."""
+
+
+class EmulatorTimeout(EmulatorError):
+    """A kernel ran past the emulator's time limit (GEMMLAB_EMULATOR_TIMEOUT) and was stopped."""
+
+
+def timeout_setting():
+    """GEMMLAB_EMULATOR_TIMEOUT in seconds (None: no limit), checked before anything is started."""
+    text = os.environ.get("GEMMLAB_EMULATOR_TIMEOUT", "600").strip()
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"GEMMLAB_EMULATOR_TIMEOUT={text!r} must be a number of seconds >= 0 (default 600; "
+                         f"0 means no limit)")
+    return None if value == 0 else value
+
+
+
+class _Region(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_ulonglong), ("bytes", ctypes.c_ulonglong), ("touchable", ctypes.c_ulonglong)]
+
+
+class EmulatedFunction:
+    """One kernel instance compiled for the CPU."""
+
+    num_regs = None
+    static_shared_bytes = 0
+    last_switches = 0          # fiber switches of the last launch
+
+    @property
+    def limits(self):
+        """The launch limits of the emulated GPU (the profile in use: GEMMLAB_DEVICE, else the H200)."""
+        from ..profiles import current
+        return current().limits
+
+    def __init__(self, lib, symbol: str, kernel_name: str, max_threads, library: Path, memcheck: bool):
+        self.lib = lib
+        self.name = kernel_name
+        self.library = library
+        self.memcheck = memcheck
+        self.param_names = None    # set by the loader: the kernel's parameter names, for messages
+        self._locations = {}       # code offset -> 'file:line' (see _location)
+        self.max_threads_per_block = max_threads or self.limits.max_threads_per_block
+        self.body = ctypes.cast(getattr(lib, symbol), ctypes.c_void_p)
+        self.fork_launch = lib.gl_emu_fork_launch
+        self.fork_launch.restype = ctypes.c_long
+        self.fork_launch.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint),
+                                     ctypes.POINTER(ctypes.c_uint), ctypes.c_ulonglong,
+                                     ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.POINTER(_Region),
+                                     ctypes.c_uint]
+        lib.gl_emu_shared_alloc.restype = ctypes.c_void_p
+        lib.gl_emu_shared_alloc.argtypes = [ctypes.c_ulonglong]
+        lib.gl_emu_shared_free.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong]
+        lib.gl_emu_status_size.restype = ctypes.c_ulonglong
+        lib.gl_emu_device_vars.restype = ctypes.c_void_p
+        lib.gl_emu_device_vars.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_void_p]
+        self.module = None         # set by compile(): __device__ variables live as long as their module
+
+    def _argument(self, i):
+        names = self.param_names
+        return f"argument {i} ({names[i]!r})" if names and i < len(names) else f"argument {i}"
+
+    # -- arguments in shared memory ------------------------------------------------------------
+    def _regions(self, args):
+        """Array arguments grouped into non-overlapping byte ranges of host memory."""
+        spans = []
+        for i, a in enumerate(args):
+            if isinstance(a, numpy.ndarray):
+                start = a.__array_interface__["data"][0]
+                spans.append([start, start + max(a.nbytes, 1), [i]])
+        spans.sort()
+        merged = []
+        for s in spans:
+            if merged and s[0] < merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], s[1])
+                merged[-1][2] += s[2]
+            else:
+                merged.append(s)
+        return merged
+
+    def launch(self, grid, block, args, shared_mem, stream):
+        timeout = timeout_setting()                 # a bad setting fails here, before anything starts
+        # One launch at a time in this process, as a GPU stream runs them: each launch copies its arrays in
+        # and back whole, and __device__ variables too, so two at once would undo each other's writes.
+        with _LAUNCHES:
+            self._launch(grid, block, args, shared_mem, timeout)
+
+    def _launch(self, grid, block, args, shared_mem, timeout):
+        lib = self.lib
+        regions, keep, pointers = [], [], [None] * len(args)
+        status_size = lib.gl_emu_status_size()
+        status_addr = lib.gl_emu_shared_alloc(status_size)
+        if not status_addr:
+            raise MemoryError("the emulator could not map its status page")
+        try:
+            for start, end, members in self._regions(args):
+                size = end - start
+                buf = lib.gl_emu_shared_alloc(size)
+                if not buf:
+                    raise MemoryError(f"the emulator could not map {size} bytes of shared memory")
+                regions.append((start, size, buf, members))
+                ctypes.memmove(buf, start, size)
+                for i in members:
+                    p = ctypes.c_void_p(buf + args[i].__array_interface__["data"][0] - start)
+                    keep.append(p)
+                    pointers[i] = ctypes.cast(ctypes.pointer(p), ctypes.c_void_p)
+            for i, a in enumerate(args):
+                if pointers[i] is not None:
+                    continue
+                if a is None:                         # a NULL pointer argument
+                    p = ctypes.c_void_p(0)
+                    keep.append(p)
+                    pointers[i] = ctypes.cast(ctypes.pointer(p), ctypes.c_void_p)
+                    continue
+                if not isinstance(a, numpy.generic):
+                    raise EmulatorError(f"kernel {self.name}: {self._argument(i)} of type {type(a).__name__} cannot "
+                                        "be passed on the emulator, which takes arrays and numbers")
+                c = (ctypes.c_char * a.nbytes).from_buffer_copy(a.tobytes())
+                keep.append(c)
+                pointers[i] = ctypes.cast(ctypes.pointer(c), ctypes.c_void_p)
+            argv = (ctypes.c_void_p * max(len(args), 1))(*[p.value for p in pointers])
+            table = (_Region * max(len(regions), 1))()
+            for r, (start, size, buf, members) in zip(table, regions):
+                # what may be touched: the arrays' bytes (an empty array: none)
+                touchable = max(args[i].__array_interface__["data"][0] - start + args[i].nbytes for i in members)
+                r.data, r.bytes, r.touchable = buf, size, touchable
+            arguments = len(regions)
+            device_vars = self._device_vars_in(regions)
+            ctypes.memset(status_addr, 0, status_size)
+            ctypes.c_int.from_address(status_addr).value = 3
+            pid = self.fork_launch(self.body, self.name.encode(), (ctypes.c_uint * 3)(*grid),
+                                   (ctypes.c_uint * 3)(*block), shared_mem, argv, status_addr, table, arguments)
+            if pid < 0:
+                raise EmulatorError(f"kernel {self.name}: could not start the emulated launch (fork failed)")
+            self._wait(pid, status_addr, regions, args, timeout)
+            self._copy_back(regions, args)
+            self._device_vars_out(device_vars)
+        finally:
+            for _, size, buf, _ in regions:
+                lib.gl_emu_shared_free(buf, size)
+            lib.gl_emu_shared_free(status_addr, status_size)
+
+    def _device_vars_in(self, regions):
+        """Give this library the module's __device__ variables as the last launch left them; a shared buffer
+        for the child to leave them in. (Each kernel instance is its own library, with the same layout of
+        the module's variables.)"""
+        size = ctypes.c_ulonglong()
+        base = self.lib.gl_emu_device_vars(ctypes.byref(size), None)
+        if not base or not size.value:
+            return None
+        initial = getattr(self.lib, "_gl_initial_device_vars", None)
+        if initial is None:                       # as the library was loaded: the variables' initializers
+            initial = self.lib._gl_initial_device_vars = ctypes.string_at(base, size.value)
+        state = getattr(self.module, "_device_state", None)
+        ctypes.memmove(base, state if state is not None and len(state) == size.value else initial, size.value)
+        buf = self.lib.gl_emu_shared_alloc(size.value)
+        if not buf:
+            raise MemoryError("the emulator could not map room for the __device__ variables")
+        regions.append((0, size.value, buf, []))     # freed with the arguments' regions
+        self.lib.gl_emu_device_vars(ctypes.byref(size), ctypes.c_void_p(buf))
+        return base, buf, size.value
+
+    def _device_vars_out(self, device_vars):
+        if device_vars is None:
+            return
+        base, buf, size = device_vars
+        ctypes.memmove(base, buf, size)
+        if self.module is not None:
+            self.module._device_state = ctypes.string_at(buf, size)
+        self.lib.gl_emu_device_vars(ctypes.byref(ctypes.c_ulonglong()), None)
+
+    def _copy_back(self, regions, args):
+        """Write the launch's results into the caller's writable arrays; a read-only one must be unchanged."""
+        located = {}
+        for start, _, buf, members in regions:
+            for i in members:
+                located[i] = buf + args[i].__array_interface__["data"][0] - start
+        writable = [i for i in located if args[i].flags.writeable]
+        for i in located:
+            a = args[i]
+            if a.flags.writeable or a.nbytes == 0:
+                continue
+            lo = a.__array_interface__["data"][0]
+            if any(_overlap(lo, a.nbytes, args[w].__array_interface__["data"][0], args[w].nbytes) for w in writable):
+                continue                          # written through a writable alias: legal
+            after = (ctypes.c_char * a.nbytes).from_address(located[i])
+            if bytes(after) != a.view(numpy.uint8).reshape(-1).tobytes():
+                raise EmulatorError(
+                    f"kernel {self.name} wrote to {self._argument(i)}, a read-only array (its flags.writeable is "
+                    f"False: a read-only memory map, a buffer over bytes, or setflags(write=False)); nothing was "
+                    f"written back, to it or to any other argument. Pass a writable array for an output")
+        for i in writable:
+            a = args[i]
+            ctypes.memmove(a.__array_interface__["data"][0], located[i], a.nbytes)
+
+    def _wait(self, pid, status_addr, regions, args, timeout):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        delay = 0.0005
+        reaped = False
+        # Woken the moment the child exits where the system can say so (a pidfd, Linux 5.3+); else polled,
+        # with sleeps that grow from 0.5 ms (a short launch then waits up to a few ms longer than it ran).
+        try:
+            watch = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            watch = None
+        try:
+            while True:
+                done, code = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    reaped = True
+                    break
+                if deadline is not None and time.monotonic() > deadline:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    reaped = True
+                    where = self._where(status_addr)
+                    raise EmulatorTimeout(f"kernel {self.name} ran longer than {timeout:g} s on the emulator and "
+                                        f"was stopped ({where}); an endless loop? (GEMMLAB_EMULATOR_TIMEOUT)")
+                if watch is not None:
+                    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                    select.select([watch], [], [], left)      # readable once the child has exited
+                else:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.05)
+        finally:
+            if watch is not None:
+                os.close(watch)
+            if not reaped:                            # Ctrl-C, or any other exception: no child left behind
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                except (ProcessLookupError, ChildProcessError):
+                    pass
+        status = _Status.from_address(status_addr)
+        if os.WIFEXITED(code) and os.WEXITSTATUS(code) == 0 and status.code == 0:
+            self.last_switches = status.switches
+            if getattr(self, "racecheck", False):
+                self.last_hazards = self._hazards(status)
+                if self.raise_hazards and self.last_hazards:
+                    raise EmulatorError(f"kernel {self.name}: racecheck found {status.hazard_count} shared-memory "
+                                        f"hazards (GEMMLAB_EMULATOR_RACECHECK=1):\n"
+                                        + "\n".join("  " + h.describe() for h in self.last_hazards))
+            return
+        where = self._where(status_addr)
+        at = self._source_line(status.pc)
+        if status.code == 1:
+            raise EmulatorError(status.message.decode(errors="replace"))
+        if status.code == 4:
+            what = status.message.decode(errors="replace") if status.in_shared else \
+                self._explain_access(status, regions, args)
+            raise EmulatorError(f"kernel {self.name}: out-of-bounds access in {where}{at}: {what}")
+        if status.code == 5:
+            raise EmulatorError(
+                f"kernel {self.name} overflowed a thread's stack (local memory) in {where}{at}: its local "
+                f"variables need more than the {status.stack_size // 1024} KiB of stack the emulator gives each "
+                f"thread. CUDA allows at most "
+                f"512 KiB of local memory per thread; a large array belongs in global memory")
+        if status.code == 3 and os.WIFEXITED(code):
+            raise EmulatorError(f"kernel {self.name} ended the emulator's process (exit code "
+                                f"{os.WEXITSTATUS(code)}) before the grid finished, in {where}: a kernel must "
+                                f"not call exit() or _exit(); nothing was written back")
+        sig = status.signal or (os.WTERMSIG(code) if os.WIFSIGNALED(code) else
+                                max(os.WEXITSTATUS(code) - 128, 0))
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
+        detail = ""
+        if status.fault_address:
+            detail = self._explain_address(status.fault_address, regions, args)
+        kind = {"SIGSEGV": "an invalid memory access", "SIGBUS": "an invalid memory access",
+                "SIGFPE": "an arithmetic fault (integer division by zero?)", "SIGABRT": "an abort"}.get(name, name)
+        raise EmulatorError(f"kernel {self.name} crashed on the emulator with {kind} ({name}) in {where}{at}{detail}")
+
+    def _hazards(self, status) -> list:
+        out = []
+        for h in status.hazards[:status.hazards_kept]:
+            out.append(Hazard(kind=HAZARD_KINDS.get(h.kind, "hazard"), array=h.array.decode(errors="replace"),
+                              offset=h.offset, bytes=h.bytes, block=tuple(h.block), first_thread=tuple(h.first),
+                              second_thread=tuple(h.second), first_line=self._location(h.pc_first),
+                              second_line=self._location(h.pc_second)))
+        self.hazard_total = status.hazard_count
+        return out
+
+    def _where(self, status_addr):
+        s = _Status.from_address(status_addr)
+        return (f"block ({s.block[0]},{s.block[1]},{s.block[2]}), "
+                f"thread ({s.thread[0]},{s.thread[1]},{s.thread[2]})")
+
+    def _source_line(self, pc):
+        """' at file:line' of a code offset in this kernel's library, or ''."""
+        where = self._location(pc)
+        return f" at {where}" if where else ""
+
+    def _location(self, pc) -> str:
+        """'file:line' of a code offset in this kernel's library (from its line table), or ''; each offset is
+        looked up once (a racecheck report names the same few lines many times)."""
+        if pc in self._locations:
+            return self._locations[pc]
+        tool = shutil.which("addr2line")
+        where = ""
+        if pc and tool:
+            try:
+                out = subprocess.run([tool, "-e", str(self.library), "-i", hex(pc - 1)], capture_output=True,
+                                     text=True, timeout=10).stdout.split("\n")
+            except (OSError, subprocess.SubprocessError):
+                out = []
+            lines = [x.strip() for x in out if x.strip() and not x.startswith("??") and "gemmlab_emu.h" not in x]
+            if lines:
+                where = re.sub(r"^.*/\.build-[^/]+/", "", lines[0].split(" (discriminator")[0])
+        self._locations[pc] = where
+        return where
+
+    @staticmethod
+    def _nearest_argument(address, regions, args):
+        """(argument index, address of its copy's first byte) of the argument nearest ``address``, or None."""
+        best = None
+        for start, _, buf, members in regions:
+            for i in members:
+                lo = buf + args[i].__array_interface__["data"][0] - start
+                hi = lo + args[i].nbytes
+                distance = 0 if lo <= address < hi else min(abs(address - lo), abs(address - hi))
+                if best is None or distance < best[0]:
+                    best = (distance, i, lo)
+        return best[1:] if best is not None else None
+
+    def _explain_access(self, status, regions, args):
+        """An out-of-bounds access to an argument, in the argument's elements."""
+        verb = "writes" if status.access_write else "reads"
+        address, n = status.fault_address, status.access_size
+        nearest = self._nearest_argument(address, regions, args)
+        if nearest is None:
+            return f"{verb} {n} bytes at address {address:#x}, outside every argument"
+        i, lo = nearest
+        a = args[i]
+        offset = address - lo
+        item = a.itemsize or 1
+        element = offset // item if offset >= 0 else -((-offset + item - 1) // item)
+        if offset < 0:
+            side = f"{-offset} bytes before its start"
+        else:
+            side = f"{offset + n - a.nbytes} bytes past its end" if offset + n > a.nbytes else "inside it"
+        return (f"{verb} {n} bytes at element {element} of {self._argument(i)} ({a.dtype.name}, {a.size} "
+                f"elements): {side}")
+
+    @classmethod
+    def _explain_address(cls, address, regions, args):
+        """A crash's address, placed beside the argument it missed by less than two pages, if any."""
+        nearest = cls._nearest_argument(address, regions, args)
+        if nearest is not None:
+            i, lo = nearest
+            a = args[i]
+            hi = lo + a.nbytes
+            if hi <= address < hi + 8192:
+                return (f": address {address:#x} is {address - hi} bytes past the end of argument {i} "
+                        f"({a.dtype.name}, {a.size} elements)")
+            if lo - 8192 <= address < lo:
+                return (f": address {address:#x} is {lo - address} bytes before the start of argument {i} "
+                        f"({a.dtype.name}, {a.size} elements)")
+        return f": address {address:#x}"
+
+
+
+def _overlap(a, n, b, m) -> bool:
+    return a < b + m and b < a + n
+
+
+
+class _Status(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_int), ("signal", ctypes.c_int), ("block", ctypes.c_uint * 3),
+                ("thread", ctypes.c_uint * 3), ("fault_address", ctypes.c_ulonglong), ("switches", ctypes.c_ulonglong),
+                ("pc", ctypes.c_ulonglong), ("access_size", ctypes.c_ulonglong), ("access_write", ctypes.c_int),
+                ("in_shared", ctypes.c_int), ("stack_size", ctypes.c_ulonglong), ("stack_used", ctypes.c_ulonglong),
+                ("message", ctypes.c_char * 4096), ("hazard_count", ctypes.c_uint), ("hazards_kept", ctypes.c_uint),
+                ("hazards", _Hazard * 32)]
+

@@ -1,0 +1,242 @@
+"""A kernel variant: one registry entry's type and behaviour (resolve its parameters, build it, launch it, check it
+against float64, say why a GPU or a problem cannot run it). The entries themselves are in :mod:`gemmlab.registry`."""
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .cases import awkward_problems
+from .check import FP32_TOLERANCE, check
+from .runtime import backend as hw
+from .runtime.loader import load
+
+
+@dataclass(frozen=True)
+class Need:
+    """A compute capability a variant needs, and why: ``Need((8, 0), "mma.sync m16n8k16")``; ``precisions``
+    limits it to problems of those precisions (tc/01's BF16 and TF32 fragments, not its FP16 ones)."""
+    capability: tuple
+    feature: str
+    precisions: tuple = ()
+    only: bool = False        # code for this architecture alone (sm_90a: wgmma runs on Hopper, not after it)
+
+    def applies(self, problem) -> bool:
+        return not self.precisions or problem is None or getattr(problem, "precision", None) in self.precisions
+
+    def met_by(self, capability: tuple) -> bool:
+        return capability >= self.capability and not (self.only and capability[0] != self.capability[0])
+
+    @property
+    def cc(self) -> str:
+        return f"{self.capability[0]}.{self.capability[1]}"
+
+
+@dataclass(frozen=True)
+class Variant:
+    key: str                        # "sgemm/01_naive": also its file under kernels/, without .cu
+    entry: str                      # kernel name; template arguments as {PARAM}: "sgemm_tiled<{TILE}>"
+    op: type                        # the ops class it computes (its FLOP and byte counts)
+    title: str
+    launch: Callable                # (problem, params) -> (grid, block, shared_mem)
+    args: Callable                  # (problem, inputs, out) -> kernel argument tuple
+    params: dict = field(default_factory=dict)    # name -> tuple of legal values
+    defaults: dict = field(default_factory=dict)  # name -> value used when none is given
+    refuse: Callable | None = None  # (problem, params) -> reason string, or None when supported
+    chapter: str | None = None      # the chapter that introduces it (None: not in a chapter yet)
+    tolerance: float = FP32_TOLERANCE
+    layout: str = "row"             # the storage the kernel expects: "row" (SGEMM ladder) or "col" (BLAS)
+    problem_params: Callable | None = None   # (problem) -> template fields taken from the problem (e.g. TRANS)
+    prepare: Callable | None = None          # (problem, params, inputs, out) -> None, run before each launch
+    valid: Callable | None = None            # (params) -> bool: which combinations exist (default: all)
+    gpu_only: str | None = None              # why the emulator cannot run it (inline PTX, say); None: it can
+    options: tuple = ()                      # compiler options of its own (the architecture, say)
+    needs: tuple = ()                        # Need()s: the compute capabilities it needs, and why (none: 7.5,
+                                             # the book's floor, a Colab T4)
+    older_gpus: str = ""                     # how it runs below the GPU it was written for, when it does
+
+    @property
+    def source(self) -> str:
+        return self.key + ".cu"
+
+    def choices(self) -> list:
+        """Every legal parameter combination, as dicts."""
+        names = list(self.params)
+        every = [dict(zip(names, values)) for values in itertools.product(*(self.params[n] for n in names))]
+        return [c for c in every if self.valid is None or self.valid(c)]
+
+    def covering(self, limit: int = 48) -> list:
+        """The choices that tests, sanitizer runs and crosschecks run: all of them when there are at most
+        ``limit``; else the defaults, and each value of each parameter with the others at their defaults
+        (or in the first combination that exists with it), so that every value is exercised once."""
+        every = self.choices()
+        if len(every) <= limit:
+            return every
+        base = self.resolve()
+        out = [base]
+        for name, legal in self.params.items():
+            for value in legal:
+                want = {**base, name: value}
+                pick = want if (self.valid is None or self.valid(want)) else next(
+                    (c for c in every if c[name] == value), None)
+                if pick is not None and pick not in out:
+                    out.append(pick)
+        return out
+
+    def resolve(self, **params) -> dict:
+        unknown = set(params) - set(self.params)
+        if unknown:
+            raise ValueError(f"{self.key} has no parameter {', '.join(sorted(unknown))}; "
+                             f"it takes {', '.join(self.params) or 'none'}")
+        full = {**self.defaults, **params}
+        for name, legal in self.params.items():
+            if full.get(name) not in legal:
+                raise ValueError(f"{self.key}: {name}={full.get(name)!r} is not one of the legal values {legal}")
+        if self.valid is not None and not self.valid(full):
+            raise ValueError(f"{self.key}: {full} is not a combination the kernel supports ({len(self.choices())} "
+                             f"are, the defaults {self.defaults} among them: Variant.choices() lists them; the "
+                             f"rule is in kernels/{self.source}'s header)")
+        return full
+
+    def expression(self, problem=None, **params) -> str:
+        """The kernel's name expression for these parameters (and the problem's own, such as TRANS)."""
+        fields = dict(self.resolve(**params))
+        if self.problem_params is not None:
+            fields.update(self.problem_params(problem if problem is not None else self.op()))
+        return self.entry.format(**fields)
+
+    def kernel(self, problem=None, **params):
+        if not self.runnable:
+            raise hw.BackendError(f"{self.key} runs on a GPU only ({self.gpu_only}); this is the {hw.backend} "
+                                  f"backend ({hw.backend_reason})")
+        reason = self.unsupported(problem if problem is not None else self.op())    # (the default problem's form)
+        if reason:
+            raise hw.UnsupportedGPU(reason)
+        return _load(self.source, self.options).get(self.expression(problem, **params))
+
+    def unsupported(self, problem=None, profile=None) -> str | None:
+        """Why the GPU in use (or ``profile``) cannot run this variant on ``problem``: one line naming the
+        feature, the capability needed and the GPU; None when it can."""
+        from .runtime import profiles
+        p = profile or profiles.current()
+        for n in self.needs:
+            if n.applies(problem) and not n.met_by(p.capability):
+                what = f" in {problem.precision.upper()}" if n.precisions and problem is not None else ""
+                exactly = " exactly" if n.only else ""
+                return (f"{self.key}{what} needs compute capability {n.cc}{exactly} ({n.feature}); "
+                        f"this is {p.describe()}")
+        return None
+
+    def does_not_fit(self, problem, params: dict, profile=None) -> str | None:
+        """Why a launch of these parameters on ``problem`` exceeds the limits of the GPU in use (or
+        ``profile``): its dynamic shared memory or its threads per block. None when it fits."""
+        from .runtime import profiles
+        p = profile or profiles.current()
+        lim = p.limits
+        _, block, shared = self.launch(problem, params)
+        threads = block_threads(block)
+        label = ",".join(f"{k}={v}" for k, v in params.items())
+        if shared > lim.shared_per_block_optin:
+            return (f"{self.key} [{label}] needs {shared / 1024:.0f} KiB of shared memory per block; this is "
+                    f"{p.describe()}, which allows {lim.shared_per_block_optin // 1024} KiB")
+        if threads > lim.max_threads_per_block:
+            return (f"{self.key} [{label}] runs {threads} threads per block; this is {p.describe()}, which "
+                    f"allows {lim.max_threads_per_block}")
+        return None
+
+    def _not_here(self, problem, full: dict, profile=None) -> str | None:
+        """Why the backend or the GPU in use (or ``profile``) cannot run these parameters on ``problem``: the
+        emulator and inline PTX, the capability, the device's limits; None when it can."""
+        if not self.runnable:
+            return f"{self.key} runs on a GPU only ({self.gpu_only})"
+        return self.unsupported(problem, profile) or self.does_not_fit(problem, full, profile)
+
+    def skip_reason(self, problem, profile=None, **params) -> str | None:
+        """Why a study skips this candidate on ``problem`` on the GPU in use: it cannot run here (the
+        backend, the capability), refuses the problem, or does not fit the device; None when it runs."""
+        full = self.resolve(**params)
+        if self.runnable and not self.unsupported(problem, profile) and self.refuse is not None:
+            reason = self.refuse(problem, full)
+            if reason:
+                return f"{self.key}: {reason}"
+        return self._not_here(problem, full, profile)
+
+    def awkward(self) -> list:
+        """Problems of sizes that are not multiples of any tile, for tests, crosschecks and sanitizers (those
+        of its operation that the variant takes: a tensor-core kernel for one precision, say)."""
+        every = awkward_problems(self.op, self.layout)
+        if self.refuse is None:
+            return every
+        base = self.resolve()
+        return [p for p in every if not self.refuse(p, base)]
+
+    @property
+    def runnable(self) -> bool:
+        """Whether the backend in use can run it (a GPU-only kernel cannot run on the emulator)."""
+        return self.gpu_only is None or hw.on_gpu
+
+    def runner(self, problem, **params) -> Callable:
+        """A function ``run(inputs, out)`` that launches this variant on ``problem``."""
+        if not self.runnable:
+            raise hw.BackendError(f"{self.key} runs on a GPU only ({self.gpu_only}); this is the {hw.backend} "
+                                  f"backend ({hw.backend_reason})")
+        full = self.resolve(**params)
+        if not isinstance(problem, self.op):
+            raise ValueError(f"{self.key} computes {self.op.__name__}, not {type(problem).__name__}")
+        if getattr(problem, "layout", self.layout) != self.layout:
+            raise ValueError(f"{self.key} expects layout={self.layout!r}, the problem has {problem.layout!r}")
+        reason = self.unsupported(problem)
+        if reason:
+            raise hw.UnsupportedGPU(reason)
+        if self.refuse is not None:
+            reason = self.refuse(problem, full)
+            if reason:
+                raise ValueError(f"{self.key} with {full}: {reason}")
+        reason = self.does_not_fit(problem, full)
+        if reason:
+            raise hw.UnsupportedGPU(reason)
+        kernel = self.kernel(problem, **full)
+        grid, block, shared = self.launch(problem, full)
+        prepare = self.prepare
+
+        def run(inputs, out):
+            if prepare is not None:
+                prepare(problem, full, inputs, out)
+            kernel(grid, block, self.args(problem, inputs, out), shared_mem=shared)
+        run.__name__ = f"run_{self.key.replace('/', '_')}"
+        return run
+
+    def verdict(self, problem, *, seed=None, **params) -> str:
+        """A chapter's check line: the verdict of :meth:`check`, or, where the GPU in use (or the emulator)
+        cannot run this variant on ``problem``, one line saying it was skipped and why."""
+        reason = self._not_here(problem, self.resolve(**params))
+        if reason:
+            return f"skipped here: {reason}"
+        return self.check(problem, seed=seed, **params).verdict()
+
+    def check(self, problem, *, seed=None, **params):
+        """Check this variant on ``problem`` against float64 (fresh random inputs, NaN-poisoned output)."""
+        label = self.key + (" " + ",".join(f"{k}={v}" for k, v in self.resolve(**params).items())
+                            if self.params else "")
+        return check(self.runner(problem, **params), problem, label=label, tolerance=self.tolerance, seed=seed)
+
+
+FLOOR = (7, 5)     # the oldest GPU the book runs on: compute capability 7.5 (Turing, Colab's T4)
+
+
+def block_threads(block) -> int:
+    """Threads in a block given as a number or a tuple of dimensions."""
+    return math.prod(block) if isinstance(block, tuple) else block
+
+
+def _load(source: str, options: tuple = ()):
+    from .runtime.profiles import compile_arch, current
+    return _load_for(source, options, current().key, compile_arch())
+
+
+@functools.lru_cache(maxsize=None)
+def _load_for(source: str, options: tuple, profile, arch):
+    """A module per source, options and profile in use (a profile's kernels are compiled for its architecture)."""
+    return load(source, options=options)
