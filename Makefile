@@ -1,12 +1,14 @@
-# gemmlab: the two commands of the README, and the helpers behind them.
+# gemmlab: the commands of the README, and the helpers behind them.
 #   make book   -> .venv with pinned dependencies, then the HTML book in _build/html
-#   make test   -> the whole test suite (no GPU needed; GPU tests skip without one)
+#   make check  -> the quick loop while you work (a few minutes): no unused or undefined names, every module imports
+#                  cleanly, the library's unit tests and a sample of the kernels, on every core
+#   make test   -> the whole test suite, as CI runs it (no GPU needed; GPU tests skip without one)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test unit notebooks build-strict browser refresh ceilings lab lock clean
+.PHONY: book check test unit notebooks build-strict browser refresh ceilings lab lock clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,12 +19,25 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build --quiet .
 	@echo "The book is built: open $(CURDIR)/_build/html/index.html"
 
+# The tests run on every core (pytest-xdist): each worker builds the emulated kernels it needs once per run (the
+# cases of one kernel instance run in one worker: tests/conftest.py) and the build cache on disk is shared.
+# A developer's own GEMMLAB_* settings would change what is skipped and how fast it runs: not in the tests.
+JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
+CLEAN  := env -u GEMMLAB_DEVICE -u GEMMLAB_EMULATOR_RACECHECK -u GEMMLAB_EMULATOR_MEMCHECK -u GEMMLAB_EMULATOR_TIMEOUT
+PYTEST := $(CLEAN) $(BIN)/python -m pytest -p no:cacheprovider -n $(JOBS) --dist loadgroup
+
+check: $(STAMP)
+	$(BIN)/python -m pyflakes lib tests
+	$(CLEAN) $(BIN)/python -W error -c "import gemmlab, importlib, pkgutil; [importlib.import_module(m.name) \
+	  for m in pkgutil.walk_packages(gemmlab.__path__, 'gemmlab.') if m.name != 'gemmlab.runtime.cuda']"
+	$(PYTEST) -q -m "not slow" --ignore=tests/browser
+
 test: $(STAMP)
 	$(MAKE) --keep-going unit notebooks build-strict
 	$(MAKE) browser
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest -p no:cacheprovider --ignore=tests/browser
+	$(PYTEST) --ignore=tests/browser
 
 # Runs every chapter top to bottom on this machine's backend; checks the outputs of cells tagged
 # nbval-check-output (the verdicts that are the same on every backend). Then every chapter again as a reader
@@ -30,8 +45,8 @@ unit: $(STAMP)
 # emulator): no cell may fail; what a T4 cannot run says so in one line.
 PROFILES_RUN ?= T4 A100
 notebooks: $(STAMP)
-	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider chapters
-	for p in $(PROFILES_RUN); do $(BIN)/python -m gemmlab rehearse --profile "$$p" --jobs 2 chapters/*.ipynb || exit 1; done
+	$(CLEAN) $(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider -n $(JOBS) --dist loadfile chapters
+	for p in $(PROFILES_RUN); do $(CLEAN) $(BIN)/python -m gemmlab rehearse --profile "$$p" --jobs $(JOBS) chapters/*.ipynb || exit 1; done
 
 build-strict: $(STAMP)
 	$(BIN)/jupyter-book build -W -n --keep-going --quiet .

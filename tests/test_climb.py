@@ -126,10 +126,10 @@ def test_the_sass_record_shows_sgemm_07s_wide_loads():
 def test_every_profiling_study_names_legal_configurations_and_checkable_problems():
     from gemmlab import profiling, registry
     for study, cases in profiling.STUDIES.items():
-        labels = [c[0] for c in cases]
+        labels = [c.shown for c in cases]
         assert len(set(labels)) == len(labels), study
-        for label, key, params, spec in cases:
-            problem = profiling._problem(spec)
+        for c in cases:
+            label, key, params, problem = c.shown, c.key, c.params, c.problem
             if key is None:
                 continue
             v = registry.get(key)
@@ -211,8 +211,9 @@ def test_a_study_profiles_the_library_calls_whole_and_one_kernel_of_each_registr
     monkeypatch.setattr(processes, "run", fake_run)
     monkeypatch.setattr(subprocess, "run", fake_run)
     monkeypatch.setattr(profiling.shutil, "which", lambda name: "/usr/bin/ncu")
-    monkeypatch.setitem(profiling.STUDIES, "t", [("lib", None, None, ("dot", 1 << 20)),
-                                                  ("reg", "sgemm/07_vectorized", {}, ("gemm", 256))])
+    from gemmlab.cases import Case, problem
+    monkeypatch.setitem(profiling.STUDIES, "t", [Case(None, name="lib", problem=problem("dot", 1 << 20)),
+                                                  Case("sgemm/07_vectorized", {}, name="reg", problem=problem("gemm", 256))])
     out = profiling.run_study("t", progress=False)
     lib, reg = out["kernels"]
     assert lib["kernel"] == "dot_kernel" and lib["other_kernels"] == [{"kernel": "reduce_1Block_kernel",

@@ -124,3 +124,16 @@ def test_a_cell_time_limit_under_a_second_is_refused(command, capsys):
     with pytest.raises(SystemExit):
         main([command, "--timeout", "0", "chapters/00-how-to-use.ipynb"])
     assert "--timeout is seconds per cell: a whole number >= 1, got 0" in capsys.readouterr().err
+
+
+def test_the_command_line_is_made_from_the_studies_and_the_book_commands():
+    """Every subcommand is one entry of studies.STUDIES or cli.COMMANDS, and each entry is a subcommand."""
+    import argparse
+
+    from gemmlab import cli, studies
+    sub = next(a for a in cli.parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert list(sub.choices) == [s.name for s in studies.STUDIES] + [c.name for c in cli.COMMANDS]
+    assert {c.dest: c.help for c in sub._choices_actions} == {
+        **{s.name: s.help for s in studies.STUDIES}, **{c.name: c.help for c in cli.COMMANDS}}
+    for s in studies.STUDIES:
+        assert "--record" in sub.choices[s.name]._option_string_actions

@@ -31,21 +31,26 @@ __device__ __forceinline__ void interior_main_loop(const float* __restrict__ A, 
                                                    int lm, int ln, float (&acc)[MI * 4][NI * 4])
 {
     using W = gl_warp_tiling<BM, BN, BK, WM, WN, LANES>;
-    constexpr int THREADS = W::THREADS, AL = W::A_LOADS, BL = W::B_LOADS, APAD = 4;
+    constexpr int THREADS = W::THREADS;
+    constexpr int A_LOADS = W::A_LOADS, B_LOADS = W::B_LOADS;
+    constexpr int APAD = 4;
     auto As = reinterpret_cast<float (*)[BK][BM + APAD]>(smem);                    // [2][BK][BM + APAD]
     auto Bs = reinterpret_cast<float (*)[BK][BN]>(smem + 2 * BK * (BM + APAD));   // [2][BK][BN]
-    float4 ra[AL], rb[BL];
+
+    float4 ra[A_LOADS], rb[B_LOADS];
+    // The next tile, global memory -> registers (issued early; used after this tile's FMAs), and
+    // registers -> stage s of shared memory, A transposed (common/sgemm_tiles.cuh)
     const float* a0 = A + (size_t)row0 * K;                  // this block's rows of A, columns of B
     const float* b0 = B + col0;
     auto fetch = [&](int k0) {
         if (INSIDE) {                                        // whole float4s inside the matrices
             #pragma unroll
-            for (int l = 0; l < AL; ++l) {
+            for (int l = 0; l < A_LOADS; ++l) {
                 const int i = tid + l * THREADS, r = i / (BK / 4), c = (i % (BK / 4)) * 4;
                 ra[l] = *reinterpret_cast<const float4*>(a0 + (size_t)r * K + k0 + c);
             }
             #pragma unroll
-            for (int l = 0; l < BL; ++l) {
+            for (int l = 0; l < B_LOADS; ++l) {
                 const int i = tid + l * THREADS, r = i / (BN / 4), c = (i % (BN / 4)) * 4;
                 rb[l] = *reinterpret_cast<const float4*>(b0 + (size_t)(k0 + r) * N + c);
             }
@@ -54,6 +59,7 @@ __device__ __forceinline__ void interior_main_loop(const float* __restrict__ A, 
         }
     };
     auto stash = [&](int s) { gl_stash_tiles<BN, BK, THREADS, BM + APAD, BN>(&As[s][0][0], &Bs[s][0][0], tid, ra, rb); };
+
     const int tiles = kend > kbegin ? (kend - kbegin + BK - 1) / BK : 0;
     if (tiles > 0) {
         fetch(kbegin);
@@ -79,11 +85,14 @@ sgemm_interior(const float* __restrict__ A, const float* __restrict__ B, float* 
     using W = gl_warp_tiling<BM, BN, BK, WM, WN, LANES>;    // (common/sgemm_tiles.cuh)
     constexpr int LR = W::LR, LC = W::LC, MI = W::MI, NI = W::NI;
     extern __shared__ __align__(16) float smem[];
+
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     const int wm = (warp / (BN / WN)) * WM, wn = (warp % (BN / WN)) * WN;
     const int lm = (lane / LC) * 4, ln = (lane % LC) * 4;
-    const int2 corner = gl_band_tile<BM, BN, GROUP>(M, N);
+    // this block's tile of C: blocks in bands of GROUP block-rows, column by column within a band
+    const int2 corner = gl_band_tile<BM, BN, GROUP>(M, N);          // (common/sgemm_tiles.cuh)
     const int row0 = corner.x, col0 = corner.y;
+    // this block's slice of K (whole BK tiles)
     const int slice = ((K + SPLITK - 1) / SPLITK + BK - 1) / BK * BK;
     const int kbegin = (int)blockIdx.y * slice, kend = kbegin + slice < K ? kbegin + slice : K;
     const bool avec = (K % 4) == 0, bvec = (N % 4) == 0;

@@ -418,3 +418,160 @@ def from_bf16_bits(b) -> numpy.ndarray:
                         + ("; to round float32 values to BF16, use from_bf16_bits(to_bf16_bits(x))"
                            if a.dtype.kind == "f" else ""))
     return (a.astype(numpy.uint32) << 16).view(numpy.float32)
+
+
+# --- the problems the exercises solve: variations on the book's operations --------------------------
+
+def _blas_indices(n: int, inc: int) -> numpy.ndarray:
+    i = numpy.arange(n)
+    return i * inc if inc > 0 else (n - 1 - i) * -inc
+
+
+@dataclass(frozen=True)
+class StridedDot:
+    """sum_i x[i*incx] * y[i*incy] with BLAS increments (negative: from the high end of the storage)."""
+    n: int
+    incx: int
+    incy: int
+
+    @property
+    def label(self):
+        return f"DOT n={self.n}, incx={self.incx}, incy={self.incy}"
+
+    def inputs(self, rng):
+        return tuple(hw.xp.asarray(rng.standard_normal(1 + (self.n - 1) * abs(inc)).astype(numpy.float32))
+                     for inc in (self.incx, self.incy))
+
+    def output(self):
+        return hw.xp.zeros(1, dtype=numpy.float32)      # the kernel adds into it
+
+    def _pairs(self, inputs):
+        x, y = (hw.to_host(a).astype(numpy.float64) for a in inputs)
+        return x[_blas_indices(self.n, self.incx)], y[_blas_indices(self.n, self.incy)]
+
+    def reference(self, inputs):
+        x, y = self._pairs(inputs)
+        return numpy.array([x @ y])
+
+    def error_scale(self, inputs):
+        x, y = self._pairs(inputs)
+        return float(numpy.abs(x) @ numpy.abs(y))
+
+
+@dataclass(frozen=True)
+class GemmBT:
+    """C = A B^T with A m x k and B n x k, row-major."""
+    m: int
+    n: int
+    k: int
+
+    @property
+    def label(self):
+        return f"C = A B^T, {self.m}x{self.n}x{self.k}"
+
+    def inputs(self, rng):
+        return (hw.xp.asarray(rng.standard_normal((self.m, self.k)).astype(numpy.float32)),
+                hw.xp.asarray(rng.standard_normal((self.n, self.k)).astype(numpy.float32)))
+
+    def output(self):
+        return hw.xp.full((self.m, self.n), numpy.nan, dtype=numpy.float32)
+
+    def reference(self, inputs):
+        A, B = (hw.to_host(a).astype(numpy.float64) for a in inputs)
+        return A @ B.T
+
+    def error_scale(self, inputs):
+        return float(numpy.linalg.norm(self.reference(inputs)))
+
+
+@dataclass(frozen=True)
+class Axpy:
+    """z = a x + y over n elements (two FLOPs per 12 bytes moved: a kernel on the roofline's slope)."""
+    n: int
+    a: float = 1.5
+
+    @property
+    def label(self):
+        return f"z = a x + y, n={self.n}"
+
+    def inputs(self, rng):
+        return tuple(hw.xp.asarray(rng.standard_normal(self.n).astype(numpy.float32)) for _ in range(2))
+
+    def output(self):
+        return hw.xp.full(self.n, numpy.nan, dtype=numpy.float32)
+
+    def reference(self, inputs):
+        x, y = (hw.to_host(a).astype(numpy.float64) for a in inputs)
+        return numpy.float64(numpy.float32(self.a)) * x + y
+
+    def error_scale(self, inputs):
+        return float(numpy.linalg.norm(self.reference(inputs))) or 1.0
+
+
+@dataclass(frozen=True)
+class ColumnSums:
+    """s[j] = sum_i A[i][j] of a row-major m x n matrix."""
+    m: int
+    n: int
+
+    @property
+    def label(self):
+        return f"column sums of {self.m}x{self.n}"
+
+    def inputs(self, rng):
+        return (hw.xp.asarray(rng.standard_normal((self.m, self.n)).astype(numpy.float32)),)
+
+    def output(self):
+        return hw.xp.full(self.n, numpy.nan, dtype=numpy.float32)
+
+    def reference(self, inputs):
+        return hw.to_host(inputs[0]).astype(numpy.float64).sum(axis=0)
+
+    def error_scale(self, inputs):
+        return float(numpy.linalg.norm(numpy.abs(hw.to_host(inputs[0]).astype(numpy.float64)).sum(axis=0)))
+
+
+@dataclass(frozen=True)
+class Transpose:
+    """B (n x m) = A^T for a row-major m x n matrix A."""
+    m: int
+    n: int
+
+    @property
+    def label(self):
+        return f"transpose of {self.m}x{self.n}"
+
+    def inputs(self, rng):
+        return (hw.xp.asarray(rng.standard_normal((self.m, self.n)).astype(numpy.float32)),)
+
+    def output(self):
+        return hw.xp.full((self.n, self.m), numpy.nan, dtype=numpy.float32)
+
+    def reference(self, inputs):
+        return hw.to_host(inputs[0]).astype(numpy.float64).T
+
+    def error_scale(self, inputs):
+        return float(numpy.linalg.norm(self.reference(inputs))) or 1.0
+
+
+@dataclass(frozen=True)
+class SumSquares:
+    """sum_i x[i]^2 (the square of BLAS's NRM2) over n elements, added into a zeroed result."""
+    n: int
+
+    @property
+    def label(self):
+        return f"sum of squares, n={self.n}"
+
+    def inputs(self, rng):
+        return (hw.xp.asarray(rng.standard_normal(self.n).astype(numpy.float32)),)
+
+    def output(self):
+        return hw.xp.zeros(1, dtype=numpy.float32)      # the kernel adds into it
+
+    def reference(self, inputs):
+        x = hw.to_host(inputs[0]).astype(numpy.float64)
+        return numpy.array([x @ x])
+
+    def error_scale(self, inputs):
+        return float(self.reference(inputs)[0]) or 1.0

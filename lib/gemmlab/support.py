@@ -15,6 +15,7 @@ import re
 
 from .studies import climb, tensor_cores as tensor
 from . import ops, registry, variant
+from .cases import problem as problem_of
 from .paths import REPO
 
 GROUPS = [("Colab T4 (7.5)", ("T4",)), ("A100, A6000, L4, RTX 4090, RTX 4060 (8.0-8.9)",
@@ -50,8 +51,8 @@ def chapters() -> list:
 
 def _problems(v) -> list:
     if v.op is ops.TcGemm:
-        return [ops.TcGemm(m=4096, n=4096, k=4096, precision=p) for p in ops.TC_PRECISIONS]
-    return [p for p in v.awkward()[-1:]] if v.layout == "col" else [ops.Gemm.square(4096)] if v.op is ops.Gemm \
+        return [problem_of("tc", 4096, precision=p) for p in ops.TC_PRECISIONS]
+    return [p for p in v.awkward()[-1:]] if v.layout == "col" else [problem_of("gemm", 4096)] if v.op is ops.Gemm \
         else v.awkward()[-1:]
 
 

@@ -76,12 +76,12 @@ def _measured_points() -> list:
     """Kernels measured on the H200 (results/): cuBLAS, the SGEMM ladder, the BLAS steps."""
     from ..studies import blas_steps as blasbench, ladder
     from ..models import device, roofline
-    from .. import ops
+    from ..cases import problem as problem_of
     points = [{"label": label, "I": i, "flops": f, "gpu": "measured:h200"}
               for label, i, f in roofline.measured_points(device.recorded())]
     data = ladder.recorded()
     lad = next(t for t in data["timings"] if t["label"] == ladder.timing_label("ladder", data["N"]))
-    gemm = ops.Gemm.square(data["N"])
+    gemm = problem_of("gemm", data["N"])
     for step in data["steps"]:
         r = next(r for r in lad["rows"] if r["name"] == step["case"])
         points.append({"label": step["label"], "I": gemm.intensity, "flops": r["gflops"] * 1e9, "gpu": "measured:h200"})

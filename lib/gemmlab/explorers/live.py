@@ -4,7 +4,7 @@
 with a ``live`` hook). Moving a slider (or pressing "run it here") sends the chosen row to Python,
 which runs it on this machine's backend:
 
-- on a GPU, :func:`gemmlab.ladder.measure_problem` checks it against float64 and then times it against
+- on a GPU, :func:`gemmlab.studies.core.measure_problem` checks it against float64 and then times it against
   cuBLAS on the recorded sweep's problem (median, L2 flushed): a green bar under the recorded one;
 - on the CPU emulator it is checked against float64 at an awkward size (no timing: the emulator says
   nothing about speed) and the recorded bars stay what they are.

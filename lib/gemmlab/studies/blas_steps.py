@@ -15,42 +15,40 @@ import statistics
 import numpy
 
 from ..runtime import backend as hw
-from .. import ops, record, registry
-from .ladder import measure_problem, resources
+from .. import record, registry
+from ..cases import Case, problem as problem_of
+from .core import measure_problem, resources
 from ..paths import atomic_write
 
 
 DOT_STEPS = [
-    ("DOT 0: atomic, 768-thread blocks", "blas/dot/00_atomic", {"BLOCK": 768}),
-    ("DOT 1: atomic, 256-thread blocks", "blas/dot/00_atomic", {"BLOCK": 256}),
-    ("DOT 2: block tree, divergent", "blas/dot/02_block_reduction", {"BLOCK": 256, "TREE": 0, "PER": 1}),
-    ("DOT 3: block tree, contiguous threads", "blas/dot/02_block_reduction", {"BLOCK": 256, "TREE": 1, "PER": 1}),
-    ("DOT 4: sequential addressing", "blas/dot/02_block_reduction", {"BLOCK": 256, "TREE": 2, "PER": 1}),
-    ("DOT 5: two elements per thread", "blas/dot/02_block_reduction", {"BLOCK": 256, "TREE": 2, "PER": 2}),
-    ("DOT 6: warp shuffles", "blas/dot/06_warp_shuffle", {"BLOCK": 256, "PER": 2}),
+    Case("blas/dot/00_atomic", {"BLOCK": 768}, name="DOT 0: atomic, 768-thread blocks"),
+    Case("blas/dot/00_atomic", {"BLOCK": 256}, name="DOT 1: atomic, 256-thread blocks"),
+    Case("blas/dot/02_block_reduction", {"BLOCK": 256, "TREE": 0, "PER": 1}, name="DOT 2: block tree, divergent"),
+    Case("blas/dot/02_block_reduction", {"BLOCK": 256, "TREE": 1, "PER": 1}, name="DOT 3: block tree, contiguous threads"),
+    Case("blas/dot/02_block_reduction", {"BLOCK": 256, "TREE": 2, "PER": 1}, name="DOT 4: sequential addressing"),
+    Case("blas/dot/02_block_reduction", {"BLOCK": 256, "TREE": 2, "PER": 2}, name="DOT 5: two elements per thread"),
+    Case("blas/dot/06_warp_shuffle", {"BLOCK": 256, "PER": 2}, name="DOT 6: warp shuffles"),
 ]
 GEMV_STEPS = [
-    ("GEMV 0: a thread per row, ceil(M/512) blocks", "blas/gemv/00_row_per_thread", {}),
-    ("GEMV 1: shared x, same launch", "blas/gemv/01_shared_x", {"BLOCK": 256, "GRID": 0}),
-    ("GEMV 2: shared x, 512 blocks of 256", "blas/gemv/01_shared_x", {"BLOCK": 256, "GRID": 512}),
-    ("GEMV 3: 32 rows x 16 column splits", "blas/gemv/03_row_col_split", {"ROWS": 32, "SPLITS": 16}),
+    Case("blas/gemv/00_row_per_thread", {}, name="GEMV 0: a thread per row, ceil(M/512) blocks"),
+    Case("blas/gemv/01_shared_x", {"BLOCK": 256, "GRID": 0}, name="GEMV 1: shared x, same launch"),
+    Case("blas/gemv/01_shared_x", {"BLOCK": 256, "GRID": 512}, name="GEMV 2: shared x, 512 blocks of 256"),
+    Case("blas/gemv/03_row_col_split", {"ROWS": 32, "SPLITS": 16}, name="GEMV 3: 32 rows x 16 column splits"),
 ]
 GEMM_STEPS = [
-    ("GEMM 0: naive", "blas/gemm/00_naive", {}),
-    ("GEMM 1: 16 x 16 shared tiles", "blas/gemm/01_shared_tiling", {}),
-    ("GEMM 2: 4 x 4 register tile", "blas/gemm/02_register_tiling", {"TT": 4}),
-    ("GEMM 3: 8 x 8 register tile", "blas/gemm/02_register_tiling", {"TT": 8}),
-    ("GEMM 4: double buffering", "blas/gemm/04_double_buffer", {"TT": 8}),
+    Case("blas/gemm/00_naive", {}, name="GEMM 0: naive"),
+    Case("blas/gemm/01_shared_tiling", {}, name="GEMM 1: 16 x 16 shared tiles"),
+    Case("blas/gemm/02_register_tiling", {"TT": 4}, name="GEMM 2: 4 x 4 register tile"),
+    Case("blas/gemm/02_register_tiling", {"TT": 8}, name="GEMM 3: 8 x 8 register tile"),
+    Case("blas/gemm/04_double_buffer", {"TT": 8}, name="GEMM 4: double buffering"),
 ]
 FAMILIES = {"DOT": DOT_STEPS, "GEMV": GEMV_STEPS, "GEMM": GEMM_STEPS}
 
 
 def problem(family: str, size: int, **kw):
-    if family == "DOT":
-        return ops.Dot(n=size)
-    if family == "GEMV":
-        return ops.Gemv(m=size, n=size, layout="col", **kw)
-    return ops.Gemm(m=size, n=size, k=size, layout="col", **kw)
+    """A family's problem at one size (column-major, as the BLAS's): cases.problem, named by the family."""
+    return problem_of({"DOT": "dot", "GEMV": "gemv", "GEMM": "gemm-col"}[family], size, **kw)
 
 
 ARTICLE_SIZE = {"DOT": 1 << 24, "GEMV": 4096, "GEMM": 2048}
@@ -59,7 +57,7 @@ SCALING_SIZES = {"DOT": [1 << e for e in range(16, 27)], "GEMV": [256, 512, 1024
 
 
 def _steps(family):
-    return [(k, p) for _, k, p in FAMILIES[family]], [name for name, _, _ in FAMILIES[family]]
+    return list(FAMILIES[family]), [c.name for c in FAMILIES[family]]
 
 
 def geometry_name(config: dict) -> str:
@@ -95,7 +93,8 @@ TRANSPOSES = {"GEMV": [{"trans": "T"}], "GEMM": [{"transa": "T"}, {"transb": "T"
 
 
 def _transposed(family, reps, progress):
-    name, k, p = FAMILIES[family][-1]
+    last = FAMILIES[family][-1]
+    name, k, p = last.name, last.key, last.params
     out = []
     for f in TRANSPOSES[family]:
         prob = problem(family, ARTICLE_SIZE[family], **f)
@@ -128,7 +127,7 @@ def atomic_error(sizes=tuple(1 << e for e in range(16, 27, 2)), distribution: st
         raise ValueError(f"distribution must be 'normal' or 'uniform', got {distribution!r}")
     rows = []
     for n in sizes:
-        prob = ops.Dot(n=n)
+        prob = problem_of("dot", n)
         rng = numpy.random.default_rng(n)
         if distribution == "normal":
             inputs = prob.inputs(rng)
@@ -202,10 +201,10 @@ def run_once(families) -> None:
     for family in families:
         prob = problem(family, ARTICLE_SIZE[family])
         inputs = prob.inputs(numpy.random.default_rng(0))
-        for name, key, params in FAMILIES[family]:
-            registry.get(key).runner(prob, **params)(inputs, prob.output())
+        for c in FAMILIES[family]:
+            registry.get(c.key).runner(prob, **c.params)(inputs, prob.output())
             hw.synchronize()
-            print("ran", name, flush=True)
+            print("ran", c.name, flush=True)
 
 
 # --- reading what was recorded (chapters) ---------------------------------------------------------
@@ -246,7 +245,7 @@ def scaling_rows(path=None) -> list:
         except ValueError:
             bad(f"row {number} has a field that is not a number where one should be ({dict(r)})")
     for family, sizes in SCALING_SIZES.items():
-        names = [name for name, _, _ in FAMILIES[family]] + ["cuBLAS"]
+        names = [c.name for c in FAMILIES[family]] + ["cuBLAS"]
         have = {(r["size"], r["kernel"]) for r in rows if r["family"] == family}
         missing = [(size, name) for size in sizes for name in names if (float(size), name) not in have]
         if missing:

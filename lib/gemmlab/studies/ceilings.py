@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import ops, record
+from ..cases import problem as problem_of
 from ..models.device import (FP32_LANES, FP64_PEAKS, GBS, PRESETS, PROFILES, TENSOR_PEAKS, TFLOP, DeviceModel,
                              _as_dict, _from_dict, describe, from_attributes, nominal, preset, recorded)
 from ..runtime import backend as hw
@@ -26,18 +27,18 @@ def measure(copy_bytes: int = 1 << 30, sgemm_sizes=SGEMM_SIZES, reps: int = 20) 
     """Attribute peaks plus the measured ceilings: a device-to-device copy and cuBLAS SGEMM."""
     from ..timing import bench
     model = from_attributes()
-    copy = ops.Copy(n=copy_bytes // 4)
+    copy = problem_of("copy", copy_bytes // 4)
     t = bench({}, copy, reps=reps)
     timings = [t]
     points = []
-    for op in (ops.Dot(n=1 << 24), ops.Gemv(m=4096, n=4096)):
+    for op in (problem_of("dot", 1 << 24), ops.Gemv(m=4096, n=4096)):
         timings.append(bench({}, op, reps=reps))
         lib = timings[-1].library
         points.append({"op": op.label, "intensity": op.intensity, "flops": lib.gflops * 1e9,
                        "bytes_per_s": lib.gbs * 1e9})
     sgemm = {}
     for n in sgemm_sizes:
-        timings.append(bench({}, ops.Gemm.square(n), reps=max(5, reps // (1 + n // 4096))))
+        timings.append(bench({}, problem_of("gemm", n), reps=max(5, reps // (1 + n // 4096))))
         sgemm[n] = timings[-1].library.gflops * 1e9
     return replace(model, measured_copy=t.library.gbs * 1e9, measured_sgemm=sgemm,
                    measured_ops=tuple(points), timings=tuple(x.to_dict() for x in timings),

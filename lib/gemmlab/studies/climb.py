@@ -16,18 +16,19 @@ from __future__ import annotations
 import numpy
 
 from ..runtime import backend as hw
-from .. import ops, record
+from .. import record
 from ..timing import Timings
-from .ladder import case_name, measure_problem, resources
+from ..cases import cases, problem as problem_of
+from .core import against_library, case_name, measure_problem, pick, resources
 
 # (size label, problem, target ratio to cuBLAS): the issue's bar, never lowered here
 PROBLEMS = [
-    ("4096", ops.Gemm.square(4096), 0.90),
-    ("1024", ops.Gemm.square(1024), 0.80),
-    ("2048", ops.Gemm.square(2048), 0.80),
-    ("8192", ops.Gemm.square(8192), 0.80),
-    ("4097", ops.Gemm.square(4097), 0.75),
-    ("3000x5000x2000", ops.Gemm(m=3000, n=5000, k=2000), 0.75),
+    ("4096", problem_of("gemm", 4096), 0.90),
+    ("1024", problem_of("gemm", 1024), 0.80),
+    ("2048", problem_of("gemm", 2048), 0.80),
+    ("8192", problem_of("gemm", 8192), 0.80),
+    ("4097", problem_of("gemm", 4097), 0.75),
+    ("3000x5000x2000", problem_of("gemm", 3000, 5000, 2000), 0.75),
 ]
 
 
@@ -41,7 +42,7 @@ def _i(BM, BN, BK, WM, WN, LANES, GROUP, SPLITK, MINB):
                                       MINB=MINB))
 
 
-CANDIDATES = [
+CANDIDATES = cases(
     ("sgemm/06_register_tiling", dict(T=32, RM=4, RN=2, MINB=1)),
     ("sgemm/07_vectorized", dict(BM=128, BN=128, BK=8, TM=8, TN=8, PAD=1, SWZ=0, SPLIT=0)),   # chapter IV.1-2
     ("sgemm/09_warp_tiling", dict(BM=128, BN=128, BK=8, WM=64, WN=32)),                       # chapter IV.3
@@ -56,7 +57,7 @@ CANDIDATES = [
     _i(128, 256, 16, 64, 64, 4, 8, 1, 1),      # unchecked interior loop, lanes 4 x 8
     _i(128, 256, 16, 64, 64, 8, 8, 1, 1),      # the same with 10's lanes, 8 x 4 (what each change buys)
     _i(128, 128, 16, 64, 32, 4, 8, 2, 2),      # split-K in two
-]
+)
 
 
 # DOT: (n, target fraction of the copy bandwidth); GEMV: (m = n, trans, target fraction of cuBLAS)
@@ -74,44 +75,39 @@ def _gemv(WARPS, UNROLL, SPLIT, VEC, CS=1):
     return ("blas/gemv/04_bandwidth", dict(WARPS=WARPS, UNROLL=UNROLL, SPLIT=SPLIT, VEC=VEC, CS=CS))
 
 
-DOT_CANDIDATES = [
+DOT_CANDIDATES = cases(
     ("blas/dot/06_warp_shuffle", dict(BLOCK=256, PER=2)),
     _dot(256, 1, 8448, 0, 1), _dot(1024, 2, 2112, 0, 1), _dot(1024, 2, 2112, 0, 0), _dot(512, 2, 4224, 0, 0),
     _dot(256, 1, 8448, 0, 0),
     _dot(1024, 2, 1056, 1, 1), _dot(1024, 2, 1056, 1, 0), _dot(512, 1, 4224, 1, 1),   # deterministic
-]
-GEMV_CANDIDATES = [
+)
+GEMV_CANDIDATES = cases(
     ("blas/gemv/03_row_col_split", dict(ROWS=32, SPLITS=16)),
     _gemv(8, 8, 8, 4, 1), _gemv(8, 8, 4, 4, 1), _gemv(8, 4, 16, 4, 1), _gemv(8, 8, 8, 4, 0), _gemv(16, 4, 8, 4, 0),
     _gemv(4, 8, 16, 4, 0), _gemv(32, 8, 1, 1, 0), _gemv(8, 8, 1, 1, 0), _gemv(8, 8, 1, 1, 1),
-]
+)
 
 
 def _gemm5(BM, BN, BK, WM, WN, GROUP, MINB):
     return ("blas/gemm/05_warp_tiled", dict(BM=BM, BN=BN, BK=BK, WM=WM, WN=WN, GROUP=GROUP, MINB=MINB))
 
 
-GEMM_CANDIDATES = [
+GEMM_CANDIDATES = cases(
     ("blas/gemm/04_double_buffer", dict(TT=8)),
     _gemm5(128, 256, 16, 64, 64, 8, 1), _gemm5(256, 128, 16, 64, 64, 8, 1), _gemm5(128, 128, 8, 64, 32, 8, 2),
     _gemm5(128, 128, 16, 64, 32, 8, 2), _gemm5(128, 256, 8, 64, 64, 8, 1),
-]
+)
 
 
 def _warm_up(seconds: float = 5.0):
     import time
-    problem = ops.Gemm.square(4096)
+    problem = problem_of("gemm", 4096)
     inputs, out = problem.inputs(numpy.random.default_rng(0)), problem.output()
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         for _ in range(20):
             problem.library(inputs, out)
         hw.xp.cuda.get_current_stream().synchronize()
-
-
-def _best(t, names):
-    rows = [r for r in t.to_dict()["rows"] if r["name"] in names]
-    return max(rows, key=lambda r: r["gbs"])
 
 
 COPY = "copy (as many bytes as DOT reads)"
@@ -121,9 +117,9 @@ def measure_dot(n: int, target: float, reps: int = 30, progress: bool = True) ->
     """DOT's candidates at n, checked, then timed with cuBLAS and a copy of 8n bytes in one round-robin."""
     src = hw.xp.ones(2 * n, dtype="float32")
     dst = hw.xp.empty_like(src)
-    t, errors = measure_problem(DOT_CANDIDATES, ops.Dot(n=n), f"climb DOT n=2^{n.bit_length() - 1}", reps=reps,
+    t, errors = measure_problem(DOT_CANDIDATES, problem_of("dot", n), f"climb DOT n=2^{n.bit_length() - 1}", reps=reps,
                                 progress=progress, extra={COPY: lambda: hw.xp.copyto(dst, src)})
-    best = _best(t, {case_name(k, c) for k, c in DOT_CANDIDATES})
+    best = pick(t, {case_name(k, c) for k, c in DOT_CANDIDATES}, by="gbs")
     copy_gbs = 2 * 2 * n * 4 / (t[COPY].median_ms * 1e-3) / 1e9
     det = max((r for r in t.to_dict()["rows"] if "DET=1" in r["name"]), key=lambda r: r["gbs"])
     return {"n": n, "target": target, "best": best["name"], "gbs": best["gbs"], "copy_gbs": copy_gbs,
@@ -134,25 +130,20 @@ def measure_dot(n: int, target: float, reps: int = 30, progress: bool = True) ->
 
 def measure_gemv(m: int, trans: str, target: float, reps: int = 30, progress: bool = True) -> dict:
     """GEMV's candidates on an m x m column-major A, checked, then timed with cuBLAS in one round-robin."""
-    problem = ops.Gemv(m=m, n=m, trans=trans, layout="col")
-    t, errors = measure_problem(GEMV_CANDIDATES, problem, f"climb GEMV {m}^2 {trans}", reps=reps, progress=progress)
-    best = _best(t, {case_name(k, c) for k, c in GEMV_CANDIDATES})
-    ratio = t.ratio(best["name"])
-    return {"m": m, "trans": trans, "target": target, "best": best["name"], "ratio": ratio,
-            "met": ratio is not None and ratio >= target, "errors": errors, "timing": t.to_dict()}
+    problem = problem_of("gemv", m, m, trans=trans)
+    verdict, t, errors = against_library(GEMV_CANDIDATES, problem, f"climb GEMV {m}^2 {trans}", target, reps=reps,
+                                         progress=progress)
+    return {"m": m, "trans": trans, **verdict, "errors": errors, "timing": t.to_dict()}
 
 
 def measure_gemm(transa: str, transb: str, target: float, n: int = 4096, reps: int = 10,
                  progress: bool = True) -> dict:
     """The column-major GEMM candidates (gemmlab.blas.gemm's kernel) at N = n, checked, then timed with
     cuBLAS called with the same transposes, in one round-robin."""
-    problem = ops.Gemm(m=n, n=n, k=n, transa=transa, transb=transb, layout="col")
-    t, errors = measure_problem(GEMM_CANDIDATES, problem, f"climb GEMM {n} {transa}{transb}", reps=reps,
-                                progress=progress)
-    best = _best(t, {case_name(k, c) for k, c in GEMM_CANDIDATES})
-    ratio = t.ratio(best["name"])
-    return {"transa": transa, "transb": transb, "n": n, "target": target, "best": best["name"], "ratio": ratio,
-            "met": ratio is not None and ratio >= target, "errors": errors, "timing": t.to_dict()}
+    problem = problem_of("gemm", n, n, n, transa=transa, transb=transb, layout="col")
+    verdict, t, errors = against_library(GEMM_CANDIDATES, problem, f"climb GEMM {n} {transa}{transb}", target,
+                                         reps=reps, progress=progress)
+    return {"transa": transa, "transb": transb, "n": n, **verdict, "errors": errors, "timing": t.to_dict()}
 
 
 def run_gemm(reps: int = 10) -> list:
@@ -232,12 +223,8 @@ def now_or_recorded(kind: str, key) -> tuple:
 
 def measure_sgemm(label: str, problem, target: float, reps: int = 10, progress: bool = True) -> dict:
     """Every SGEMM candidate on ``problem``, checked, then timed with cuBLAS in one round-robin."""
-    t, errors = measure_problem(CANDIDATES, problem, f"climb {label}", reps=reps, progress=progress)
-    rows = [r for r in t.to_dict()["rows"] if r["name"] != "cuBLAS"]
-    best = max(rows, key=lambda r: r["gflops"])
-    ratio = t.ratio(best["name"])
-    return {"size": label, "target": target, "best": best["name"], "ratio": ratio,
-            "met": ratio is not None and ratio >= target, "errors": errors, "timing": t.to_dict()}
+    verdict, t, errors = against_library(CANDIDATES, problem, f"climb {label}", target, reps=reps, progress=progress)
+    return {"size": label, **verdict, "errors": errors, "timing": t.to_dict()}
 
 
 def run_all(reps: int = 10) -> dict:

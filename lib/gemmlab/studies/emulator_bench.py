@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy
 
 from .. import processes
+from ..cases import problem as problem_of
 from ..runtime.backend import BackendError
 from ..runtime.emulator.build import _compiler, _compiler_version
 
@@ -30,7 +31,7 @@ def benchmark(repeats: int = 3) -> dict:
     import platform
     import statistics
 
-    from .. import ops, registry
+    from .. import registry
     if not hasattr(os, "fork"):
         raise BackendError("the emulator benchmark needs the emulator (Linux or macOS)")
 
@@ -45,7 +46,7 @@ def benchmark(repeats: int = 3) -> dict:
 
     out = {"cpu": _cpu_name(), "cores": os.cpu_count(), "machine": platform.machine(),
            "compiler": _compiler_version(_compiler()).splitlines()[0], "repeats": repeats, "kernels": {}}
-    op = ops.Gemm.square(256)
+    op = problem_of("gemm", 256)
     inputs, result = op.inputs(numpy.random.default_rng(0)), op.output()
     for key, params in (("sgemm/01_naive", {"BLOCK": 16}), ("sgemm/02_shared_tiling", {"TILE": 16})):
         v = registry.get(key)

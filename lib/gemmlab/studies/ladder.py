@@ -10,23 +10,24 @@ from __future__ import annotations
 import numpy
 
 from ..runtime import backend as hw
-from .. import ops, record, registry
-from ..check import check_many
-from ..runtime.limits import occupancy
-from ..timing import bench
+from .. import record, registry
+from ..cases import problem as problem_of
+from ..cases import Case
+# the measurement core, as the ladder has always offered it (gl.ladder.case_name, measure_problem, resources)
+from .core import case_name, measure_problem, resources, timing_label
 
 N = 4096
 
-# The ladder: one configuration per step, in the chapters' order (chapter, label, key, params).
+# The ladder: one configuration per step, in the chapters' order (each Case names its chapter and its label).
 STEPS = [
-    ("02-naive-and-tiled", "naive (x = column)", "sgemm/01_naive", {"BLOCK": 16}),
-    ("02-naive-and-tiled", "shared tiling, TILE 16", "sgemm/02_shared_tiling", {"TILE": 16}),
-    ("03-coalescing", "uncoalesced (x = row)", "sgemm/03_uncoalesced", {"BLOCK": 16}),
-    ("04-shared-tiling", "padded tiling 16, unrolled", "sgemm/04_padded_tiling",
-     {"TILE": 16, "PAD": 1, "UNROLL": 1, "AT": 0}),
-    ("05-cache-blocking", "cache blocking 8x8", "sgemm/05_cache_blocking", {"TM": 8, "TN": 8}),
-    ("06-register-tiling", "register tiling 32, 4x2", "sgemm/06_register_tiling",
-     {"T": 32, "RM": 4, "RN": 2, "MINB": 1}),
+    Case("sgemm/01_naive", {"BLOCK": 16}, name="naive (x = column)", chapter="02-naive-and-tiled"),
+    Case("sgemm/02_shared_tiling", {"TILE": 16}, name="shared tiling, TILE 16", chapter="02-naive-and-tiled"),
+    Case("sgemm/03_uncoalesced", {"BLOCK": 16}, name="uncoalesced (x = row)", chapter="03-coalescing"),
+    Case("sgemm/04_padded_tiling", {"TILE": 16, "PAD": 1, "UNROLL": 1, "AT": 0}, name="padded tiling 16, unrolled",
+         chapter="04-shared-tiling"),
+    Case("sgemm/05_cache_blocking", {"TM": 8, "TN": 8}, name="cache blocking 8x8", chapter="05-cache-blocking"),
+    Case("sgemm/06_register_tiling", {"T": 32, "RM": 4, "RN": 2, "MINB": 1}, name="register tiling 32, 4x2",
+         chapter="06-register-tiling"),
 ]
 
 # What each source reported for the step (their words are theirs; the figures are quoted).
@@ -39,85 +40,34 @@ SEED_CLAIMS = {
 }
 
 def _all(key):
-    return [(key, c) for c in registry.get(key).choices()]
+    return [Case(key, c) for c in registry.get(key).choices()]
 
 
-# The recorded sweeps: label -> list of (variant key, params), each timed together (round-robin).
+# The recorded sweeps: label -> the Cases timed together (round-robin).
 SWEEPS = {
-    "naive and tiled": [("sgemm/01_naive", {"BLOCK": 16})] + _all("sgemm/02_shared_tiling"),
-    "coalescing": [("sgemm/01_naive", {"BLOCK": b}) for b in (16, 32)]
-                  + [("sgemm/03_uncoalesced", {"BLOCK": b}) for b in (16, 32)],
+    "naive and tiled": [Case("sgemm/01_naive", {"BLOCK": 16})] + _all("sgemm/02_shared_tiling"),
+    "coalescing": [Case("sgemm/01_naive", {"BLOCK": b}) for b in (16, 32)]
+                  + [Case("sgemm/03_uncoalesced", {"BLOCK": b}) for b in (16, 32)],
     "padded tiling: switches": _all("sgemm/04_padded_tiling"),
-    "cache blocking: TM x TN": [("sgemm/05_cache_blocking", {"TM": m, "TN": n}) for m in (1, 2, 4, 8) for n in (1, 2, 4, 8)],
+    "cache blocking: TM x TN": [Case("sgemm/05_cache_blocking", {"TM": m, "TN": n})
+                                for m in (1, 2, 4, 8) for n in (1, 2, 4, 8)],
     # the same kernel with a guard on every load (EDGE = 1) beside the one whose k loop tests nothing
-    "cache blocking: edge tests": [("sgemm/05_cache_blocking", {"TM": m, "TN": n, "EDGE": e})
+    "cache blocking: edge tests": [Case("sgemm/05_cache_blocking", {"TM": m, "TN": n, "EDGE": e})
                                    for m, n in ((8, 4), (1, 1), (8, 8)) for e in (0, 1)],
     "register tiling: T, RM x RN, MINB": _all("sgemm/06_register_tiling"),
 }
 
 
-def case_name(key: str, params: dict) -> str:
-    return key.split("/")[1] + "[" + ",".join(f"{k}={v}" for k, v in params.items()) + "]"
-
-
-def timing_label(name: str, n: int = N) -> str:
-    return f"{name}, N={n}"
-
-
-def resources(key: str, params: dict, problem=None) -> dict:
-    """Registers, spills, shared memory and occupancy of one compiled configuration."""
-    v = registry.get(key)
-    problem = problem if problem is not None else (v.awkward()[-1] if v.layout == "col" else ops.Gemm.square(N))
-    k = v.kernel(problem, **params)
-    _, block, dyn = v.launch(problem, v.resolve(**params))
-    threads = int(numpy.prod(block))
-    out = {"threads": threads, "registers": k.num_regs, "static_shared": k.static_shared_bytes,
-           "local_bytes": getattr(k.impl, "local_bytes", None)}
-    if k.num_regs is not None:
-        out.update(occupancy(threads, k.num_regs, k.static_shared_bytes + dyn, k.limits))
-    return out
-
-
-def measure_problem(cases: list, problem, label: str, reps: int = 10, progress: bool = True, names=None,
-                    extra: dict | None = None):
-    """Check (one float64 reference) and time (key, params) cases on one problem, cuBLAS a column.
-
-    ``names`` optionally gives each case a display name; by default ``case_name(key, params)``.
-    ``extra`` (name -> zero-argument callable) is timed in the same round-robin, unchecked (a copy, say,
-    whose bandwidth the cases are compared with). A case the GPU in use cannot run (its capability, its
-    limits: ``Variant.skip_reason``) is not run: the Timings' ``skipped`` says which, and why.
-    """
-    names = names or [case_name(k, p) for k, p in cases]
-    skipped = {name: registry.get(k).skip_reason(problem, **p) for name, (k, p) in zip(names, cases)}
-    skipped = {name: why for name, why in skipped.items() if why}
-    if len(skipped) == len(names):
-        raise hw.UnsupportedGPU(f"{label}: the GPU in use runs none of the cases: " + "; ".join(skipped.values()))
-    runners = {name: registry.get(k).runner(problem, **p) for name, (k, p) in zip(names, cases)
-               if name not in skipped}
-    checks = check_many(runners, problem, tolerance=max(registry.get(k).tolerance for k, _ in cases))
-    bad = [str(c) for c in checks.values() if not c.ok]
-    if bad:
-        raise AssertionError("wrong results, not timing them:\n" + "\n".join(bad))
-    inputs, out = problem.inputs(numpy.random.default_rng()), problem.output()
-    prepared = {name: (lambda r=run: r(inputs, out)) for name, run in runners.items()}
-    prepared.update(extra or {})
-    t = bench(prepared, problem, reps=reps, progress=progress, label=label, warmup=2)
-    if skipped:
-        t.skipped = skipped
-        record.keep("timing", t.label, t.to_dict())
-    return t, {name: c.error for name, c in checks.items()}
-
-
 def measure(cases: list, n: int = N, reps: int = 10, label: str = "", progress: bool = True):
     """Check and time SGEMM ladder cases at N = n (square, row-major)."""
-    return measure_problem(cases, ops.Gemm.square(n), timing_label(label, n), reps, progress)
+    return measure_problem(cases, problem_of("gemm", n), timing_label(label, n), reps, progress)
 
 
 def run_all(reps: int = 10) -> dict:
     if not hw.on_gpu:
         raise SystemExit(f"the ladder is measured on a GPU ({hw.backend_reason})")
     timings, errors, res = [], {}, {}
-    steps = [(k, p) for _, _, k, p in STEPS]
+    steps = list(STEPS)
     t, e = measure(steps, reps=reps, label="ladder")
     timings.append(t.to_dict())
     errors.update(e)
@@ -127,8 +77,8 @@ def run_all(reps: int = 10) -> dict:
         errors.update(e)
         for key, c in cases:
             res[case_name(key, c)] = resources(key, c)
-    return {"N": N, "steps": [{"chapter": ch, "label": lab, "case": case_name(k, p), "seed": SEED_CLAIMS.get(k)}
-                              for ch, lab, k, p in STEPS],
+    return {"N": N, "steps": [{"chapter": c.chapter, "label": c.name, "case": c.label, "seed": SEED_CLAIMS.get(c.key)}
+                              for c in STEPS],
             "errors": errors, "resources": res, "timings": timings,
             "command": "python -m gemmlab ladder --record"}
 
@@ -228,7 +178,7 @@ __all__ = ["STEPS", "SWEEPS", "SEED_CLAIMS", "run_all", "measure", "table", "sho
 def cases_for(label: str) -> list:
     """The (key, params) cases behind a recorded timing label ("ladder" or a sweep name)."""
     if label == "ladder":
-        return [(k, p) for _, _, k, p in STEPS]
+        return list(STEPS)
     return list(SWEEPS[label])
 
 

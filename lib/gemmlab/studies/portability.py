@@ -54,7 +54,7 @@ def _forms(v) -> list:
 
 def used() -> list:
     """(key, params) of every configuration a chapter, a study or gl.blas uses, without repeats."""
-    cases = [(k, p) for _, _, k, p in ladder.STEPS]
+    cases = list(ladder.STEPS)
     for sweep in ladder.SWEEPS.values():
         cases += sweep
     cases += climb.CANDIDATES + climb.DOT_CANDIDATES + climb.GEMV_CANDIDATES + climb.GEMM_CANDIDATES
@@ -65,7 +65,7 @@ def used() -> list:
     cases += [(blas.GEMM, blas.GEMM_LARGE), (blas.GEMM, blas.GEMM_SMALL)]
     cases += [(blas.DOT, blas._dot_params(n, p.sm_count)) for p in PROFILES.values() for n in (1 << 20, 1 << 30)]
     cases += [(blas.GEMV, blas._gemv_params(m, m, t)) for m in (512, 16384) for t in ("N", "T")]
-    cases += [(key, params) for key, params, *_ in sass.CASES]
+    cases += list(sass.CASES)
     cases += [(v.key, {}) for v in registry.VARIANTS]
     out, seen = [], set()
     for key, params in cases:

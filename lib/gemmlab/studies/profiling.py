@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 from .. import processes, record
+from ..cases import Case, problem as problem_of
 
 SECTIONS = ("SpeedOfLight", "Occupancy", "SchedulerStats", "LaunchStats")
 KEEP = {
@@ -72,7 +73,8 @@ def save(result: dict):
 
 # --- Parts IV and V: studies of chosen kernels (python -m gemmlab profile --study NAME --record) --------
 #
-# A study is a list of cases (label, registry key or None for the library, params, problem). Each case runs
+# A study is a list of Cases (a registry key or None for the library, its params, its label as the name, its
+# problem), written below as rows (label, key, params, problem spec) for brevity. Each case runs
 # in its own process under ncu, which profiles that case's kernel only (its name, or cuBLAS's GEMM/GEMV/DOT
 # kernels for the library), once; the kernel is then checked against float64 at an awkward size.
 
@@ -85,8 +87,10 @@ _BEST = dict(BM=128, BN=256, BK=16, WM=64, WN=64, GROUP=8, SPLITK=1, MINB=1)
 
 def _blas_steps(family):
     from .blas_steps import FAMILIES
-    return FAMILIES[family]
-STUDIES = {
+    return [(c.name, c.key, c.params) for c in FAMILIES[family]]
+
+
+_ROWS = {
     # why the best SGEMM is where it is: it, the same with its FMAs row by row, and cuBLAS (chapter 13)
     "climb": [
         ("sgemm/10, boustrophedon FMAs", "sgemm/10_double_buffer", {**_BEST, "SNAKE": 1}, _g(4096)),
@@ -163,6 +167,16 @@ STUDIES = {
         ("3xTF32 on wgmma", "tc/07_3xtf32_wgmma", {}, _g(4096)),
     ],
 }
+
+
+def _spec_problem(spec):
+    """('gemm', n), ('gemm-col', n), ('dot', n), ('gemv', n, trans) or ('tc', n, precision) as a problem."""
+    kind, n, *form = spec
+    return problem_of(kind, n, **({"trans": form[0]} if kind == "gemv" else {"precision": form[0]} if kind == "tc" else {}))
+
+
+STUDIES = {study: [Case(key, params or {}, name=label, problem=_spec_problem(spec)) for label, key, params, spec in rows]
+           for study, rows in _ROWS.items()}
 SECTIONS_RAW = ("SpeedOfLight", "LaunchStats", "Occupancy", "SchedulerStats", "WarpStateStats", "InstructionStats",
                 "ComputeWorkloadAnalysis", "MemoryWorkloadAnalysis_Tables")
 # raw metric -> short name; stall reasons are warp-cycles per issued instruction (they add up to the
@@ -192,22 +206,6 @@ RAW_METRICS = {
 }
 
 
-def _problem(spec):
-    from .. import ops
-    kind = spec[0]
-    if kind == "gemm":
-        return ops.Gemm.square(spec[1])
-    if kind == "gemm-col":
-        return ops.Gemm(m=spec[1], n=spec[1], k=spec[1], layout="col")
-    if kind == "dot":
-        return ops.Dot(n=spec[1])
-    if kind == "gemv":
-        return ops.Gemv(m=spec[1], n=spec[1], trans=spec[2], layout="col")
-    if kind == "tc":
-        return ops.TcGemm(m=spec[1], n=spec[1], k=spec[1], precision=spec[2])
-    raise ValueError(f"unknown problem kind {kind!r}")
-
-
 def _awkward(problem):
     """A small problem of the same kind whose sizes are multiples of nothing (of 16 for tensor cores)."""
     import dataclasses
@@ -225,8 +223,8 @@ def launch_case(study: str, index: int) -> None:
     """The profiled half: one case of a study, once, then its kernel checked against float64."""
     from ..runtime import backend as hw
     from .. import registry
-    label, key, params, spec = STUDIES[study][index]
-    problem = _problem(spec)
+    case = STUDIES[study][index]
+    label, key, params, problem = case.shown, case.key, case.params, case.problem
     inputs, out = problem.inputs(__import__("numpy").random.default_rng(0)), problem.output()
     run = problem.library if key is None else registry.get(key).runner(problem, **params)
     hw.synchronize()
@@ -279,7 +277,8 @@ def run_study(study: str, progress: bool = True) -> dict:
     version = subprocess.run([ncu, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     kernels = []
     cases = STUDIES[study]
-    for i, (label, key, params, spec) in enumerate(cases):
+    for i, case in enumerate(cases):
+        label, key, params = case.shown, case.key, (case.params if case.key else None)
         if progress:
             print(f"[{i + 1}/{len(cases)}] {label}", flush=True)
         # a registry case: its own kernel, once; the library: every kernel its call launches (cuBLAS's DOT is
@@ -301,7 +300,7 @@ def run_study(study: str, progress: bool = True) -> dict:
             raise SystemExit(f"ncu profiled {len(found)} kernels for {label}, expected 1:\n{proc.stdout[-2000:]}")
         main = max(found, key=lambda k: k.get("duration_ns", 0))
         others = [{"kernel": k["kernel"], "duration_ns": k.get("duration_ns")} for k in found if k is not main]
-        kernels.append({**main, "case": label, "key": key, "params": params, "problem": _problem(spec).label,
+        kernels.append({**main, "case": label, "key": key, "params": params, "problem": case.problem.label,
                         **({"other_kernels": others} if others else {})})
     return {"ncu": version, "command": f"python -m gemmlab profile --study {study} --record",
             "clock_control": "none", "study": study, "sections": list(SECTIONS_RAW), "kernels": kernels}

@@ -19,11 +19,23 @@ import tempfile
 from pathlib import Path
 
 from .. import ops, processes, record, registry
+from ..cases import Case, cases, problem as problem_of
+from .core import case_name
 from ..runtime.loader import parse_name_expression
 from ..paths import KERNELS
 
 ARCH = "sm_90"
-CASES = [
+
+
+def _tc(precision):            # a tensor-core case's instance depends on its precision only
+    return problem_of("tc", 16, precision=precision)
+
+
+def _gemv(trans):               # a GEMV case's on its transpose only
+    return problem_of("gemv", 1, trans=trans)
+
+
+CASES = cases(
     ("sgemm/01_naive", {"BLOCK": 16}),
     ("sgemm/02_shared_tiling", {"TILE": 16}),
     *[("sgemm/04_padded_tiling", {"TILE": 16, "PAD": p, "UNROLL": u, "AT": a})
@@ -45,14 +57,15 @@ CASES = [
       for bm, bn, bk, wm, wn, st, at, mb in ((128, 256, 16, 64, 64, 4, 1, 1), (128, 128, 16, 64, 32, 3, 0, 2),
                                              (128, 128, 16, 64, 32, 3, 2, 2))],
     *[("blas/dot/07_bandwidth", dict(BLOCK=1024, UNROLL=2, GRID=1056, DET=d, CS=c)) for d, c in ((0, 0), (1, 1))],
-    *[("blas/gemv/04_bandwidth", dict(WARPS=8, UNROLL=8, SPLIT=8, VEC=4, CS=1), t) for t in ("N", "T")],
-    # Part V: the tensor-core kernels the record times, in FP16 (a TcGemm case names its precision)
-    ("tc/03_wmma_pipelined", dict(BM=128, BN=128, WM=64, WN=32, STAGES=4), "fp16"),
-    ("tc/05_mma_sync", dict(BM=128, BN=256, WM=64, WN=64, STAGES=3, BK=64), "fp16"),      # the record's fastest
-    ("tc/05_mma_sync", dict(BM=128, BN=128, WM=64, WN=64, STAGES=3, BK=32), "tf32"),
-    ("tc/06_wgmma_tma", {}, "fp16"),
+    *[Case("blas/gemv/04_bandwidth", dict(WARPS=8, UNROLL=8, SPLIT=8, VEC=4, CS=1), problem=_gemv(t))
+      for t in ("N", "T")],
+    # Part V: the tensor-core kernels the record times, in FP16 (a TcGemm case's problem names its precision)
+    Case("tc/03_wmma_pipelined", dict(BM=128, BN=128, WM=64, WN=32, STAGES=4), problem=_tc("fp16")),
+    Case("tc/05_mma_sync", dict(BM=128, BN=256, WM=64, WN=64, STAGES=3, BK=64), problem=_tc("fp16")),      # the record's fastest
+    Case("tc/05_mma_sync", dict(BM=128, BN=128, WM=64, WN=64, STAGES=3, BK=32), problem=_tc("tf32")),
+    Case("tc/06_wgmma_tma", {}, problem=_tc("fp16")),
     ("tc/07_3xtf32_wgmma", {}),                                  # 3xTF32 on wgmma: FP32 in and out
-]
+)
 CLASSES = re.compile(r"\b(FFMA|LDS(?:\.\w+)?|STS(?:\.\w+)?|LDGSTS(?:\.[\w.]+)?|LDG(?:\.[\w.]+)?|STG(?:\.[\w.]+)?"
                      r"|LDL(?:\.\w+)?|STL(?:\.\w+)?|BAR\.SYNC"
                      r"|HMMA(?:\.[\w.]+)?|HGMMA(?:\.[\w.]+)?|LDSM(?:\.[\w.]+)?|UTMALDG(?:\.\w+)?)\b")
@@ -115,20 +128,21 @@ def analyse(cases=CASES) -> dict:
     nvcc, cuobjdump = _tool("nvcc"), _tool("cuobjdump")
     out = {}
     by_file = collections.defaultdict(list)
-    for key, params, *extra in cases:       # a GEMV case names its transpose ('N' or 'T'), a TcGemm its precision
-        by_file[registry.get(key).source].append((key, params, extra[0] if extra else None))
+    for case in cases:       # a GEMV case's problem names its transpose ('N' or 'T'), a TcGemm's its precision
+        case = case if isinstance(case, Case) else Case(*case)
+        by_file[registry.get(case.key).source].append((case.key, case.params, case.problem))
     with tempfile.TemporaryDirectory() as tmp:
         for source, items in by_file.items():
             lines = [f'#include "{source}"']
             names = {}
-            for key, params, extra in items:
+            for key, params, problem in items:
                 v = registry.get(key)
-                if v.op is ops.TcGemm:
-                    problem, shown = ops.TcGemm(m=16, n=16, k=16, precision=extra), {**params, "PREC": extra}
-                elif extra:
-                    problem, shown = ops.Gemv(trans=extra, layout="col"), {**params, "TRANS": extra}
+                if isinstance(problem, ops.TcGemm):
+                    shown = {**params, "PREC": problem.precision}
+                elif isinstance(problem, ops.Gemv):
+                    shown = {**params, "TRANS": problem.trans}
                 else:
-                    problem, shown = None, params
+                    shown = params
                 expr = v.expression(problem, **params)
                 lines.append(_instance(expr, len(names)))
                 names[expr] = (key, shown)
@@ -171,8 +185,7 @@ def analyse(cases=CASES) -> dict:
     return out
 
 
-def case_label(key: str, params: dict) -> str:
-    return key.split("/")[1] + "[" + ",".join(f"{k}={v}" for k, v in params.items()) + "]"
+case_label = case_name                  # a kernel configuration's name, as every record names it (studies.core)
 
 
 def _mangled_matches(mangled: str, expr: str) -> bool:

@@ -15,7 +15,8 @@ import numpy
 
 from ..runtime import backend as hw
 from .. import ops, record, registry
-from .ladder import case_name, measure_problem
+from ..cases import cases, problem as problem_of
+from .core import against_library, case_name, measure_problem, pick
 from ..timing import Timings
 
 N = 4096
@@ -27,7 +28,7 @@ def _p(BM, BN, WM, WN, STAGES):
     return dict(BM=BM, BN=BN, WM=WM, WN=WN, STAGES=STAGES)
 
 
-TC_CANDIDATES = [
+TC_CANDIDATES = cases(
     ("tc/01_wmma", dict(WARPS_M=2, WARPS_N=2)),
     ("tc/03_wmma_pipelined", _p(128, 128, 64, 32, 3)),
     ("tc/03_wmma_pipelined", _p(128, 128, 64, 64, 3)),
@@ -40,23 +41,18 @@ TC_CANDIDATES = [
     ("tc/05_mma_sync", {**_p(128, 128, 64, 64, 3), "BK": 64}),            # ... and in FP16/BF16
     ("tc/05_mma_sync", {**_p(128, 256, 64, 64, 3), "BK": 64}),            # (TF32: too big, refused)
     ("tc/05_mma_sync", {**_p(256, 128, 64, 64, 3), "BK": 64}),
-]
+)
 # Hopper's own pipeline (TMA, mbarriers, wgmma), FP16 and BF16: its own target, 80% of cuBLAS
-HOPPER_CANDIDATES = [("tc/06_wgmma_tma", {})]
+HOPPER_CANDIDATES = cases(("tc/06_wgmma_tma", {}))
 HOPPER_TARGETS = [("fp16", 0.80), ("bf16", 0.80)]
-SPLIT_CANDIDATES = [
+SPLIT_CANDIDATES = cases(
     ("tc/02_3xtf32", dict(WARPS_M=2, WARPS_N=2)),
     ("tc/04_3xtf32_pipelined", _p(128, 128, 64, 32, 3)),
     ("tc/04_3xtf32_pipelined", _p(128, 128, 64, 64, 3)),
     ("tc/04_3xtf32_pipelined", _p(128, 256, 64, 64, 3)),
     ("tc/07_3xtf32_wgmma", {}),                             # Hopper only (chapter 15)
-]
+)
 SPLIT_ERROR_FACTOR = 2.0          # 3xTF32's error within 2x of cuBLAS SGEMM's, and faster than it
-
-
-def _best(t, names):
-    rows = [r for r in t.to_dict()["rows"] if r["name"] in names]
-    return max(rows, key=lambda r: r["gflops"])
 
 
 def taken(candidates, problem) -> list:
@@ -72,14 +68,12 @@ def taken(candidates, problem) -> list:
 
 def measure_tc(precision: str, target: float, n: int = N, reps: int = 10, progress: bool = True,
                candidates=TC_CANDIDATES) -> dict:
-    problem = ops.TcGemm(m=n, n=n, k=n, precision=precision)
+    problem = problem_of("tc", n, n, n, precision=precision)
     cases = taken(candidates, problem)
     which = "Hopper" if candidates is HOPPER_CANDIDATES else "tensor"     # two studies, two labels
-    t, errors = measure_problem(cases, problem, f"{which} {precision.upper()} {n}", reps=reps, progress=progress)
-    best = _best(t, {case_name(k, c) for k, c in cases})
-    ratio = t.ratio(best["name"])
-    return {"precision": precision, "n": n, "target": target, "best": best["name"], "ratio": ratio,
-            "met": ratio is not None and ratio >= target, "errors": errors, "timing": t.to_dict()}
+    verdict, t, errors = against_library(cases, problem, f"{which} {precision.upper()} {n}", target, reps=reps,
+                                         progress=progress)
+    return {"precision": precision, "n": n, **verdict, "errors": errors, "timing": t.to_dict()}
 
 
 def max_error(out, exact) -> float:
@@ -92,7 +86,7 @@ def accuracy(n: int = N, seed: int = 0, split=None) -> dict:
     """One draw of FP32 inputs; each product's max error against float64 (computed on the device). ``split``:
     the 3xTF32 case (key, params) to measure (default: the pipelined one at its defaults)."""
     xp = hw.xp
-    problem = ops.Gemm.square(n)
+    problem = problem_of("gemm", n)
     inputs = problem.inputs(numpy.random.default_rng(seed))
     exact = xp.matmul(inputs[0].astype(xp.float64), inputs[1].astype(xp.float64))
     out = {}
@@ -103,7 +97,7 @@ def accuracy(n: int = N, seed: int = 0, split=None) -> dict:
     c = problem.output()
     problem.library(inputs, c)
     out["cuBLAS SGEMM (FP32)"] = max_error(c, exact)
-    tf32 = ops.TcGemm(m=n, n=n, k=n, precision="tf32")
+    tf32 = problem_of("tc", n, n, n, precision="tf32")
     c = problem.output()
     tf32.library(inputs, c)
     out["cuBLAS TF32"] = max_error(c, exact)
@@ -114,11 +108,11 @@ def accuracy(n: int = N, seed: int = 0, split=None) -> dict:
 
 
 def measure_split(n: int = N, reps: int = 10, progress: bool = True) -> dict:
-    problem = ops.Gemm.square(n)
+    problem = problem_of("gemm", n)
     candidates = taken(SPLIT_CANDIDATES, problem)              # those this GPU runs
     t, errors = measure_problem(candidates, problem, f"3xTF32 {n}", reps=reps, progress=progress)
     cases = {case_name(k, c): (k, c) for k, c in candidates}
-    best = _best(t, set(cases))
+    best = pick(t, set(cases))
     ratio = t.ratio(best["name"])
     acc = accuracy(n, split=cases[best["name"]])             # the error of the fastest
     split = next(v for k, v in acc.items() if k.startswith("3xTF32"))
@@ -144,7 +138,7 @@ def accumulation(ks=ACCUMULATION_KS, m: int = 128, n: int = 128, seed: int = 0, 
         if library:
             rows["cuBLAS"] = []
         for k in ks:
-            problem = ops.TcGemm(m=m, n=n, k=k, precision=precision)
+            problem = problem_of("tc", m, n, k, precision=precision)
             runs = {"tc/01": registry.get("tc/01_wmma").runner(problem)}
             if library:
                 runs["cuBLAS"] = problem.library
@@ -267,7 +261,7 @@ def _measure_budget(n, ks, precision, reps, key) -> dict:
     _warm_up(2.0)
     rows = []
     for k in ks:
-        problem = ops.TcGemm(m=n, n=n, k=k, precision=precision)
+        problem = problem_of("tc", n, n, k, precision=precision)
         c = problem.output()
         rt = hw.xp.cuda.runtime
 
@@ -453,8 +447,8 @@ def error_vs_k(ks=(64, 256, 1024, 4096), m: int = 64, n: int = 64, spread: float
     methods = {"FP32 (sgemm/02)": None, "3xTF32 (tc/04)": None, "TF32": "tf32", "BF16": "bf16", "FP16": "fp16"}
     tc04, tc01 = registry.get("tc/04_3xtf32_pipelined"), registry.get("tc/01_wmma")
     skipped = {name: why for name, why in (
-        ("3xTF32 (tc/04)", tc04.unsupported(ops.Gemm(m=m, n=n, k=ks[0]))),
-        *((name, tc01.unsupported(ops.TcGemm(m=m, n=n, k=16, precision=p))) for name, p in methods.items() if p))
+        ("3xTF32 (tc/04)", tc04.unsupported(problem_of("gemm", m, n, ks[0]))),
+        *((name, tc01.unsupported(problem_of("tc", m, n, 16, precision=p))) for name, p in methods.items() if p))
         if why}
     methods = {name: p for name, p in methods.items() if name not in skipped}
     out = {name: [] for name in methods}
@@ -475,10 +469,10 @@ def error_vs_k(ks=(64, 256, 1024, 4096), m: int = 64, n: int = 64, spread: float
             c = xp.full((m, n), numpy.nan, dtype=numpy.float32)
             if precision is None:
                 key = "sgemm/02_shared_tiling" if name.startswith("FP32") else "tc/04_3xtf32_pipelined"
-                problem = ops.Gemm(m=m, n=n, k=k)
+                problem = problem_of("gemm", m, n, k)
                 registry.get(key).runner(problem)((xp.asarray(A), xp.asarray(B)), c)
             else:
-                problem = ops.TcGemm(m=m, n=n, k=k, precision=precision)
+                problem = problem_of("tc", m, n, k, precision=precision)
                 conv = {"fp16": lambda a: a.astype(numpy.float16), "bf16": to_bf16_bits, "tf32": lambda a: a}[precision]
                 with numpy.errstate(over="ignore"):         # FP16 ends at 65504: larger inputs become inf
                     a16, b16 = conv(A), conv(B)

@@ -20,7 +20,8 @@ import numpy
 from ..runtime import backend as hw
 from .. import ops, record, registry
 from ..check import check_many
-from .ladder import case_name
+from ..cases import parse_size, problem as problem_of
+from .core import case_name
 from ..timing import bench
 
 FINALISTS = 4
@@ -98,13 +99,12 @@ def finals(key: str, problem, found: dict, reps: int = 10) -> dict:
 def problem_for(key: str, size: str):
     """A problem of the variant's operation from "4096" (square) or "3000x5000x2000" (m x n x k)."""
     v = registry.get(key)
-    dims = [int(x) for x in size.lower().split("x")]
-    if v.op is ops.Gemm:
-        m, n, k = dims if len(dims) == 3 else dims * 3 if len(dims) == 1 else (None, None, None)
-        if m is None:
-            raise ValueError(f"a GEMM size is N or MxNxK, got {size!r}")
-        return ops.Gemm(m=m, n=n, k=k, layout=v.layout)
-    raise ValueError(f"tune handles GEMM variants; {key} computes {v.op.__name__}")
+    if v.op is not ops.Gemm:
+        raise ValueError(f"tune handles GEMM variants; {key} computes {v.op.__name__}")
+    dims = parse_size(size)
+    if len(dims) not in (1, 3):
+        raise ValueError(f"a GEMM size is N or MxNxK, got {size!r}")
+    return problem_of("gemm", *dims, layout=v.layout)
 
 
 def run(key: str, sizes: list, budget_s: float, seed: int = 0) -> dict:

@@ -1,7 +1,11 @@
-"""What the emulator's racecheck reports: one shared-memory hazard, as the runtime records it and as it reads."""
+"""What went wrong in an emulated launch, in words: the shared-memory hazards racecheck found, and where a bad
+access or a crash happened (the source line of a code address, the argument an address belongs to)."""
 from __future__ import annotations
 
 import ctypes
+import re
+import shutil
+import subprocess
 from dataclasses import dataclass
 
 
@@ -34,3 +38,89 @@ class _Hazard(ctypes.Structure):
 
 HAZARD_KINDS = {1: "read-after-write", 2: "write-after-read", 3: "write-after-write"}
 
+
+class Explains:
+    """The part of :class:`~gemmlab.runtime.emulator.launch.EmulatedFunction` that turns a launch's status into
+    words; it needs the kernel's ``library`` (for its line table), ``_locations`` (a cache) and ``_argument``."""
+
+    def _hazards(self, status) -> list:
+        out = []
+        for h in status.hazards[:status.hazards_kept]:
+            out.append(Hazard(kind=HAZARD_KINDS.get(h.kind, "hazard"), array=h.array.decode(errors="replace"),
+                              offset=h.offset, bytes=h.bytes, block=tuple(h.block), first_thread=tuple(h.first),
+                              second_thread=tuple(h.second), first_line=self._location(h.pc_first),
+                              second_line=self._location(h.pc_second)))
+        self.hazard_total = status.hazard_count
+        return out
+
+    def _source_line(self, pc):
+        """' at file:line' of a code offset in this kernel's library, or ''."""
+        where = self._location(pc)
+        return f" at {where}" if where else ""
+
+    def _location(self, pc) -> str:
+        """'file:line' of a code offset in this kernel's library (from its line table), or ''; each offset is
+        looked up once (a racecheck report names the same few lines many times)."""
+        if pc in self._locations:
+            return self._locations[pc]
+        tool = shutil.which("addr2line")
+        where = ""
+        if pc and tool:
+            try:
+                out = subprocess.run([tool, "-e", str(self.library), "-i", hex(pc - 1)], capture_output=True,
+                                     text=True, timeout=10).stdout.split("\n")
+            except (OSError, subprocess.SubprocessError):
+                out = []
+            lines = [x.strip() for x in out if x.strip() and not x.startswith("??") and "gemmlab_emu.h" not in x]
+            if lines:
+                where = re.sub(r"^.*/\.build-[^/]+/", "", lines[0].split(" (discriminator")[0])
+        self._locations[pc] = where
+        return where
+
+    @staticmethod
+    def _nearest_argument(address, regions, args):
+        """(argument index, address of its copy's first byte) of the argument nearest ``address``, or None."""
+        best = None
+        for start, _, buf, members in regions:
+            for i in members:
+                lo = buf + args[i].__array_interface__["data"][0] - start
+                hi = lo + args[i].nbytes
+                distance = 0 if lo <= address < hi else min(abs(address - lo), abs(address - hi))
+                if best is None or distance < best[0]:
+                    best = (distance, i, lo)
+        return best[1:] if best is not None else None
+
+    def _explain_access(self, status, regions, args):
+        """An out-of-bounds access to an argument, in the argument's elements."""
+        verb = "writes" if status.access_write else "reads"
+        address, n = status.fault_address, status.access_size
+        nearest = self._nearest_argument(address, regions, args)
+        if nearest is None:
+            return f"{verb} {n} bytes at address {address:#x}, outside every argument"
+        i, lo = nearest
+        a = args[i]
+        offset = address - lo
+        item = a.itemsize or 1
+        element = offset // item if offset >= 0 else -((-offset + item - 1) // item)
+        if offset < 0:
+            side = f"{-offset} bytes before its start"
+        else:
+            side = f"{offset + n - a.nbytes} bytes past its end" if offset + n > a.nbytes else "inside it"
+        return (f"{verb} {n} bytes at element {element} of {self._argument(i)} ({a.dtype.name}, {a.size} "
+                f"elements): {side}")
+
+    @classmethod
+    def _explain_address(cls, address, regions, args):
+        """A crash's address, placed beside the argument it missed by less than two pages, if any."""
+        nearest = cls._nearest_argument(address, regions, args)
+        if nearest is not None:
+            i, lo = nearest
+            a = args[i]
+            hi = lo + a.nbytes
+            if hi <= address < hi + 8192:
+                return (f": address {address:#x} is {address - hi} bytes past the end of argument {i} "
+                        f"({a.dtype.name}, {a.size} elements)")
+            if lo - 8192 <= address < lo:
+                return (f": address {address:#x} is {lo - address} bytes before the start of argument {i} "
+                        f"({a.dtype.name}, {a.size} elements)")
+        return f": address {address:#x}"
