@@ -21,7 +21,8 @@ book: $(STAMP)
 
 # The tests run on every core (pytest-xdist): each worker builds the emulated kernels it needs once per run (the
 # cases of one kernel instance run in one worker: tests/conftest.py) and the build cache on disk is shared.
-# A developer's own GEMMLAB_* settings would change what is skipped and how fast it runs: not in the tests.
+# On a GPU every test runs in one worker (timings need the GPU to themselves). A developer's own GEMMLAB_*
+# settings would change what is skipped and how fast it runs: not in the tests.
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 CLEAN  := env -u GEMMLAB_DEVICE -u GEMMLAB_EMULATOR_RACECHECK -u GEMMLAB_EMULATOR_MEMCHECK -u GEMMLAB_EMULATOR_TIMEOUT
 PYTEST := $(CLEAN) $(BIN)/python -m pytest -p no:cacheprovider -n $(JOBS) --dist loadgroup

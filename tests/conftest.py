@@ -5,7 +5,7 @@ import gemmlab as gl
 
 def _kernel_group(item) -> str | None:
     """test_kernels' cases of one kernel instance (variant and choice) run in one worker, so that each is built
-    once per run (make test runs the tests on every core: pytest -n, --dist loadgroup)."""
+    once per run (make test runs the tests on every core: pytest -n, --dist loadgroup); None for other tests."""
     params = getattr(getattr(item, "callspec", None), "params", {})
     v, choice = params.get("v"), params.get("choice")
     if v is None or choice is None:
@@ -35,7 +35,9 @@ SLOW = (
 def pytest_collection_modifyitems(config, items):
     slow = pytest.mark.slow
     for item in items:
-        group = _kernel_group(item)
+        # on a GPU every test runs in one worker, one after another: a timing is only a timing with the GPU
+        # to itself; nvcc's tests share one worker too (each runs two compilers at once, on one cache)
+        group = "gpu" if gl.on_gpu else "nvcc" if "test_portability.py" in item.nodeid else _kernel_group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
             if item.originalname == "test_kernel_matches_float64" and not _sampled(item):

@@ -95,3 +95,17 @@ def test_an_exercise_passes_its_kernel_the_arguments_its_kernel_declares(name):
     for p in itertools.islice(e.problems, 2):
         args = e.args(p, p.inputs(rng), p.output())
         assert len(args) == len(mine.params), f"{name}: {len(args)} arguments for {len(mine.params)} parameters"
+
+
+def test_the_readers_of_the_tables_read_them_as_cases():
+    """What the chapters call on the recorded tables (a Case is not a tuple: this caught one reader that indexed)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    xs, ys, grid, _ = ladder.sweep_grid("cache blocking: TM x TN", x="TN", y="TM")
+    assert xs == [1, 2, 4, 8] and ys == [1, 2, 4, 8] and numpy.isfinite(grid).all()
+    ladder.heatmap("register tiling: T, RM x RN, MINB", x="RN", y="RM", fixed={"T": 32, "MINB": 1})
+    assert [c.key for c in ladder.cases_for("ladder")] == [c.key for c in ladder.STEPS]
+    for which in gl.explorers.SWEEPS:
+        assert gl.explorers.sweep_data(which)["rows"]
+    names, rows = blas_steps._steps("GEMV")[1], blas_steps._steps("GEMV")[0]
+    assert names == [c.name for c in blas_steps.GEMV_STEPS] and all(isinstance(c, Case) for c in rows)

@@ -30,9 +30,16 @@ class Case:
             raise ValueError(f"the library's own call takes no parameters, got {self.params}")
         object.__setattr__(self, "params", dict(self.params or {}))
 
-    def __iter__(self):                      # key, params = case
+    # A Case reads as the (key, params) pair the tables held before: key, params = case; case[0]; len(case)
+    def __iter__(self):
         yield self.key
         yield self.params
+
+    def __getitem__(self, i):
+        return (self.key, self.params)[i]
+
+    def __len__(self) -> int:
+        return 2
 
     @property
     def label(self) -> str:

@@ -138,7 +138,7 @@ def sweep_grid(label: str, x: str, y: str, fixed: dict | None = None, data: dict
     """A recorded sweep as a 2-D grid of GFLOP/s over two parameters (others fixed)."""
     data = data or recorded()
     t = next(t for t in data["timings"] if t["label"] == timing_label(label, data["N"]))
-    key = SWEEPS[label][-1][0]
+    key = SWEEPS[label][-1].key
     choices = [c for k, c in SWEEPS[label] if k == key]
     xs = sorted({c[x] for c in choices})
     ys = sorted({c[y] for c in choices})
