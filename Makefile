@@ -45,9 +45,13 @@ unit: $(STAMP)
 # of a Colab T4 and of an A100 runs it (GEMMLAB_DEVICE: those GPUs' limits, SMs and __CUDA_ARCH__ on the
 # emulator): no cell may fail; what a T4 cannot run says so in one line.
 PROFILES_RUN ?= T4 A100
+# Several chapters at once (one per core; a chapter's cells stay in one kernel), or one at a time on a GPU.
 notebooks: $(STAMP)
-	$(CLEAN) $(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider -n $(JOBS) --dist loadfile chapters
-	for p in $(PROFILES_RUN); do $(CLEAN) $(BIN)/python -m gemmlab rehearse --profile "$$p" --jobs $(JOBS) chapters/*.ipynb || exit 1; done
+	jobs=$$($(CLEAN) $(BIN)/python -c "import gemmlab as gl; print(1 if gl.on_gpu else $(JOBS))") && \
+	$(CLEAN) $(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider -n $$jobs --dist loadfile \
+	  chapters && \
+	for p in $(PROFILES_RUN); do $(CLEAN) $(BIN)/python -m gemmlab rehearse --profile "$$p" --jobs $$jobs \
+	  chapters/*.ipynb || exit 1; done
 
 build-strict: $(STAMP)
 	$(BIN)/jupyter-book build -W -n --keep-going --quiet .

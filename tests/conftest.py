@@ -13,12 +13,23 @@ def _kernel_group(item) -> str | None:
     return f"{v.key}[{','.join(f'{k}={x}' for k, x in choice.items())}]"
 
 
+_SAMPLES: dict = {}
+
+
+def _sample_of(v) -> tuple:
+    """(first configuration, last awkward problem) of a variant, worked out once per variant."""
+    if v.key not in _SAMPLES:
+        _SAMPLES[v.key] = (v.covering()[0], v.awkward()[-1])
+    return _SAMPLES[v.key]
+
+
 def _sampled(item) -> bool:
-    """The quick loop's sample of test_kernels: each variant's first configuration at every awkward size but its
-    largest; make test runs every configuration at every size."""
+    """The quick loop's sample of test_kernels: each variant's first configuration at every awkward size but the
+    last of its list (the largest of a GEMM's); make test runs every configuration at every size."""
     params = item.callspec.params
     v, choice, problem = params["v"], params["choice"], params["problem"]
-    return choice == v.covering()[0] and problem != v.awkward()[-1]
+    first, last = _sample_of(v)
+    return choice == first and problem != last
 
 
 # whole tests left out of the quick loop (make check): each takes seconds to minutes, and make test runs them
@@ -40,7 +51,7 @@ def pytest_collection_modifyitems(config, items):
         group = "gpu" if gl.on_gpu else "nvcc" if "test_portability.py" in item.nodeid else _kernel_group(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
-            if item.originalname == "test_kernel_matches_float64" and not _sampled(item):
+            if getattr(item, "originalname", "") == "test_kernel_matches_float64" and not _sampled(item):
                 item.add_marker(slow)
         if item.nodeid.startswith(SLOW):
             item.add_marker(slow)

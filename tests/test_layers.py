@@ -18,7 +18,7 @@ LAYERS = [
     ("core", lambda m: m in {"ops", "cases", "variant", "registry", "check", "timing", "record", "blas"}),
     ("models", lambda m: m == "models" or m.startswith("models.")),
     ("studies", lambda m: m == "studies" or m.startswith("studies.")),
-    ("book", lambda m: m in {"listing", "tilemap", "exercises", "missing_barrier", "support", "refresh", "workbook"}
+    ("book", lambda m: m in {"listing", "tilemap", "exercises", "support", "refresh", "workbook"}
      or m == "explorers" or m.startswith("explorers.")),
     ("package", lambda m: m in {"", "__main__", "_aliases", "cli"}),
 ]

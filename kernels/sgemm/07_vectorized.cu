@@ -7,7 +7,7 @@
 // common/sgemm_tiles.cuh), four consecutive k of A and four consecutive columns of B. The A tile is
 // stored transposed, As[k][m], so that a thread's TM values of A at one k are consecutive in shared
 // memory, as its TN values of B are: both are read 16 bytes at a time (LDS.128).
-// Three switches, all off in the first version (Part IV's bank-conflict chapter turns them on):
+// Three switches, all off in the first version (chapter 13's Step 07 measures each of them):
 //   PAD = 1   As rows padded by 4 floats (BM + 4): the transposing stores of a warp, which otherwise
 //             hit the same bank 2 (BK = 8) or 4 (BK = 16) times (rows BM floats apart), spread over all
 //             32 banks with BK = 8, and still meet 2 to a bank with BK = 16;
@@ -17,7 +17,7 @@
 //   SPLIT = 1 a thread's TM x TN tile is four (TM/2) x (TN/2) quarters BM/2 and BN/2 apart, so that
 //             the lanes of a warp read consecutive 16-byte groups of a row (one wavefront per 8 lanes)
 //             instead of groups TN floats apart (half the bandwidth lost to conflicts).
-// One stage: two barriers per tile (Part IV's pipelining chapter removes them).
+// One stage: two barriers per tile (chapter 13's Step 10 removes one of them).
 // Expected bottleneck: shared-memory bandwidth and bank conflicts, then instruction issue.
 // Sizes: any M, N, K >= 1.
 

@@ -13,7 +13,7 @@
 // k with one LDS.128, as it reads 4 columns of B.
 // MINB sets __launch_bounds__(threads, MINB): registers capped for MINB blocks per SM. SNAKE = 1 orders
 // each k's FMAs as a boustrophedon (gl_warp_tile_fma), 0 row by row: the same arithmetic in another order.
-// Two switches for the shape of the problem (Part IV's autotuning chapter): GROUP > 1 orders the blocks
+// Two switches for the shape of the problem (chapter 13, its last sections): GROUP > 1 orders the blocks
 // in bands of GROUP block-rows (the grid is one-dimensional; consecutive blocks share tiles of A and
 // walk B together, so more of both is still in L2 when the next blocks want it); SPLITK > 1 cuts K into
 // SPLITK slices, one per blockIdx.y, each adding its partial tile into C with atomicAdd (C zeroed first;

@@ -18,9 +18,9 @@ The house, in layers (a module imports only from its own layer or those below; t
   kernel is checked on), ``variant`` and ``registry`` (the table of every kernel variant), ``check``, ``timing``
   (``bench``, the one timing function), ``record`` (results/ with GPU, date, versions; ``gl.chapter``), ``blas``.
 - ``models/``: ``device`` (ceilings and presets), ``roofline``, ``coalescing`` (sectors and shared-memory banks).
-- ``studies/``: the record producers, one per study, and the command line made from their list.
-- the book: ``listing``, ``tilemap``, ``explorers``, ``exercises``, ``missing_barrier``, ``support``, ``refresh``,
-  ``workbook``.
+- ``studies/``: the record producers, one per study, on one measurement core (``studies/core.py``); ``cli``
+  makes the command line from their list and the book's own commands.
+- the book: ``listing``, ``tilemap``, ``explorers``, ``exercises``, ``support``, ``refresh``, ``workbook``.
 
 The old flat names (``gl.hardware``, ``gl.ladder``, ``gl.tensor``, ``gl.memory``, ...) are the same modules at their
 new places (``gemmlab._aliases``).

@@ -3,6 +3,12 @@
 ``gemmlab.hardware`` is ``gemmlab.runtime.backend``, ``gemmlab.tensor`` is ``gemmlab.studies.tensor_cores``,
 and so on: the same object, so a reader's ``gl.ladder.show(...)``, a test's ``monkeypatch.setattr(hardware,
 "on_gpu", ...)`` and a module's own globals all see one thing. Installed by ``gemmlab/__init__.py``.
+
+Two old modules were split, so their names are the part that offers their whole public surface: ``_emulator``
+is the package ``runtime.emulator`` (its private build state, ``_ready``, ``_accepts``, ..., is in
+``runtime.emulator.build``, and the benchmark is ``studies.emulator_bench``), and ``device`` is
+``studies.ceilings``, which measures and offers every name of the model, ``models.device`` (patch the model
+there).
 """
 from __future__ import annotations
 
@@ -27,8 +33,8 @@ ALIASES = {
 _NOT_ATTRIBUTES = {"racecheck"}
 
 
-# imported when first named, not with the package: the CUDA backend needs CuPy, the others are commands' studies
-_LAZY = {"_cuda", "sanitize", "crosscheck", "portability"}
+# imported when first named, not with the package: the CUDA backend needs CuPy
+_LAZY = {"_cuda"}
 
 
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):

@@ -3,7 +3,7 @@
     python -m gemmlab support            # prints the table (README and chapter 0 carry it; a test compares)
 
 For each chapter, the kernels it runs (named in its cells, and the candidates of the studies its timing cells
-call) are held against the profile table (:mod:`gemmlab.profiles`) in three groups: a Colab T4 (7.5), Ampere
+call) are held against the profile table (:mod:`gemmlab.runtime.profiles`) in three groups: a Colab T4 (7.5), Ampere
 and Ada (8.0 to 8.9), Hopper (9.0). A kernel a group cannot run (``Variant.unsupported``: the capability it
 declares), or a configuration too big for the group's smallest shared memory (``Variant.does_not_fit``), is
 skipped there with one line that says why, and the chapter shows the recorded figure instead.

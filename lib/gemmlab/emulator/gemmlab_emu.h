@@ -1,4 +1,4 @@
-// gemmlab_emu.h: the CUDA-compatibility layer of the CPU emulator (see lib/gemmlab/_emulator.py).
+// gemmlab_emu.h: the CUDA-compatibility layer of the CPU emulator (see lib/gemmlab/runtime/emulator/).
 //
 // A kernel's .cu file is compiled by the host C++ compiler after this header. Each launch runs the
 // grid's blocks one after another; the threads of a block are cooperative fibers, one stack each,

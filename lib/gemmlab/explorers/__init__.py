@@ -3,7 +3,7 @@
 They work in the static HTML book with no Python kernel and no network (the data they need is
 embedded in the page), in JupyterLab and in Colab. Each returns an object that notebooks display as
 HTML. The arithmetic they draw lives in ``model.js``, and tests check it against the library
-(``gemmlab.ops``, ``gemmlab.roofline``, ``gemmlab.tilemap``).
+(``gemmlab.ops``, ``gemmlab.models.roofline``, ``gemmlab.tilemap``).
 
 - :func:`roofline_calculator` (chapter 01): GPU, operation, sizes, precision, beta -> F, Q, intensity,
   ridge point, binding ceiling, floor time, on a roofline with the measured kernels of results/.

@@ -67,7 +67,7 @@ class DeviceModel:
 
 
 # Vendor datasheet figures, FP32 non-tensor peak and memory bandwidth, from the profile table
-# (gemmlab.profiles): leads, not measurements.
+# (gemmlab.runtime.profiles): leads, not measurements.
 PRESETS = {key: DeviceModel(p.name, p.datasheet.fp32, p.datasheet.bandwidth, f"datasheet ({p.datasheet.part})")
            for key, p in PROFILES.items()}
 # Dense tensor-core peaks (FP32 accumulation) and FP64 peaks where the datasheets give them: the roofline

@@ -1,4 +1,4 @@
-"""The CUDA backend of :mod:`gemmlab.loader`: NVRTC through CuPy's RawModule.
+"""The CUDA backend of :mod:`gemmlab.runtime.loader`: NVRTC through CuPy's RawModule.
 
 A GPU running as an older profile (GEMMLAB_DEVICE=T4 on an H200) compiles each kernel as PTX for that
 profile's virtual architecture (compute_75) with NVRTC, and the driver compiles the PTX for the GPU in use

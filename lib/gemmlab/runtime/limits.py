@@ -1,7 +1,7 @@
 """Launch limits of a device: what a kernel launch is checked against before it is sent.
 
 On a GPU they are read from the device's attributes (:func:`cuda_limits`); the emulator, and a GPU running as
-another profile (GEMMLAB_DEVICE), use the limits of that profile (:mod:`gemmlab.profiles`, the one table of
+another profile (GEMMLAB_DEVICE), use the limits of that profile (:mod:`gemmlab.runtime.profiles`, the one table of
 GPUs: ``profiles.current().limits``). Above 48 KiB of dynamic shared memory a kernel must opt in, as
 ``cudaFuncSetAttribute`` does (gemmlab's launch does it), up to the device's opt-in limit.
 """

@@ -32,7 +32,7 @@ from .limits import Limits
 KiB, MiB, TFLOP, GBS = 1024, 1024 * 1024, 1e12, 1e9
 
 # FP32 lanes ("CUDA cores") per SM by compute capability (CUDA C++ Programming Guide, arithmetic instruction
-# throughput): with the SM count and the clock, a GPU's FP32 peak (gemmlab.device, for a GPU the table lacks).
+# throughput): with the SM count and the clock, a GPU's FP32 peak (gemmlab.models.device, for a GPU the table lacks).
 FP32_LANES = {(6, 0): 64, (6, 1): 128, (6, 2): 128, (7, 0): 64, (7, 2): 64, (7, 5): 64, (8, 0): 64,
               (8, 6): 128, (8, 7): 128, (8, 9): 128, (9, 0): 128, (10, 0): 128, (12, 0): 128}
 

@@ -3,7 +3,8 @@
     python -m gemmlab crosscheck [--record]      (on a GPU machine with a C++ compiler)
 
 Runs every registry variant with every legal parameter choice on the GPU, then the same inputs (drawn
-from fixed seeds on the host) on the emulator in a child process, and compares the two outputs. They
+on the host from the run's seed and the case's key, so a case's inputs do not depend on where it stands in
+the registry) on the emulator in a child process, and compares the two outputs. They
 agree "within FP32 rounding" when their difference is of the size of each one's own error against the
 float64 reference: the GPU fuses multiply-adds (FFMA) where the CPU build rounds twice, so the bits
 differ but not the accuracy.

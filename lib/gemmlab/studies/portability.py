@@ -4,7 +4,7 @@
 
 "Used" means: a chapter's ladder step or sweep, a study's candidate (climb, tensor, the BLAS steps), what
 ``gl.blas`` dispatches to, the SASS record's cases, and each variant's defaults in every problem form it takes
-(its transposes, its precisions). For each architecture of the profile table (:mod:`gemmlab.profiles`), a
+(its transposes, its precisions). For each architecture of the profile table (:mod:`gemmlab.runtime.profiles`), a
 configuration the registry says the architecture cannot run (``Variant.unsupported``: a declared refusal) is not
 compiled; every other one must compile, and must launch within the limits of every profile of that
 architecture or be refused by ``Variant.does_not_fit``. nvcc's object files are not kept; its verdicts (and

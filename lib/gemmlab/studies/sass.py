@@ -43,7 +43,7 @@ CASES = cases(
     *[("sgemm/05_cache_blocking", {"TM": m, "TN": n}) for m, n in ((1, 1), (4, 4), (8, 4), (8, 8))],
     *[("sgemm/06_register_tiling", {"T": 32, "RM": m, "RN": n, "MINB": b})
       for m, n in ((2, 2), (4, 2), (4, 4)) for b in (1, 8)],
-    # Part IV: 07's switches, and the configurations the recorded climb times (lib/gemmlab/climb.py)
+    # Part IV: 07's switches, and the configurations the recorded climb times (gemmlab.studies.climb)
     *[("sgemm/07_vectorized", dict(BM=128, BN=128, BK=8, TM=8, TN=8, PAD=p, SWZ=w, SPLIT=t))
       for p, w, t in ((0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 1, 1))],
     ("sgemm/09_warp_tiling", dict(BM=128, BN=128, BK=8, WM=64, WN=32)),
@@ -129,7 +129,11 @@ def analyse(cases=CASES) -> dict:
     out = {}
     by_file = collections.defaultdict(list)
     for case in cases:       # a GEMV case's problem names its transpose ('N' or 'T'), a TcGemm's its precision
-        case = case if isinstance(case, Case) else Case(*case)
+        if not isinstance(case, Case):
+            if len(case) != 2:
+                raise ValueError(f"a sass case is a Case, or a (key, params) pair, got {case!r}: a transpose or a "
+                                 "precision goes in its problem")
+            case = Case(*case)
         by_file[registry.get(case.key).source].append((case.key, case.params, case.problem))
     with tempfile.TemporaryDirectory() as tmp:
         for source, items in by_file.items():
