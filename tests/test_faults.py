@@ -790,6 +790,42 @@ def test_processes_compiling_the_same_kernel_at_once_all_succeed(tmp_path):
 
 
 @emulator_only
+def test_a_kernel_wanted_by_several_threads_at_once_is_built_once_and_loads_in_each(tmp_path, monkeypatch):
+    """Builds of one kernel at once would each publish a library and remove the other's just before the other
+    loads it (the tests on every core do this): one builds, the others wait for it and load its library."""
+    import threading
+
+    from gemmlab.runtime.emulator import build
+    monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path))
+    builds, real = [], build._build
+
+    def slow_build(*args, **kw):
+        builds.append(1)
+        time.sleep(0.5)                              # long enough for every thread to want the same key
+        return real(*args, **kw)
+
+    monkeypatch.setattr(build, "_build", slow_build)
+    code = "__global__ void wanted_by_all(int* x) { x[0] = 7; }"
+    errors, outs = [], []
+
+    def one():
+        try:
+            out = numpy.zeros(1, dtype=numpy.int32)
+            gl.load(code=code).get("wanted_by_all")(1, 1, (out,))
+            outs.append(int(out[0]))
+        except Exception as exc:                     # reported below, not lost in a thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors and outs == [7, 7, 7, 7] and len(builds) == 1, (errors, outs, builds)
+    assert len(list((tmp_path / "emulator").glob("*.so"))) == 1
+
+
+@emulator_only
 def test_a_full_disk_under_the_cache_says_so_and_keeps_the_old_entries(tmp_path, monkeypatch):
     monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path))
     gl.load(code="__global__ void kept(int* x) { x[0] = 1; }").get("kept")

@@ -27,6 +27,7 @@ Timing on the emulator means nothing; :func:`gemmlab.bench` refuses to do it.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -353,9 +354,12 @@ def compile(module, expr: str, signature, racecheck: bool = False):
         cache = _cache_dir()
         library = _valid_entry(cache, key)
         if library is None:
-            # (a cache entry passed this scan when it was built: the scan's patterns are in its key)
-            _find_unsupported(module, lambda: _preprocessed(command, unit, origin, module, cache))
-            library = _build(cache, key, command, unit, module, expr, origin, signature.line)
+            with _building(cache, key):              # one process builds a key at a time; the others wait and load it
+                library = _valid_entry(cache, key)
+                if library is None:
+                    # (a cache entry passed this scan when it was built: the scan's patterns are in its key)
+                    _find_unsupported(module, lambda: _preprocessed(command, unit, origin, module, cache))
+                    library = _build(cache, key, command, unit, module, expr, origin, signature.line)
         try:
             lib = _loaded.get(library)
             if lib is None:
@@ -470,6 +474,32 @@ def _mirror_headers(build: Path, module) -> Path | None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(f'#line 1 "{_c_string(str(path))}"\n' + text)
     return mirror
+
+
+@contextlib.contextmanager
+def _building(cache: Path, key: str):
+    """An exclusive lock on one cache key, across processes and threads (flock on a small file of its own, in the
+    folder beside the cache, ``emulator-locks``): two builds of one kernel at once would each publish a library
+    and remove the other's, which the other is about to load (tests on every core build the same kernels).
+    A private cache is this process's alone, and takes no lock."""
+    import fcntl
+    handle = None
+    if cache != _private_cache:
+        try:
+            locks = cache.with_name(cache.name + "-locks")
+            locks.mkdir(exist_ok=True)
+            handle = open(locks / key, "a")
+        except OSError:                             # no room for a lock file: build unlocked, as before
+            handle = None
+    if handle is None:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_line=1) -> Path:
