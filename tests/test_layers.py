@@ -1,6 +1,7 @@
 """The library's house: layers that import only downwards, no import cycles (hidden in functions or not), and
 the old module names bound to the very modules at their new places."""
 import ast
+import functools
 import importlib
 import sys
 from pathlib import Path
@@ -55,8 +56,9 @@ def _target(package: str, level: int, name: str | None, alias: str | None = None
     return ".".join(parts)
 
 
+@functools.lru_cache(maxsize=1)
 def edges() -> dict:
-    """module -> {imported library module: first line}, function-level imports included."""
+    """module -> {imported library module: first line}, function-level imports included (read once)."""
     graph = {}
     for module, path in MODULES.items():
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]

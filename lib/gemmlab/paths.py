@@ -15,6 +15,8 @@ def _locate(name: str) -> Path:
 
 
 KERNELS = _locate("kernels")
+# the emulator's data: its runtime header and, under include/, CUDA's system headers as it has them
+EMULATOR = PACKAGE / "emulator"
 RESULTS = _locate("results")
 REPO = PACKAGE.parents[1] if (PACKAGE.parents[1] / "_toc.yml").is_file() else None
 

@@ -6,13 +6,13 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..paths import KERNELS, PACKAGE
+from ..paths import EMULATOR, KERNELS
 
 class CompileError(RuntimeError):
     """A kernel failed to compile; the message shows file, line and the source around it."""
 
 
-_STAND_INS = PACKAGE / "emulator" / "include"   # CUDA's system headers, as the emulator has them
+_STAND_INS = EMULATOR / "include"   # CUDA's system headers, as the emulator has them
 
 
 

@@ -42,12 +42,12 @@ import time
 from pathlib import Path
 
 from ... import processes
-from ...paths import KERNELS, PACKAGE, atomic_write
+from ...paths import EMULATOR, KERNELS, atomic_write
 from ..backend import BackendError
-from ..source import include_dirs, parse_name_expression, strip_comments
+from ..source import _STAND_INS, include_dirs, parse_name_expression, strip_comments
 from .launch import EmulatedFunction
 
-HERE = PACKAGE / "emulator"          # the runtime header and the CUDA headers the emulator provides (data)
+HERE = EMULATOR                      # the runtime header and the CUDA headers the emulator provides (data)
 RUNTIME = HERE / "gemmlab_emu.h"
 FLAGS = ("-std=c++17", "-O2", "-g1", "-fPIC", "-shared", "-fno-strict-aliasing", "-fvisibility=hidden",
          "-fno-exceptions", "-fno-threadsafe-statics", "-Wno-unknown-pragmas", "-Wno-attributes", "-pipe")
@@ -314,7 +314,7 @@ def compile(module, expr: str, signature, racecheck: bool = False):
         "{ return ::gl_emu::fork_launch(body, kernel, grid, block, shared, args, status, regions, region_count); }",
         "",
     ])
-    includes = [f"-I{HERE}", f"-I{HERE / 'include'}", f"-I{KERNELS}"]
+    includes = [f"-I{HERE}", f"-I{_STAND_INS}", f"-I{KERNELS}"]
     if module.path is not None:
         includes.append(f"-I{module.path.parent}")
     memcheck = _memcheck_flags(cxx)
