@@ -31,10 +31,12 @@ def host(a):
     return gl.to_host(a).astype(numpy.float64)
 
 
-def close(got, want, tol=2e-5):
+def close(got, want, tol=2e-5, size=None):
+    """got within tol of want, relative to want's norm, or to ``size`` (the norm of the sum of the terms'
+    magnitudes: where the terms nearly cancel, float32's rounding of each is what the error is measured by)."""
     got, want = numpy.asarray(got, dtype=numpy.float64), numpy.asarray(want, dtype=numpy.float64)
     assert got.shape == want.shape and numpy.isfinite(got).all()
-    scale = max(numpy.linalg.norm(want), 1e-30)
+    scale = max(numpy.linalg.norm(want), 0.0 if size is None else numpy.linalg.norm(size), 1e-30)
     assert numpy.linalg.norm(got - want) / scale < tol, (got, want)
 
 
@@ -60,11 +62,12 @@ def test_gemv(trans, shape, extra, incx, incy, alpha, beta):
     y_before = host(y)
     opA = host(A) if trans.upper() == "N" else host(A).T
     want = alpha * opA @ host(x) + (beta * y_before if beta else 0.0)
+    size = abs(alpha) * numpy.abs(opA) @ numpy.abs(host(x)) + (abs(beta) * numpy.abs(y_before) if beta else 0.0)
     if alpha == 0.0 and beta == 1.0:
         want = y_before
     out = gl.blas.gemv(trans, alpha, A, x, beta, y)
     assert out is y
-    close(host(y), want)
+    close(host(y), want, size=size)
 
 
 @pytest.mark.parametrize("trans, m, n", [("N", 0, 5), ("T", 5, 0), ("N", 5, 0)])
@@ -79,14 +82,24 @@ def test_gemv_quick_return_leaves_y_alone(trans, m, n):
 
 GEMM_CASES = list(itertools.product(("N", "T"), ("n", "T"), ((1, 1, 1), (33, 17, 65), (3, 4, 0), (32, 24, 36)),
                                     (0, 2), (0.0, -1.25), (0.0, 1.0, 0.75)))
-# the two configurations of GEMM 5 that gl.blas.gemm chooses between (16-byte paths where ld is a multiple of 4)
-GEMM_KERNELS = {"small": gl.blas.GEMM_SMALL, "large": gl.blas.GEMM_LARGE}
+# configurations of GEMM 5 that gl.blas.gemm chooses among (16-byte paths where ld is a multiple of 4), split
+# over K too: the partial tiles meet in the kernel, beta and the NaN-poisoned C as without a split
+GEMM_KERNELS = {"small": gl.blas.GEMM_SMALL, "large": gl.blas.GEMM_LARGE,
+                "small, K in 3 slices": {**gl.blas.GEMM_SMALL, "SPLITK": 3}}
+
+
+@pytest.fixture
+def fresh_plans():
+    gl.blas.clear_plans()
+    yield
+    gl.blas.clear_plans()
 
 
 @pytest.mark.parametrize("kernel", list(GEMM_KERNELS))
 @pytest.mark.parametrize("ta, tb, shape, extra, alpha, beta", GEMM_CASES)
-def test_gemm(ta, tb, shape, extra, alpha, beta, kernel, monkeypatch):
-    monkeypatch.setattr(gl.blas, "_gemm_params", lambda m, n, sms=132: GEMM_KERNELS[kernel])
+def test_gemm(ta, tb, shape, extra, alpha, beta, kernel, monkeypatch, fresh_plans):
+    monkeypatch.setattr(gl.blas, "_tuning", lambda: None)
+    monkeypatch.setattr(gl.blas, "_gemm_params", lambda m, n, k, sms=None: GEMM_KERNELS[kernel])
     m, n, k = shape
     A = mat(m, k, extra) if ta.upper() == "N" else mat(k, m, extra)
     B = mat(k, n, extra) if tb.upper() == "N" else mat(n, k, extra)
@@ -95,10 +108,11 @@ def test_gemm(ta, tb, shape, extra, alpha, beta, kernel, monkeypatch):
     opA = host(A) if ta.upper() == "N" else host(A).T
     opB = host(B) if tb.upper() == "N" else host(B).T
     want = alpha * opA @ opB + (beta * before if beta else 0.0)
+    size = abs(alpha) * numpy.abs(opA) @ numpy.abs(opB) + (abs(beta) * numpy.abs(before) if beta else 0.0)
     if (alpha == 0.0 or k == 0) and beta == 1.0:
         want = before
     assert gl.blas.gemm(ta, tb, alpha, A, B, beta, C) is C
-    close(host(C), want)
+    close(host(C), want, size=size)
 
 
 def test_gemm_quick_returns_and_alpha_zero_never_reads_a_or_b():
@@ -171,13 +185,33 @@ def test_gemv_split_and_vector_paths_agree_with_float64(m, n, trans):
     assert (numpy.abs(gl.to_host(y) - expect) <= 1e-5 * scale + 1e-30).all()
 
 
-def test_gemm_chooses_the_large_tile_when_it_fills_the_sms():
-    assert gl.blas._gemm_params(4096, 4096) is gl.blas.GEMM_LARGE        # 32 x 16 = 512 tiles on 132 SMs
-    assert gl.blas._gemm_params(1024, 1024) is gl.blas.GEMM_SMALL        # 8 x 4 = 32 large tiles: too few
-    assert gl.blas._gemm_params(128 * 12, 256 * 11) is gl.blas.GEMM_LARGE
-    assert gl.blas._gemm_params(128 * 12, 256 * 11 - 256) is gl.blas.GEMM_SMALL
-    for params in (gl.blas.GEMM_LARGE, gl.blas.GEMM_SMALL):
-        assert gl.registry.get(gl.blas.GEMM).resolve(**params) == params     # legal configurations
+def test_gemm_rules_choose_by_waves_on_the_sms_in_use():
+    """Without a shape record: the large tile where C has waves of them, split-K where C has too few tiles for
+    the SMs and K is long, no split for a short K; every choice a legal configuration."""
+    rule = gl.blas._gemm_params
+    assert rule(4096, 4096, 4096, 132) == {**gl.blas.GEMM_LARGE, "SPLITK": 1}       # 512 large tiles on 132 SMs
+    assert rule(8192, 8192, 8192, 40) == {**gl.blas.GEMM_LARGE, "SPLITK": 1}
+    for m, n in ((64, 4096), (4096, 64)):                                            # 64 small tiles of C
+        assert rule(m, n, 4096, 132)["SPLITK"] > 1
+        assert rule(m, n, 64, 132)["SPLITK"] == 1                                    # K too short to cut
+    assert rule(1024, 1024, 16384, 132)["SPLITK"] > 1 and rule(1024, 1024, 16384, 40)["SPLITK"] > 1   # a long K
+    for shape in itertools.product((1, 64, 700, 4096), (1, 100, 2048), (1, 300, 20000)):
+        for sms in (40, 108, 132):
+            params = rule(*shape, sms)
+            assert gl.registry.get(gl.blas.GEMM).resolve(**params) == params
+            assert params["SPLITK"] <= gl.blas._gemm_split_limit(shape[0], shape[1], params)
+
+
+def test_gemv_rules_fill_the_sms_for_tall_and_wide_matrices():
+    rule = gl.blas._gemv_params
+    assert rule(64, 100000, "N", 132)["SPLIT"] >= 64                 # 64 rows: the long rows are cut instead
+    assert rule(100000, 64, "T", 132)["SPLIT"] >= 16                 # 64 long columns: cut along their length
+    assert rule(64, 100000, "T", 132)["LANES"] == 4                  # 100000 short columns: 8 per warp
+    assert rule(64, 100000, "N", 40)["SPLIT"] < rule(64, 100000, "N", 132)["SPLIT"]
+    for m, n, t in itertools.product((1, 5, 64, 4097, 100000), (1, 7, 64, 100000), ("N", "T")):
+        params = rule(m, n, t, 132)
+        key = gl.blas.GEMV if t == "N" else gl.blas.GEMV_T
+        assert gl.registry.get(key).resolve(**params) == params
 
 
 def _shared_views():
@@ -302,3 +336,201 @@ def test_sizes_increments_and_leading_dimensions_past_32_bits_are_refused_by_nam
     wide_ld = as_strided(base, shape=(2, 2), strides=(4, 4 * 2 ** 31))
     with pytest.raises(BlasError, match=r"sgemv: argument 3 \(A\) is 2 x 2 with leading dimension 2,147,483,648"):
         gl.blas.gemv("N", 1.0, wide_ld, base[:2], 0.0, base[2:4])
+
+
+def test_a_call_is_planned_once_per_form(fresh_plans):
+    """The second call of one form takes the first's plan (no new checks of shapes, no new kernel look-up);
+    another shape, stride or transpose gets its own; plan_of says what was chosen and why."""
+    A, x, y = mat(40, 30, 2), vec(30, 1), vec(40, -2)
+    gl.blas.gemv("N", 1.0, A, x, 0.0, y)
+    first = gl.blas.plan_of("gemv", "N", 1.0, A, x, 0.0, y)
+    gl.blas.gemv("n", 2.0, mat(40, 30, 2), vec(30, 1), 0.5, vec(40, -2))        # same form, new arrays and scalars
+    assert gl.blas.plan_of("gemv", "N", 1.0, A, x, 0.0, y) is first
+    assert first.key == gl.blas.GEMV and first.why == "rule"
+    assert gl.blas.plan_of("gemv", "T", 1.0, A, vec(40, 1), 0.0, vec(30, 1)).key == gl.blas.GEMV_T
+    assert gl.blas.plan_of("gemv", "N", 1.0, mat(40, 30, 3), x, 0.0, y) is not first     # another ld
+    assert gl.blas.plan_of("gemv", "N", 1.0, A, vec(30, 2), 0.0, y) is not first         # another increment
+    assert "blas/gemv/04_bandwidth" in repr(first)
+    with pytest.raises(BlasError, match=r"argument 6 \(y\) has 39 elements"):
+        gl.blas.gemv("N", 1.0, A, x, 0.0, vec(39, 1))                                 # a new form is checked
+
+
+def test_a_planned_call_still_checks_what_can_differ(fresh_plans):
+    """Scalars and overlaps are checked on every call, planned or not."""
+    a, flat = _shared_views()
+    x = xp.asarray(RNG.standard_normal(6).astype(numpy.float32))
+    gl.blas.gemv("N", 1.0, a, flat[0:6], 0.0, flat[6:12])                          # planned: disjoint
+    with pytest.raises(BlasError, match=r"argument 6 \(y\) shares memory with argument 4 \(x\)"):
+        gl.blas.gemv("N", 1.0, a, flat[0:6], 0.0, flat[3:9])                       # same form, overlapping
+    with pytest.raises(BlasError, match=r"argument 2 \(alpha\) = .* beyond float32's range"):
+        gl.blas.gemv("N", 1e39, a, x, 0.0, flat[6:12])
+    with pytest.raises(BlasError, match=r"argument 5 \(beta\) must be a real number"):
+        gl.blas.gemv("N", 1.0, a, x, "0", flat[6:12])
+
+
+def test_dot_into_a_device_array_leaves_the_sum_there(fresh_plans):
+    x, y = vec(1000, 3), vec(1000, -1)
+    r = xp.full(1, numpy.nan, dtype=numpy.float32)
+    assert gl.blas.dot(x, y, out=r) is r
+    want = float(host(x) @ host(y))
+    assert abs(float(gl.to_host(r)[0]) - want) <= 2e-5 * float(numpy.abs(host(x)) @ numpy.abs(host(y)))
+    assert float(gl.to_host(r)[0]) == gl.blas.dot(x, y)                             # the same bits either way
+    z = xp.full(1, numpy.nan, dtype=numpy.float32)
+    assert float(gl.to_host(gl.blas.dot(vec(0, 1), vec(0, 1), out=z))[0]) == 0.0
+    with pytest.raises(BlasError, match=r"sdot: argument 3 \(out\) must be a contiguous float32 array of one"):
+        gl.blas.dot(x, y, out=xp.zeros(2, dtype=numpy.float32))
+    with pytest.raises(BlasError, match=r"sdot: argument 3 \(out\) must be float32"):
+        gl.blas.dot(x, y, out=xp.zeros(1, dtype=numpy.float64))
+    flat = xp.asarray(RNG.standard_normal(20).astype(numpy.float32))
+    with pytest.raises(BlasError, match=r"argument 3 \(out\) shares memory with argument 1 \(x\)"):
+        gl.blas.dot(flat[:10], flat[10:], out=flat[4:5])
+
+
+@pytest.mark.parametrize("m, n, trans", [(100000, 64, "T"), (64, 100000, "T"), (64, 100000, "N"), (3001, 37, "T"),
+                                         (7, 50001, "N"), (50001, 7, "T")])
+def test_gemv_on_tall_and_wide_matrices(m, n, trans, fresh_plans):
+    rng = numpy.random.default_rng(8)
+    A = numpy.asfortranarray(rng.standard_normal((m, n)).astype(numpy.float32))
+    x = rng.standard_normal(n if trans == "N" else m).astype(numpy.float32)
+    y0 = rng.standard_normal(m if trans == "N" else n).astype(numpy.float32)
+    y = gl.xp.asarray(y0.copy())
+    plan = gl.blas.plan_of("gemv", trans, 1.0, gl.xp.asarray(A), gl.xp.asarray(x), 1.0, y)
+    assert plan.params["SPLIT"] > 1 or plan.params.get("LANES", 32) < 32 or min(m, n) > 64
+    gl.blas.gemv(trans, -0.75, gl.xp.asarray(A), gl.xp.asarray(x), 2.0, y)
+    op = A.astype(numpy.float64) if trans == "N" else A.T.astype(numpy.float64)
+    expect = -0.75 * op @ x + 2.0 * y0
+    scale = 0.75 * numpy.abs(op) @ numpy.abs(x) + 2.0 * numpy.abs(y0)
+    assert (numpy.abs(gl.to_host(y) - expect) <= 1e-5 * scale + 1e-30).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("routine, shape", [("gemm", (333, 257, 515, "NT")), ("gemm", (64, 1000, 2000, "TN")),
+                                            ("gemv", (5000, 129, "T")), ("gemv", (129, 5000, "N")),
+                                            ("gemv", (100000, 64, "T")), ("dot", (300001,))])
+def test_the_direct_launch_gives_the_checked_launchs_bits(routine, shape, fresh_plans):
+    """A planned call on a GPU launches through CuPy with its arguments laid out by the plan; the same kernel
+    and configuration through the loader's checked call must give the same bits."""
+    rng = numpy.random.default_rng(9)
+    if routine == "gemm":
+        m, n, k, form = shape
+        problem = gl.ops.Gemm(m=m, n=n, k=k, transa=form[0], transb=form[1], layout="col")
+        (A, B), C = problem.inputs(rng), problem.output()
+        C.fill(0.5)
+        direct = C.copy(order="F")
+        plan = gl.blas.plan_of("gemm", form[0], form[1], 1.5, A, B, -1.0, direct)
+        gl.blas.gemm(form[0], form[1], 1.5, A, B, -1.0, direct)
+        v = gl.registry.get(plan.key)
+        grid, block, shared = v.launch(problem, plan.params)
+        v.kernel(problem, **plan.params)(grid, block, (A.ravel(order="K"), 0, A.shape[0], B.ravel(order="K"), 0,
+                                                       B.shape[0], C.ravel(order="K"), 0, m, m, n, k, 1.5, -1.0,
+                                                       *v.workspace(problem, plan.params)), shared_mem=shared)
+        assert plan.params["SPLITK"] > 1 or shape[0] != 64
+        assert numpy.array_equal(gl.to_host(direct), gl.to_host(C))
+    elif routine == "gemv":
+        m, n, t = shape
+        problem = gl.ops.Gemv(m=m, n=n, trans=t, layout="col")
+        (A, x), y = problem.inputs(rng), problem.output()
+        y.fill(0.25)
+        direct = y.copy()
+        plan = gl.blas.plan_of("gemv", t, 0.5, A, x, 2.0, direct)
+        gl.blas.gemv(t, 0.5, A, x, 2.0, direct)
+        v = gl.registry.get(plan.key)
+        grid, block, shared = v.launch(problem, plan.params)
+        v.kernel(problem, **plan.params)(grid, block, (A.ravel(order="K"), 0, m, x, 0, 1, y, 0, 1, problem.out_len,
+                                                       problem.in_len, 0.5, 2.0, *v.workspace(problem, plan.params)),
+                                         shared_mem=shared)
+        assert numpy.array_equal(gl.to_host(direct), gl.to_host(y))
+    else:
+        (n,) = shape
+        x, y = gl.ops.Dot(n=n).inputs(rng)
+        r = gl.xp.zeros(1, dtype=numpy.float32)
+        plan = gl.blas.plan_of("dot", x, y)
+        v = gl.registry.get(plan.key)
+        grid, block, shared = v.launch(gl.ops.Dot(n=n), plan.params)
+        v.kernel(gl.ops.Dot(n=n), **plan.params)(grid, block, (x, 0, 1, y, 0, 1, n, r, *v.workspace(None, plan.params)),
+                                                  shared_mem=shared)
+        assert gl.blas.dot(x, y) == float(gl.to_host(r)[0])
+
+
+@pytest.mark.gpu
+def test_a_call_costs_little_host_time_and_never_waits_for_the_gpu(fresh_plans):
+    """Planned calls queue their kernel and return: a GEMM of milliseconds returns in microseconds, and a loop
+    of GEMV calls costs a few tens of microseconds of host time each."""
+    import time
+    A, B, C = (xp.asfortranarray(xp.asarray(RNG.standard_normal((4096, 4096)).astype(numpy.float32))) for _ in range(3))
+    gl.blas.gemm("N", "N", 1.0, A, B, 0.0, C)
+    gl.synchronize()
+    start = time.perf_counter()
+    gl.blas.gemm("N", "N", 1.0, A, B, 0.0, C)
+    host = time.perf_counter() - start
+    gl.synchronize()
+    gpu = time.perf_counter() - start
+    assert host < 0.2 * gpu, (host, gpu)                          # 137 GFLOP: milliseconds on any GPU
+    x, y = xp.ones(4096, dtype=numpy.float32), xp.zeros(4096, dtype=numpy.float32)
+    gl.blas.gemv("T", 1.0, A, x, 0.0, y)
+    gl.synchronize()
+    start = time.perf_counter()
+    for _ in range(100):
+        gl.blas.gemv("T", 1.0, A, x, 0.5, y)
+    host = (time.perf_counter() - start) / 100
+    gl.synchronize()
+    assert host < 40e-6, host
+
+
+def test_dispatch_takes_the_nearest_recorded_shape_of_the_gpu(monkeypatch, fresh_plans):
+    """With a shape record for the GPU in use, each call takes the winner recorded nearest its shape (sizes as
+    logarithms; GEMM prefers its own transposes, GEMV's 'N' and 'T' never mix); SPLITK is held to the
+    workspace; without a record the rules choose."""
+    small = {**gl.blas.GEMM_SMALL, "SPLITK": 4}
+    large = {**gl.blas.GEMM_LARGE, "SPLITK": 1}
+    table = {"gemm": [((64, 4096, 4096, "NN"), small), ((4096, 4096, 4096, "NN"), large),
+                      ((4096, 4096, 4096, "TT"), {**large, "GROUP": 1})],
+             "gemv": [((4096, 4096, "N"), {"WARPS": 8, "UNROLL": 4, "SPLIT": 4, "VEC": 4, "CS": 0}),
+                      ((100000, 64, "T"), {"WARPS": 8, "LANES": 32, "UNROLL": 4, "SPLIT": 64, "CS": 0})]}
+    monkeypatch.setattr(gl.blas, "_tuning", lambda: table)
+    key, params, why = gl.blas.choose("gemm", 70, 5000, 3000, "NN")
+    assert (key, params, why) == (gl.blas.GEMM, small, "recorded at [64, 4096, 4096, 'NN']")
+    assert gl.blas.choose("gemm", 3000, 5000, 4000, "NN")[1] == large
+    assert gl.blas.choose("gemm", 4096, 4096, 4096, "TT")[1]["GROUP"] == 1              # its own transposes
+    assert gl.blas.choose("gemm", 64, 4096, 4096, "TT")[1] == small                     # nearer in size
+    huge = gl.blas.choose("gemm", 64, 400000, 4096, "NN")[1]                            # partials past the cap
+    assert huge["SPLITK"] < 4 and huge["SPLITK"] <= gl.blas._gemm_split_limit(64, 400000, huge)
+    key, params, _ = gl.blas.choose("gemv", 50000, 100, "T")
+    assert key == gl.blas.GEMV_T and params["SPLIT"] == 64 and params["CS"] == 1          # CS by its own size
+    assert gl.blas.choose("gemv", 50000, 100, "N")[1]["SPLIT"] == 4                       # 'N' from 'N' only
+    monkeypatch.setattr(gl.blas, "_tuning", lambda: None)
+    assert gl.blas.choose("gemm", 70, 5000, 3000, "NN") == (gl.blas.GEMM, gl.blas._gemm_params(70, 5000, 3000), "rule")
+
+
+def test_the_shape_record_is_one_gl_blas_can_dispatch_from():
+    """The committed record: every winner a legal configuration of its kernel, every point checked before it
+    was timed, and the classes' verdicts what the grid's ratios say."""
+    from gemmlab import record
+    from gemmlab.studies import blas_shapes
+    data = record.load("blas-shapes-nvidia-h200")
+    assert data["environment"]["gpu"] == "NVIDIA H200"
+    for routine, rows in data["winners"].items():
+        for row in rows:
+            shape, params = row["shape"], row["params"]
+            key = gl.blas.GEMM if routine == "gemm" else (gl.blas.GEMV if shape[-1] == "N" else gl.blas.GEMV_T)
+            assert gl.registry.get(key).resolve(**params) == params
+    assert all(not g.get("failed") for g in data["grid"])
+    summary = blas_shapes.summarize(data["grid"])
+    assert summary["classes"] == data["classes"] and summary["winners"] == data["winners"]
+
+
+def test_the_shape_study_tries_legal_candidates_and_shows_its_grid(tmp_path):
+    from gemmlab.studies import blas_shapes
+    for m, n, k in ((64, 4096, 4096), (4096, 4096, 64), (511, 513, 257), (100, 100000, 1000)):
+        cands = blas_shapes.gemm_candidates(m, n, k, 132)
+        assert cands and all(gl.registry.get(gl.blas.GEMM).resolve(**c) == c for c in cands)
+        assert {c["SPLITK"] for c in cands} >= {1}
+    for m, n, t in ((100000, 64, "T"), (64, 100000, "N"), (32, 1000000, "N"), (4096, 4096, "T")):
+        key = gl.blas.GEMV if t == "N" else gl.blas.GEMV_T
+        cands = blas_shapes.gemv_candidates(m, n, t, 132)
+        assert cands and all(gl.registry.get(key).resolve(**c) == c for c in cands)
+    import matplotlib
+    matplotlib.use("Agg")
+    axes = blas_shapes.plot(blas_shapes.load())
+    assert len(axes) == len(blas_shapes.GEMM_GRID) + len(blas_shapes.GEMV_GRID)
+    assert "NVIDIA H200" in axes[0].figure._suptitle.get_text()

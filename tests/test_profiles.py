@@ -115,9 +115,9 @@ def test_constants_come_from_the_profile_in_use(monkeypatch):
         assert gl.blas._dot_params(1 << 20)["GRID"] == grid, key        # 8 blocks per SM, a legal grid
         assert gl.blas._sms() == P[key].sm_count
     monkeypatch.setenv("GEMMLAB_DEVICE", "T4")
-    assert gl.blas._gemm_params(128 * 8, 256 * 6) is gl.blas.GEMM_LARGE       # 48 large tiles fill 40 SMs ...
+    assert gl.blas._gemm_params(1536, 1536, 1536)["SPLITK"] == 1      # 72 large tiles fill 40 SMs ...
     monkeypatch.setenv("GEMMLAB_DEVICE", "H200")
-    assert gl.blas._gemm_params(128 * 8, 256 * 6) is gl.blas.GEMM_SMALL       # ... not 132
+    assert gl.blas._gemm_params(1536, 1536, 1536)["SPLITK"] > 1       # ... not 132: K is cut to fill them
 
 
 def test_timings_carry_what_they_skipped():

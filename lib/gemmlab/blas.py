@@ -1,6 +1,7 @@
 """gemmlab.blas: DOT, GEMV and GEMM on device arrays, with the reference BLAS's calling contract.
 
     gl.blas.dot(x, y)                                   -> float
+    gl.blas.dot(x, y, out=r)                            -> r, a 1-element device array, the GPU not waited for
     gl.blas.gemv(trans, alpha, A, x, beta, y)           -> y, updated in place
     gl.blas.gemm(transa, transb, alpha, A, B, beta, C)  -> C, updated in place
 
@@ -15,18 +16,29 @@ on the emulator), FP32 only (these are the *s* routines):
 The contract of the reference BLAS: quick returns when there is nothing to do (m or n = 0; alpha = 0
 and beta = 1), alpha = 0 never reads A or B, k = 0 leaves beta * C, and beta = 0 never reads the old
 output, so a NaN there cannot leak. Bad arguments raise ``BlasError`` naming the routine and the
-argument, as the reference BLAS's XERBLA does. The kernels: DOT 7 in its deterministic form (the same bits
-on every run) and GEMV 4, configured per shape as the recorded tuning on the H200 found best
-(results/climb-nvidia-h200.json; see ``_dot_params`` and ``_gemv_params``); GEMM 5 (Part IV's warp
-tiles for every transpose; see ``_gemm_params``).
+argument, as the reference BLAS's XERBLA does.
+
+A call is planned once per form: the routine, its transposes, the arrays' types, shapes and strides, the device,
+the stream and the profile in use. The plan holds what only those decide (the arguments' checks, the kernel and
+its configuration, the launch geometry, the workspace); a later call of the same form checks only what can
+differ (the scalars, where each array lies, whether the output overlaps an input) and launches. Nothing in a
+call waits for the GPU except ``dot``'s returned float. The kernels: DOT 7 in its deterministic form (the same
+bits on every run); GEMV 4 for 'N' and GEMV 5 for 'T'; GEMM 5 (Part IV's warp tiles for every transpose, split
+over K where C has too few tiles). Each configuration is the one the GPU's recorded shape tuning found best
+for the nearest recorded shape (``results/blas-shapes-<gpu>.json``, made by ``python -m gemmlab blas --shapes
+--record``); on a GPU with none, rules from its profile (its SM count) choose (``_dot_params``, ``_gemv_params``,
+``_gemm_params``). ``gl.blas.plan_of(...)`` says which was chosen, and why.
 """
 from __future__ import annotations
 
 import math
+import os
+import struct
 
 import numpy
 
 from .runtime import backend as hw, workspaces
+from .runtime.limits import cdiv
 from . import ops, registry
 from .runtime.loader import data_address
 
@@ -36,12 +48,17 @@ class BlasError(ValueError):
 
 
 DOT = "blas/dot/07_bandwidth"
-GEMV = "blas/gemv/04_bandwidth"
+GEMV = "blas/gemv/04_bandwidth"          # 'N'
+GEMV_T = "blas/gemv/05_any_shape"        # 'T'
 GEMM = "blas/gemm/05_warp_tiled"
-# GEMM 5's large tile, the fastest of the climb's candidates at N = 4096 in all four transpose cases
+# GEMM 5's tiles: the large one, the fastest of the climb's candidates at N = 4096 in all four transpose cases,
+# a middle one and a small one for C of fewer tiles
 GEMM_LARGE = {"BM": 128, "BN": 256, "BK": 8, "WM": 64, "WN": 64, "GROUP": 8, "MINB": 1}
+GEMM_MIDDLE = {"BM": 128, "BN": 128, "BK": 8, "WM": 64, "WN": 32, "GROUP": 8, "MINB": 2}
 GEMM_SMALL = {"BM": 64, "BN": 64, "BK": 16, "WM": 32, "WN": 32, "GROUP": 8, "MINB": 2}
 STREAMING_BYTES = 256 << 20   # below this, streaming loads (evict-first in L2) measured faster on the H200
+SPLIT_WORKSPACE = 64 << 20    # the most device memory a split-K GEMM's partial tiles may take (bytes)
+SHAPES_RECORD = "blas-shapes-"
 
 
 def _dot_params(n: int, sms: int | None = None) -> dict:
@@ -61,25 +78,141 @@ def _sms() -> int:
     return current().sm_count
 
 
-def _gemm_params(m: int, n: int, sms: int | None = None) -> dict:
-    """GEMM 5's 128 x 256 tiles (8 warps of 64 x 64) when C has at least one of them per SM, as at the
-    climb's N = 4096 (results/climb-nvidia-h200.json); smaller C gets 64 x 64 tiles, four times as many
-    blocks, so that the SMs have work. ``sms``: the GPU in use's, unless given."""
-    large = -(-m // GEMM_LARGE["BM"]) * -(-n // GEMM_LARGE["BN"]) >= (sms or _sms())
-    return GEMM_LARGE if large else GEMM_SMALL
+def _gemm_split_limit(m: int, n: int, tile: dict) -> int:
+    """The largest SPLITK whose partial tiles fit in SPLIT_WORKSPACE."""
+    tiles = cdiv(m, tile["BM"]) * cdiv(n, tile["BN"])
+    return max(1, SPLIT_WORKSPACE // (4 * tiles * tile["BM"] * tile["BN"]))
 
 
-def _gemv_params(m: int, n: int, trans: str) -> dict:
-    """GEMV 4: for 'N', 4 rows per lane and the columns split so that about 256 blocks run (a few per SM);
-    for 'T', a warp per column. Streaming loads when A takes less than STREAMING_BYTES."""
+GEMM_SPLITS = (1, 2, 3, 4, 6, 8, 12, 16)
+# per-SM speed of each tile relative to the large one, and the cost of meeting partial tiles, in k steps of
+# one element of C (a write and SPLITK reads of 4 bytes against an FMA per k): the rules' model, for GPUs
+# without a shape record
+_TILE_SPEED = ((GEMM_LARGE, 1.0), (GEMM_MIDDLE, 0.92), (GEMM_SMALL, 0.78))
+_SPLIT_COST = 64
+
+
+def _gemm_params(m: int, n: int, k: int, sms: int | None = None) -> dict:
+    """GEMM 5's configuration by rule: of the three tiles and the SPLITK values, the one a model of waves says
+    is fastest on ``sms`` SMs (the GPU in use's, unless given). A block of a tile runs at the tile's per-SM
+    speed shared among the MINB blocks an SM holds; a launch takes as many waves as its blocks need of
+    sms * MINB places; splitting K divides a block's work by SPLITK and adds the partial tiles' traffic. So the
+    large tile wins where C has a wave of them (4096^2), smaller tiles or split-K where it has not (64 x 4096,
+    1536^2 with a long K)."""
+    sms = sms or _sms()
+    best = None
+    for tile, speed in _TILE_SPEED:
+        tiles = cdiv(m, tile["BM"]) * cdiv(n, tile["BN"])
+        places = sms * tile["MINB"]
+        limit = _gemm_split_limit(m, n, tile)
+        for split in GEMM_SPLITS:
+            if split > 1 and (split > limit or k < 256 * split):
+                continue
+            waves = cdiv(tiles * split, places)
+            steps = cdiv(k, split) + (_SPLIT_COST * split if split > 1 else 0)
+            cost = waves * tile["BM"] * tile["BN"] * steps * tile["MINB"] / speed
+            if best is None or cost < best[0] * 0.98:        # a tie goes to the earlier: larger tile, less split
+                best = (cost, {**tile, "SPLITK": split})
+    return best[1]
+
+
+def _gemv_params(m: int, n: int, trans: str, sms: int | None = None) -> dict:
+    """GEMV by rule, from the shape of op(A) (out_len outputs of in_len terms each) and the SM count: enough
+    blocks for a few per SM (2 x sms) without slicing a column or row below 64 terms of 16-byte loads.
+    'N' (GEMV 4): 4 rows per lane, the columns cut into SPLIT slices; 'T' (GEMV 5): LANES lanes a column, as
+    few as keep a lane's UNROLL loads busy, and the column's length cut into SPLIT slices. Streaming loads
+    when A takes less than STREAMING_BYTES."""
+    sms = sms or _sms()
     cs = int(4 * m * n < STREAMING_BYTES)
+    want = 2 * sms
     if trans == "N":
-        groups = -(-m // 128)
+        # rows of 4 floats a lane (one 16-byte load), or 1 where A has so few rows that 4 would idle lanes
+        vec = 4 if m > 64 else 1
+        warps = 8 if vec == 4 else 32
+        unroll = 8 if n >= 8 * 8 * 2 else 4
+        groups, length = cdiv(m, 32 * vec), n
         split = 1
-        while split < 16 and groups * split * 2 <= 256:
+        while split < 128 and groups * split * 2 <= want and length // (split * 2) >= 64:
             split *= 2
-        return {"WARPS": 8, "UNROLL": 8, "SPLIT": split, "VEC": 4, "CS": cs}
-    return {"WARPS": 8, "UNROLL": 8, "SPLIT": 1, "VEC": 1, "CS": cs}
+        return {"WARPS": warps, "UNROLL": unroll, "SPLIT": split, "VEC": vec, "CS": cs}
+    outputs, length = n, m
+    lanes = 32
+    while lanes > 4 and length < lanes * 4 * 4 * 2:        # a column shorter than 2 rounds of the lanes' loads
+        lanes //= 2
+    blocks = cdiv(outputs, 8 * 32 // lanes)
+    split = 1
+    while split < 128 and blocks * split * 2 <= want and length // (split * 2) >= 64 * lanes // 8:
+        split *= 2
+    return {"WARPS": 8, "LANES": lanes, "UNROLL": 4, "SPLIT": split, "CS": cs}
+
+
+# --- the recorded shape tuning of the GPU in use ---------------------------------------------------------
+
+_RECORD = {}          # gpu slug -> the record's winners by routine (or None: no record)
+
+
+def _tuning():
+    """The shape record of the GPU in use: {routine: [(shape, params), ...]}; None with no record (or none
+    that holds this GPU's candidates), or on the emulator."""
+    if not hw.on_gpu:
+        return None
+    from . import record
+    name = SHAPES_RECORD + record.gpu_slug()
+    if name not in _RECORD:
+        try:
+            data = record.load(name)
+        except FileNotFoundError:
+            data = None
+        _RECORD[name] = None if data is None else {
+            routine: [(tuple(w["shape"]), dict(w["params"])) for w in rows]
+            for routine, rows in data["winners"].items()}
+    return _RECORD[name]
+
+
+FORM_PENALTY = 1.0     # how far (squared log2 sizes) another transpose's recorded point counts as being
+
+
+def _nearest(rows, shape, strict: bool = False):
+    """The recorded winner at the shape nearest to ``shape``: sizes compared as logarithms (a factor of 2 in one
+    dimension is a distance of 1); a point of other transposes counts as FORM_PENALTY further (the tile a shape
+    wants depends on its sizes more than on its transposes), or not at all when ``strict`` (GEMV's 'N' and 'T'
+    are different kernels)."""
+    size, form = shape[:-1], shape[-1]
+    best = None
+    for recorded, params in rows:
+        if recorded[-1] != form and strict:
+            continue
+        d = sum((math.log2(max(a, 1)) - math.log2(max(b, 1))) ** 2 for a, b in zip(recorded[:-1], size))
+        d += 0.0 if recorded[-1] == form else FORM_PENALTY
+        if best is None or d < best[0]:
+            best = (d, recorded, params)
+    return best
+
+
+def choose(routine: str, *shape) -> tuple:
+    """(kernel key, params, why) for ``routine`` ('dot', 'gemv', 'gemm') at ``shape``: (n,) for dot,
+    (m, n, trans) for gemv, (m, n, k, transa + transb) for gemm. From the GPU's shape record when it has one,
+    else by rule."""
+    tuned = _tuning()
+    if routine == "dot":
+        return DOT, _dot_params(shape[0]), "rule"
+    if routine == "gemv":
+        m, n, t = shape
+        key = GEMV if t == "N" else GEMV_T
+        if tuned and tuned.get("gemv"):
+            near = _nearest(tuned["gemv"], (m, n, t), strict=True)
+            if near is not None:
+                return key, {**near[2], "CS": int(4 * m * n < STREAMING_BYTES)}, f"recorded at {list(near[1])}"
+        return key, _gemv_params(m, n, t), "rule"
+    m, n, k, form = shape
+    if tuned and tuned.get("gemm"):
+        near = _nearest(tuned["gemm"], (m, n, k, form))
+        if near is not None:
+            params = dict(near[2])
+            params["SPLITK"] = max(s for s in GEMM_SPLITS if s <= min(params.get("SPLITK", 1),
+                                                                       _gemm_split_limit(m, n, params)))
+            return GEMM, params, f"recorded at {list(near[1])}"
+    return GEMM, _gemm_params(m, n, k), "rule"
 
 
 def _fail(routine, position, name, why):
@@ -258,80 +391,356 @@ def _scale(y, beta):
         y *= numpy.float32(beta)
 
 
-def _launch(spec, problem, args):
-    """Launch the kernel a routine uses (DOT, GEMV or GEMM above) on ``problem``'s geometry."""
-    key, params = spec
+# --- plans: what a call of one form needs, made once ------------------------------------------------------
+
+_PLANS: dict = {}
+PLAN_LIMIT = 1024         # forms kept (the oldest go first)
+_FLOAT32 = numpy.dtype(numpy.float32)
+_FLAGS = {"N": "N", "n": "N", "T": "T", "t": "T", "C": "T", "c": "T"}
+_PACK = struct.Struct("f")
+
+
+class Plan:
+    """One form of a call, planned: the kernel and its configuration (``key``, ``params``, ``why`` it was
+    chosen), the launch (``grid``, ``block``, ``shared``), the workspace arguments and, per array argument, where
+    its elements lie relative to its first one (``extents``). ``send`` launches it on a GPU (None on the
+    emulator, which takes the checked call)."""
+    __slots__ = ("routine", "key", "params", "why", "kernel", "grid", "block", "shared", "extra", "extra_ptrs",
+                 "send", "extents", "fixed", "problem", "form")
+
+    def __repr__(self):
+        return (f"<gemmlab.blas plan {self.routine}: {self.key} {self.params} ({self.why}); grid {self.grid}, "
+                f"block {self.block}, {self.shared} B shared>")
+
+
+def _form(a):
+    """What a plan depends on of an array: its type, dtype, shape and strides (None for a non-array: no plan)."""
+    try:
+        return (a.__class__, a.dtype, a.shape, a.strides)
+    except AttributeError:
+        return None
+
+
+def _context() -> tuple:
+    """What a plan depends on beyond its arguments: the backend, the device and stream, the profile asked for."""
+    env = os.environ.get("GEMMLAB_DEVICE")
+    if hw.on_gpu:
+        cuda = hw.xp.cuda
+        return (cuda.runtime.getDevice(), cuda.get_current_stream().ptr, env)
+    return (hw.backend, env)
+
+
+def clear_plans():
+    """Forget every plan and the shape record read (after a new ``blas --shapes --record``, say)."""
+    _PLANS.clear()
+    _RECORD.clear()
+
+
+def _keep(key, plan):
+    if len(_PLANS) >= PLAN_LIMIT:
+        _PLANS.pop(next(iter(_PLANS)))
+    _PLANS[key] = plan
+    return plan
+
+
+def _relative_extent(a) -> tuple:
+    """[lo, hi) of the bytes an array's elements occupy, relative to its first element's address."""
+    lo, hi = _extent(a, 0)
+    return lo, hi
+
+
+def _make_plan(routine, problem, choice, arrays) -> Plan:
+    key, params, why = choice
     v = registry.get(key)
-    grid, block, shared = v.launch(problem, v.resolve(**params))
-    v.kernel(problem, **params)(grid, block, args, shared_mem=shared)
+    full = v.resolve(**params)
+    plan = Plan()
+    plan.routine, plan.key, plan.params, plan.why, plan.problem = routine, key, full, why, problem
+    plan.kernel = v.kernel(problem, **full)
+    plan.grid, plan.block, plan.shared = v.launch(problem, full)
+    plan.extra = tuple(v.workspace(problem, full)) if v.workspace is not None else ()
+    plan.send = plan.kernel.launcher(plan.grid, plan.block, plan.shared) if hw.on_gpu else None
+    plan.extra_ptrs = tuple(0 if w is None else data_address(w) for w in plan.extra)
+    plan.extents = tuple(_relative_extent(a) for a in arrays)
+    return plan
 
 
-def dot(x, y) -> float:
-    """sum_i x_i y_i over two float32 vectors of equal length (any nonzero increments)."""
-    xr, xo, xi, _ = _vector("sdot", 1, "x", x)
-    yr, yo, yi, _ = _vector("sdot", 2, "y", y)
-    if x.size != y.size:
-        _fail("sdot", 2, "y", f"has {y.size} elements, x has {x.size}")
-    n = x.size
-    if n == 0:
-        return 0.0
-    result = hw.xp.zeros(1, dtype=numpy.float32)
-    _launch((DOT, _dot_params(n)), ops.Dot(n=n), (xr, xo, xi, yr, yo, yi, n, result, workspaces.dot_workspace()))
+def _owner(routine, position, name, a):
+    """The array that owns a view's memory; refuses what the kernels cannot be handed (:func:`_root`)."""
+    root = a
+    while getattr(root, "base", None) is not None and isinstance(root.base, type(a)):
+        root = root.base
+        if root.dtype != a.dtype:
+            _fail(routine, position, name, f"is a {a.dtype} view of a {root.dtype} array; gemmlab.blas takes "
+                                           f"float32 arrays: pass a float32 copy (gl.xp.array(..., dtype='float32'))")
+    if root is not a and not (root.flags.c_contiguous or root.flags.f_contiguous):
+        _fail(routine, position, name, "is a view of an array that is not contiguous; pass a contiguous copy")
+    return root
+
+
+def _where(routine, position, name, a, extent):
+    """(base address, offset in elements, [lo, hi) bytes) of an array for a launch: the base is its lowest
+    element's address rounded down to 256 bytes (so the offset's residue mod 4 says whether 16-byte loads are
+    aligned, as :func:`_root`'s), the offset its first element's distance from there."""
+    at = a.data.ptr if hw.on_gpu else data_address(a)
+    lo, hi = at + extent[0], at + extent[1]
+    base = lo - lo % 256
+    off = (at - base) >> 2
+    if off >= 2 ** 31:
+        _fail(routine, position, name, f"spans {off:,} elements from its lowest to its first element, past the "
+                                       "2^31 - 1 that the kernels' 32-bit offsets reach")
+    return base, off, (lo, hi)
+
+
+def _overlap(routine, out, inputs):
+    """:func:`_distinct` once the byte ranges meet (most calls: they do not)."""
+    (_, _, o, (olo, ohi)) = out
+    if any(a.size and o.size and alo < ohi and olo < ahi for _, _, a, (alo, ahi) in inputs):
+        _distinct(routine, out, inputs)
+
+
+def _flag(routine, position, name, flag):
+    t = _FLAGS.get(flag) if flag.__class__ is str else None
+    return t if t is not None else _trans(routine, position, name, flag)
+
+
+def _real(routine, position, name, value):
+    """:func:`_scalar` with the common case (a Python float) first."""
+    if value.__class__ is float:
+        narrow = _PACK.unpack(_PACK.pack(value))[0]
+        if narrow - narrow == 0.0 or value - value != 0.0:       # finite, or not finite to begin with
+            return narrow
+    return _scalar(routine, position, name, value)
+
+
+def plan_of(routine: str, *args):
+    """The plan a call ``gl.blas.<routine>(*args)`` takes (made now if it is new): its kernel, configuration,
+    launch and why it was chosen. Nothing runs."""
+    routine = {"sdot": "dot", "sgemv": "gemv", "sgemm": "gemm"}.get(routine, routine)
+    if routine == "dot":
+        return _dot_plan(*args[:2])[0]
+    if routine == "gemv":
+        return _gemv_plan(*args)[0]
+    if routine == "gemm":
+        return _gemm_plan(*args)[0]
+    raise ValueError(f"routine must be 'dot', 'gemv' or 'gemm', got {routine!r}")
+
+
+def configure(routine: str, key: str, params: dict, *args) -> Plan:
+    """Plan the call ``gl.blas.<routine>(*args)`` with a given kernel and configuration instead of the chosen one
+    (the shape study's candidates), and make it the plan such calls take until :func:`use` installs another or
+    :func:`clear_plans` forgets them. The arguments are checked as a call checks them."""
+    choice = (key, params, "configured")
+    routine = {"sdot": "dot", "sgemv": "gemv", "sgemm": "gemm"}.get(routine, routine)
+    if routine == "dot":
+        plan = _dot_plan(*args[:2], choice=choice)[0]
+    elif routine == "gemv":
+        plan = _gemv_plan(*args, choice=choice)[0]
+    elif routine == "gemm":
+        plan = _gemm_plan(*args, choice=choice)[0]
+    else:
+        raise ValueError(f"routine must be 'dot', 'gemv' or 'gemm', got {routine!r}")
+    if plan is None:
+        raise ValueError(f"{routine} of these arguments runs no kernel (nothing to compute): nothing to configure")
+    return plan
+
+
+def use(plan: Plan) -> None:
+    """Make ``plan`` (from :func:`configure`) the one its form of call takes."""
+    _PLANS[plan.form] = plan
+
+
+# --- the routines ---------------------------------------------------------------------------------------
+
+def _dot_plan(x, y, choice=None, out=None):
+    key = ("dot", _form(x), _form(y), _form(out) if out is not None else None, _context())
+    plan = _PLANS.get(key) if choice is None else None
+    if plan is None:
+        _vector("sdot", 1, "x", x)
+        _vector("sdot", 2, "y", y)
+        if x.size != y.size:
+            _fail("sdot", 2, "y", f"has {y.size} elements, x has {x.size}")
+        if out is not None:
+            _array("sdot", 3, "out", out, getattr(out, "ndim", 1))
+            if out.size != 1 or not out.flags.c_contiguous:
+                _fail("sdot", 3, "out", f"must be a contiguous float32 array of one element, it has shape {out.shape}")
+            _output("sdot", 3, "out", out)
+        n = x.size
+        if n == 0:
+            plan = Plan()
+            plan.routine, plan.send, plan.kernel = "sdot", None, None
+        else:
+            plan = _make_plan("sdot", ops.Dot(n=n), choice or choose("dot", n), (x, y))
+        plan.fixed = (x.strides[0] // 4 if n > 1 else 1, y.strides[0] // 4 if n > 1 else 1, n)
+        plan.form = key
+        _keep(key, plan)
+    return plan, key
+
+
+def dot(x, y, out=None):
+    """sum_i x_i y_i over two float32 vectors of equal length (any nonzero increments).
+
+    Returns a float (waiting for the GPU, as cuBLAS's host pointer mode does); with ``out`` (a float32 device
+    array of one element), writes the sum there and returns ``out`` at once (cuBLAS's device pointer mode)."""
+    plan, _ = _dot_plan(x, y, out=out)
+    if plan.kernel is None:
+        if out is None:
+            return 0.0
+        out.fill(0)
+        return out
+    _owner("sdot", 1, "x", x)
+    _owner("sdot", 2, "y", y)
+    xb, xo, xspan = _where("sdot", 1, "x", x, plan.extents[0])
+    yb, yo, yspan = _where("sdot", 2, "y", y, plan.extents[1])
+    if out is None:
+        result = workspaces.result_buffer()
+    else:
+        if not hw.on_gpu:
+            _output("sdot", 3, "out", out)
+        _owner("sdot", 3, "out", out)
+        result = out
+        _, _, ospan = _where("sdot", 3, "out", out, (0, 4))
+        _overlap("sdot", (3, "out", out, ospan), ((1, "x", x, xspan), (2, "y", y, yspan)))
+    incx, incy, n = plan.fixed
+    if plan.send is not None:
+        plan.send((xb, xo, incx, yb, yo, incy, n, result.data.ptr, *plan.extra_ptrs))
+    else:
+        xr, xo, _ = _root("sdot", 1, "x", x)
+        yr, yo, _ = _root("sdot", 2, "y", y)
+        plan.kernel(plan.grid, plan.block, (xr, xo, incx, yr, yo, incy, n, result.reshape(1), *plan.extra),
+                    shared_mem=plan.shared)
+    if out is not None:
+        return out
     return float(hw.to_host(result)[0])
+
+
+def _gemv_plan(trans, alpha, A, x, beta, y, choice=None):
+    t = _flag("sgemv", 1, "trans", trans)
+    key = ("gemv", t, _form(A), _form(x), _form(y), _context())
+    plan = _PLANS.get(key) if choice is None else None
+    if plan is None:
+        _scalar("sgemv", 2, "alpha", alpha)
+        _, _, lda, _ = _matrix("sgemv", 3, "A", A)
+        _vector("sgemv", 4, "x", x)
+        _scalar("sgemv", 5, "beta", beta)
+        _vector("sgemv", 6, "y", y)
+        _output("sgemv", 6, "y", y)
+        m, n = A.shape
+        need_x, need_y = (n, m) if t == "N" else (m, n)
+        if x.size != need_x:
+            _fail("sgemv", 4, "x", f"has {x.size} elements; op(A) has {need_x} columns")
+        if y.size != need_y:
+            _fail("sgemv", 6, "y", f"has {y.size} elements; op(A) has {need_y} rows")
+        if m == 0 or n == 0:
+            plan = Plan()
+            plan.routine, plan.send, plan.kernel = "sgemv", None, None
+            plan.extents = (_relative_extent(A), _relative_extent(x), _relative_extent(y))
+        else:
+            plan = _make_plan("sgemv", ops.Gemv(m=m, n=n, trans=t, layout="col"), choice or choose("gemv", m, n, t),
+                              (A, x, y))
+        incx = x.strides[0] // 4 if x.size > 1 else 1
+        incy = y.strides[0] // 4 if y.size > 1 else 1
+        plan.fixed = (lda, incx, incy, need_y, need_x)
+        plan.form = key
+        _keep(key, plan)
+    return plan, t
 
 
 def gemv(trans, alpha, A, x, beta, y):
     """y = alpha * op(A) x + beta * y; op(A) = A or A^T; A column-major m x n. Returns y."""
-    t = _trans("sgemv", 1, "trans", trans)
-    alpha = _scalar("sgemv", 2, "alpha", alpha)
-    ar, ao, lda, aspan = _matrix("sgemv", 3, "A", A)
-    xr, xo, xi, xspan = _vector("sgemv", 4, "x", x)
-    beta = _scalar("sgemv", 5, "beta", beta)
-    yr, yo, yi, yspan = _vector("sgemv", 6, "y", y)
-    _output("sgemv", 6, "y", y)
-    m, n = A.shape
-    need_x, need_y = (n, m) if t == "N" else (m, n)
-    if x.size != need_x:
-        _fail("sgemv", 4, "x", f"has {x.size} elements; op(A) has {need_x} columns")
-    if y.size != need_y:
-        _fail("sgemv", 6, "y", f"has {y.size} elements; op(A) has {need_y} rows")
-    _distinct("sgemv", (6, "y", y, yspan), ((3, "A", A, aspan), (4, "x", x, xspan)))
-    if m == 0 or n == 0 or (alpha == 0.0 and beta == 1.0):
+    plan, t = _gemv_plan(trans, alpha, A, x, beta, y)
+    alpha = _real("sgemv", 2, "alpha", alpha)
+    beta = _real("sgemv", 5, "beta", beta)
+    if not hw.on_gpu:
+        _output("sgemv", 6, "y", y)
+    _owner("sgemv", 3, "A", A)
+    _owner("sgemv", 4, "x", x)
+    _owner("sgemv", 6, "y", y)
+    ea, ex, ey = plan.extents
+    ab, ao, aspan = _where("sgemv", 3, "A", A, ea)
+    xb, xo, xspan = _where("sgemv", 4, "x", x, ex)
+    yb, yo, yspan = _where("sgemv", 6, "y", y, ey)
+    _overlap("sgemv", (6, "y", y, yspan), ((3, "A", A, aspan), (4, "x", x, xspan)))
+    if plan.kernel is None or (alpha == 0.0 and beta == 1.0):
         return y
     if alpha == 0.0:
         _scale(y, beta)
         return y
-    _launch((GEMV, _gemv_params(m, n, t)), ops.Gemv(m=m, n=n, trans=t, layout="col"),
-            (ar, ao, lda, xr, xo, xi, yr, yo, yi, need_y, need_x, alpha, beta, *workspaces.gemv_workspace(need_y)))
+    lda, incx, incy, rows, cols = plan.fixed
+    if plan.send is not None:
+        plan.send((ab, ao, lda, xb, xo, incx, yb, yo, incy, rows, cols,
+                   alpha, beta, *plan.extra_ptrs))
+    else:
+        ar, ao, _ = _root("sgemv", 3, "A", A)
+        xr, xo, _ = _root("sgemv", 4, "x", x)
+        yr, yo, _ = _root("sgemv", 6, "y", y)
+        plan.kernel(plan.grid, plan.block, (ar, ao, int(lda), xr, xo, int(incx), yr, yo, int(incy), int(rows),
+                                            int(cols), alpha, beta, *plan.extra), shared_mem=plan.shared)
     return y
+
+
+def _gemm_plan(transa, transb, alpha, A, B, beta, C, choice=None):
+    ta = _flag("sgemm", 1, "transa", transa)
+    tb = _flag("sgemm", 2, "transb", transb)
+    key = ("gemm", ta, tb, _form(A), _form(B), _form(C), _context())
+    plan = _PLANS.get(key) if choice is None else None
+    if plan is None:
+        _scalar("sgemm", 3, "alpha", alpha)
+        _, _, lda, _ = _matrix("sgemm", 4, "A", A)
+        _, _, ldb, _ = _matrix("sgemm", 5, "B", B)
+        _scalar("sgemm", 6, "beta", beta)
+        _, _, ldc, _ = _matrix("sgemm", 7, "C", C)
+        _output("sgemm", 7, "C", C)
+        m, n = C.shape
+        am, ak = A.shape if ta == "N" else A.shape[::-1]
+        bk, bn = B.shape if tb == "N" else B.shape[::-1]
+        if am != m:
+            _fail("sgemm", 4, "A", f"gives op(A) {am} rows; C has {m}")
+        if bn != n:
+            _fail("sgemm", 5, "B", f"gives op(B) {bn} columns; C has {n}")
+        if ak != bk:
+            _fail("sgemm", 5, "B", f"gives op(B) {bk} rows; op(A) has {ak} columns")
+        k = ak
+        if m == 0 or n == 0:
+            plan = Plan()
+            plan.routine, plan.send, plan.kernel = "sgemm", None, None
+            plan.extents = (_relative_extent(A), _relative_extent(B), _relative_extent(C))
+        else:
+            plan = _make_plan("sgemm", ops.Gemm(m=m, n=n, k=k, transa=ta, transb=tb, layout="col"),
+                              choice or choose("gemm", m, n, k, ta + tb), (A, B, C))
+        plan.fixed = (lda, ldb, ldc, m, n, k)
+        plan.form = key
+        _keep(key, plan)
+    return plan, (ta, tb)
 
 
 def gemm(transa, transb, alpha, A, B, beta, C):
     """C = alpha * op(A) op(B) + beta * C, all column-major; op(A) m x k, op(B) k x n. Returns C."""
-    ta = _trans("sgemm", 1, "transa", transa)
-    tb = _trans("sgemm", 2, "transb", transb)
-    alpha = _scalar("sgemm", 3, "alpha", alpha)
-    ar, ao, lda, aspan = _matrix("sgemm", 4, "A", A)
-    br, bo, ldb, bspan = _matrix("sgemm", 5, "B", B)
-    beta = _scalar("sgemm", 6, "beta", beta)
-    cr, co, ldc, cspan = _matrix("sgemm", 7, "C", C)
-    _output("sgemm", 7, "C", C)
-    m, n = C.shape
-    am, ak = A.shape if ta == "N" else A.shape[::-1]
-    bk, bn = B.shape if tb == "N" else B.shape[::-1]
-    if am != m:
-        _fail("sgemm", 4, "A", f"gives op(A) {am} rows; C has {m}")
-    if bn != n:
-        _fail("sgemm", 5, "B", f"gives op(B) {bn} columns; C has {n}")
-    if ak != bk:
-        _fail("sgemm", 5, "B", f"gives op(B) {bk} rows; op(A) has {ak} columns")
-    _distinct("sgemm", (7, "C", C, cspan), ((4, "A", A, aspan), (5, "B", B, bspan)))
-    k = ak
-    if m == 0 or n == 0 or ((alpha == 0.0 or k == 0) and beta == 1.0):
+    plan, _ = _gemm_plan(transa, transb, alpha, A, B, beta, C)
+    alpha = _real("sgemm", 3, "alpha", alpha)
+    beta = _real("sgemm", 6, "beta", beta)
+    if not hw.on_gpu:
+        _output("sgemm", 7, "C", C)
+    _owner("sgemm", 4, "A", A)
+    _owner("sgemm", 5, "B", B)
+    _owner("sgemm", 7, "C", C)
+    ea, eb, ec = plan.extents
+    ab, ao, aspan = _where("sgemm", 4, "A", A, ea)
+    bb, bo, bspan = _where("sgemm", 5, "B", B, eb)
+    cb, co, cspan = _where("sgemm", 7, "C", C, ec)
+    _overlap("sgemm", (7, "C", C, cspan), ((4, "A", A, aspan), (5, "B", B, bspan)))
+    lda, ldb, ldc, m, n, k = plan.fixed
+    if plan.kernel is None or ((alpha == 0.0 or k == 0) and beta == 1.0):
         return C
     if alpha == 0.0:
         _scale(C, beta)
         return C
-    _launch((GEMM, _gemm_params(m, n)), ops.Gemm(m=m, n=n, k=k, transa=ta, transb=tb, layout="col"),
-            (ar, ao, lda, br, bo, ldb, cr, co, ldc, m, n, k, alpha, beta))
+    if plan.send is not None:
+        plan.send((ab, ao, lda, bb, bo, ldb, cb, co, ldc, m, n, k,
+                   alpha, beta, *plan.extra_ptrs))
+    else:
+        ar, ao, _ = _root("sgemm", 4, "A", A)
+        br, bo, _ = _root("sgemm", 5, "B", B)
+        cr, co, _ = _root("sgemm", 7, "C", C)
+        plan.kernel(plan.grid, plan.block, (ar, ao, int(lda), br, bo, int(ldb), cr, co, int(ldc), int(m), int(n),
+                                            int(k), alpha, beta, *plan.extra), shared_mem=plan.shared)
     return C

@@ -140,6 +140,7 @@ SHAPES = {
     "chapter-": {"chapter": str, "run": str, "figures": dict},
     "chapters-": {"notebooks": list},
     "blas-": {"timings": list, "errors": dict},
+    "blas-shapes-": {"calls": list, "grid": list, "winners": dict, "classes": dict},
     "ceilings-": {"measured_copy": (int, float), "peak_fp32": (int, float), "bandwidth": (int, float)},
     "climb-": {"sizes": list, "dot": list, "gemv": list, "gemm": list},
     "ladder-": {"N": int, "steps": list, "timings": list},

@@ -13,12 +13,13 @@ import numpy
 from . import ops
 from .cases import awkward_problems
 from .runtime.limits import cdiv
-from .runtime.workspaces import DOT_WORKSPACE, _split_buffers, dot_workspace, gemv_workspace
+from .runtime.workspaces import DOT_WORKSPACE, _split_buffers, dot_workspace, gemm_workspace, gemv_workspace
 from .variant import FLOOR, Need, Variant, _load, block_threads
 
 # the table and its look-up; the rest are the names the registry has always offered, now kept where they belong
 __all__ = ["VARIANTS", "REGISTRY", "get", "HOPPER_SHARED", "Need", "Variant", "FLOOR", "block_threads",
-           "awkward_problems", "DOT_WORKSPACE", "dot_workspace", "gemv_workspace"]
+           "awkward_problems", "DOT_WORKSPACE", "dot_workspace", "gemv_workspace", "gemm_workspace",
+           "gemm_split_workspace"]
 
 
 def _square_blocks(name: str):
@@ -109,6 +110,15 @@ def _memory(a):
 def _gemv_args(p, inputs, out):
     A, x = inputs
     return (_memory(A), 0, p.m, x, 0, 1, out, 0, 1, p.out_len, p.in_len, 1.0, 0.0)
+
+
+def gemm_split_workspace(m: int, n: int, c: dict):
+    """GEMM 5's (counters, partials) for C of m x n in c's tiles and c["SPLITK"] slices (NULL pointers, which
+    the kernel never reads, for SPLITK = 1)."""
+    if c["SPLITK"] == 1:
+        return (None, None)
+    tiles = max(1, cdiv(m, c["BM"]) * cdiv(n, c["BN"]))
+    return gemm_workspace(tiles, c["SPLITK"] * tiles * c["BM"] * c["BN"])
 
 
 def _gemm_col_args(p, inputs, out):
@@ -398,7 +408,7 @@ VARIANTS = [
         defaults={"BLOCK": 512, "UNROLL": 4, "GRID": 1056, "DET": 0, "CS": 1},
         valid=lambda c: not (c["DET"] and c["GRID"] > DOT_WORKSPACE - 1),   # a partial per block in the workspace
         launch=lambda p, c: (max(1, min(c["GRID"], cdiv(p.n, 4 * c["BLOCK"]))), c["BLOCK"], 0),
-        args=lambda p, inputs, out: (*_dot_args(p, inputs, out), dot_workspace()),
+        args=_dot_args, workspace=lambda p, c: (dot_workspace(),),
         prepare=lambda p, c, inputs, out: None if c["DET"] else out.fill(0),
     ),
     # blas/gemv/: GEMV (chapter 8; GEMV 4 at the bandwidth roof, chapter 12)
@@ -429,13 +439,24 @@ VARIANTS = [
     Variant(
         key="blas/gemv/04_bandwidth", chapter="12-bandwidth-roof", entry="gemv_bandwidth<{WARPS}, {UNROLL}, {SPLIT}, {VEC}, {CS}, {TRANS}>",
         op=ops.Gemv, layout="col", title="GEMV 4: coalesced for 'N' and 'T', UNROLL loads in flight per thread",
-        params={"WARPS": (4, 8, 16, 32), "UNROLL": (1, 4, 8), "SPLIT": (1, 2, 4, 8, 16, 32), "VEC": (1, 4),
+        params={"WARPS": (4, 8, 16, 32), "UNROLL": (1, 4, 8), "SPLIT": (1, 2, 4, 8, 16, 32, 64, 128), "VEC": (1, 4),
                 "CS": (0, 1)},
         defaults={"WARPS": 16, "UNROLL": 4, "SPLIT": 1, "VEC": 1, "CS": 1},
         problem_params=_TRANS,
         launch=lambda p, c: ((max(1, cdiv(p.out_len, 32 * c["VEC"])), c["SPLIT"]) if p.trans == "N"
                              else max(1, cdiv(p.out_len, c["WARPS"])), 32 * c["WARPS"], 0),
-        args=lambda p, inputs, out: (*_gemv_args(p, inputs, out), *gemv_workspace(p.out_len)),
+        args=_gemv_args, workspace=lambda p, c: gemv_workspace(p.out_len, c["SPLIT"]),
+    ),
+    Variant(
+        key="blas/gemv/05_any_shape", chapter="10-scaling",
+        entry="gemv_any_shape<{WARPS}, {LANES}, {UNROLL}, {SPLIT}, {CS}>", op=ops.Gemv, layout="col",
+        title="GEMV 5: 'T' for every shape, LANES lanes a column and SPLIT blocks along it",
+        params={"WARPS": (4, 8), "LANES": (4, 8, 16, 32), "UNROLL": (2, 4), "SPLIT": (1, 2, 4, 8, 16, 32, 64, 128),
+                "CS": (0, 1)},
+        defaults={"WARPS": 8, "LANES": 32, "UNROLL": 4, "SPLIT": 1, "CS": 0},
+        refuse=lambda p, c: None if p.trans == "T" else "GEMV 5 computes op(A) = A^T only ('N' is GEMV 4's)",
+        launch=lambda p, c: ((max(1, cdiv(p.out_len, c["WARPS"] * 32 // c["LANES"])), c["SPLIT"]), 32 * c["WARPS"], 0),
+        args=_gemv_args, workspace=lambda p, c: gemv_workspace(p.out_len, c["SPLIT"]),
     ),
     # blas/gemm/: column-major GEMM with the BLAS's transposes (chapter 9; GEMM 5, gl.blas.gemm's kernel, in chapter 13's climb)
     Variant(
@@ -468,15 +489,15 @@ VARIANTS = [
     ),
     Variant(
         key="blas/gemm/05_warp_tiled", chapter="13-sgemm-climb",
-        entry="gemm_warp_tiled<{BM}, {BN}, {BK}, {WM}, {WN}, {GROUP}, {MINB}, {TA}, {TB}>", op=ops.Gemm, layout="col",
-        title="GEMM 5: Part IV's warp tiles, two stages, for every transpose",
+        entry="gemm_warp_tiled<{BM}, {BN}, {BK}, {WM}, {WN}, {GROUP}, {MINB}, {SPLITK}, {TA}, {TB}>", op=ops.Gemm,
+        layout="col", title="GEMM 5: Part IV's warp tiles, two stages, for every transpose, split over K when C is small",
         params={"BM": (64, 128, 256), "BN": (64, 128, 256), "BK": (8, 16), "WM": (32, 64), "WN": (32, 64),
-                "GROUP": (1, 8), "MINB": (1, 2)},
-        defaults={"BM": 128, "BN": 128, "BK": 8, "WM": 64, "WN": 32, "GROUP": 8, "MINB": 2},
+                "GROUP": (1, 8), "MINB": (1, 2), "SPLITK": (1, 2, 3, 4, 6, 8, 12, 16)},
+        defaults={"BM": 128, "BN": 128, "BK": 8, "WM": 64, "WN": 32, "GROUP": 8, "MINB": 2, "SPLITK": 1},
         valid=_warp_tiled_valid, problem_params=_TRANS2,
-        launch=lambda p, c: (max(1, cdiv(p.m, c["BM"]) * cdiv(p.n, c["BN"])), _warp_threads(c),
+        launch=lambda p, c: ((max(1, cdiv(p.m, c["BM"]) * cdiv(p.n, c["BN"])), c["SPLITK"]), _warp_threads(c),
                              8 * c["BK"] * (c["BM"] + c["BN"] + 8)),
-        args=_gemm_col_args,
+        args=_gemm_col_args, workspace=lambda p, c: gemm_split_workspace(p.m, p.n, c),
     ),
     # tc/: tensor cores (chapter 14: WMMA and 3xTF32; chapter 15: mma.sync, and Hopper's wgmma fed by TMA)
     Variant(

@@ -56,6 +56,8 @@ class Variant:
     needs: tuple = ()                        # Need()s: the compute capabilities it needs, and why (none: 7.5,
                                              # the book's floor, a Colab T4)
     older_gpus: str = ""                     # how it runs below the GPU it was written for, when it does
+    workspace: Callable | None = None        # (problem, params) -> arguments appended to ``args``: device memory
+                                             # the kernel keeps between launches, sized for these parameters
 
     @property
     def source(self) -> str:
@@ -200,11 +202,12 @@ class Variant:
         kernel = self.kernel(problem, **full)
         grid, block, shared = self.launch(problem, full)
         prepare = self.prepare
+        extra = self.workspace(problem, full) if self.workspace is not None else ()
 
         def run(inputs, out):
             if prepare is not None:
                 prepare(problem, full, inputs, out)
-            kernel(grid, block, self.args(problem, inputs, out), shared_mem=shared)
+            kernel(grid, block, self.args(problem, inputs, out) + extra, shared_mem=shared)
         run.__name__ = f"run_{self.key.replace('/', '_')}"
         return run
 

@@ -1,4 +1,4 @@
-// blas/gemm/05_warp_tiled.cu — column-major GEMM step 5: Part IV's warp tiles, for every transpose.
+// blas/gemm/05_warp_tiled.cu — column-major GEMM step 5: Part IV's warp tiles, for every transpose, split over K when C is small.
 //
 // C = alpha * op(A) op(B) + beta * C, all column-major with leading dimensions and offsets (common/blas.cuh).
 // What changed since 04_double_buffer: the block, warp and lane tiles of sgemm/10_double_buffer
@@ -14,6 +14,13 @@
 // 16-byte loads where a leading dimension and an offset are multiples of 4 (else float by float), and
 // C written 4 rows (one column's 16 contiguous bytes) at a time on the same condition. beta = 0 never
 // reads C (a NaN there cannot leak).
+// SPLITK > 1 is for a C of too few tiles to fill the GPU (a skinny C, a small square one, a long K): K is
+// cut into SPLITK slices of whole BK steps, one per blockIdx.y, so SPLITK blocks share each tile. Each writes
+// its partial tile to partials[slice][tile] (SPLITK * tiles * BM * BN floats; thread by thread, so the
+// stores are coalesced), and the last of a tile's SPLITK blocks to finish (its counter in counters[tile],
+// advanced with atomicAdd after a __threadfence, and reset by that block) adds the SPLITK partials in slice
+// order and writes C = alpha * sum + beta * C as SPLITK = 1 does: one launch, the same bits every run, beta
+// honoured (no atomics into C, which would need C zeroed first). counters is zeroed once when allocated.
 // Shared memory is dynamic: 4 * 2 * (BK * (BM + 4) + BK * (BN + 4)) bytes.
 // Sizes: any M, N, K >= 0.
 
@@ -21,10 +28,11 @@
 #include "common/sgemm_tiles.cuh"
 
 // [kernel]
-template <int BM, int BN, int BK, int WM, int WN, int GROUP, int MINB, int TA, int TB>
+template <int BM, int BN, int BK, int WM, int WN, int GROUP, int MINB, int SPLITK, int TA, int TB>
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 gemm_warp_tiled(const float* __restrict__ A, int aoff, int lda, const float* __restrict__ B, int boff, int ldb,
-                float* __restrict__ C, int coff, int ldc, int M, int N, int K, float alpha, float beta)
+                float* __restrict__ C, int coff, int ldc, int M, int N, int K, float alpha, float beta,
+                unsigned int* counters, float* partials)
 {
     using W = gl_warp_tiling<BM, BN, BK, WM, WN>;          // (common/sgemm_tiles.cuh)
     constexpr int THREADS = W::THREADS, LR = W::LR, LC = W::LC, MI = W::MI, NI = W::NI;
@@ -86,20 +94,54 @@ gemm_warp_tiled(const float* __restrict__ A, int aoff, int lda, const float* __r
     };
 
     float acc[MI * 4][NI * 4] = {};
-    const int tiles = (K + BK - 1) / BK;
+    // this block's BK steps of K: all of them, or slice blockIdx.y of SPLITK
+    const int steps = (K + BK - 1) / BK, per = (steps + SPLITK - 1) / SPLITK;
+    const int first = SPLITK == 1 ? 0 : min((int)blockIdx.y * per, steps);
+    const int tiles = SPLITK == 1 ? steps : min(first + per, steps) - first, kbase = first * BK;
     if (tiles > 0) {
-        fetch(0);
+        fetch(kbase);
         stash(0);
     }
     __syncthreads();
     for (int t = 0; t < tiles; ++t) {
         const int s = t & 1;
-        if (t + 1 < tiles) fetch((t + 1) * BK);
+        if (t + 1 < tiles) fetch(kbase + (t + 1) * BK);
         #pragma unroll
         for (int k = 0; k < BK; ++k)
             gl_warp_tile_fma<MI, NI, LR, LC>(As[s][k], Bs[s][k], wm, wn, lm, ln, acc);
         if (t + 1 < tiles) stash(s ^ 1);
         __syncthreads();
+    }
+
+    if (SPLITK > 1) {
+        // partial tiles meet: thread tid's accumulators are float4 e of the tile's slot at [e][tid]
+        constexpr int QUADS = MI * 4 * NI;                  // float4s of accumulators per thread
+        __shared__ bool last;
+        float4* slot = reinterpret_cast<float4*>(partials);
+        const size_t tile = blockIdx.x, tile_quads = (size_t)QUADS * THREADS;
+        float4* mine = slot + ((size_t)blockIdx.y * gridDim.x + tile) * tile_quads + tid;
+        #pragma unroll
+        for (int e = 0; e < QUADS; ++e) {
+            const int r = e / NI, c4 = (e % NI) * 4;
+            mine[(size_t)e * THREADS] = make_float4(acc[r][c4], acc[r][c4 + 1], acc[r][c4 + 2], acc[r][c4 + 3]);
+        }
+        __threadfence();                                   // the partials are visible before the count says so
+        __syncthreads();
+        if (tid == 0) last = atomicAdd(counters + tile, 1u) == SPLITK - 1;
+        __syncthreads();
+        if (!last) return;
+        __threadfence();
+        #pragma unroll
+        for (int e = 0; e < QUADS; ++e) {
+            float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            for (int q = 0; q < SPLITK; ++q) {             // slice order: the same bits every run
+                const float4 v = __ldcg(slot + ((size_t)q * gridDim.x + tile) * tile_quads + (size_t)e * THREADS + tid);
+                sum.x += v.x; sum.y += v.y; sum.z += v.z; sum.w += v.w;
+            }
+            const int r = e / NI, c4 = (e % NI) * 4;
+            acc[r][c4] = sum.x; acc[r][c4 + 1] = sum.y; acc[r][c4 + 2] = sum.z; acc[r][c4 + 3] = sum.w;
+        }
+        if (tid == 0) counters[tile] = 0u;                 // ready for the next launch
     }
 
     // C: column by column, the lane's 4 consecutive rows of each sub-tile in one 16-byte access

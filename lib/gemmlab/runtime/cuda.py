@@ -38,6 +38,49 @@ class CudaFunction:
         args = tuple(_NULL if a is None else a for a in args)     # a NULL pointer: 8 zero bytes
         self.function(grid, block, args, shared_mem=shared_mem, stream=stream)
 
+    def launcher(self, grid: tuple, block: tuple, shared_mem: int, formats: str):
+        """``send(args)``: this kernel launched on (grid, block, shared_mem) on the stream current now, already
+        checked by the caller, with ``args`` given as Python numbers in the order of the kernel's parameters and
+        laid out by ``formats`` (one struct character each: 'Q' for a pointer, given as its address, 'i', 'f',
+        ...): packed into a buffer of this launch and handed to cuLaunchKernel, with nothing else in front of
+        it. For a caller that checks a launch once and makes it many times (gemmlab.blas's plans). Each thread
+        packs into a buffer of its own (the driver reads it during the launch, with the GIL released)."""
+        import ctypes
+        import struct
+        import threading
+        from cupy_backends.cuda.api import driver
+        if shared_mem > self._dynamic_allowed:
+            self.function.max_dynamic_shared_size_bytes = shared_mem
+            self._dynamic_allowed = shared_mem
+        layout, offsets, at = "=", [], 0
+        for f in formats:
+            size = struct.calcsize("=" + f)
+            pad = -at % size
+            layout += "x" * pad + f
+            at += pad
+            offsets.append(at)
+            at += size
+        packer = struct.Struct(layout)
+        function = self.function.kernel.ptr          # the CUfunction of the current device
+        stream = cupy.cuda.get_current_stream().ptr
+        (gx, gy, gz), (bx, by, bz) = grid, block
+        buffers = {}
+
+        def buffer():
+            buf = ctypes.create_string_buffer(max(packer.size, 8))
+            base = ctypes.addressof(buf)
+            pointers = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
+            have = buffers[threading.get_ident()] = (buf, pointers, ctypes.addressof(pointers))
+            return have
+
+        pack_into, launch, ident = packer.pack_into, driver.launchKernel, threading.get_ident
+
+        def send(args):
+            buf, _, pointers = buffers.get(ident()) or buffer()
+            pack_into(buf, 0, *args)
+            launch(function, gx, gy, gz, bx, by, bz, shared_mem, stream, pointers, 0)
+        return send
+
 
 @functools.lru_cache(maxsize=None)
 def _crt_include() -> tuple:

@@ -70,6 +70,7 @@ class Kernel:
     array_type: type = numpy.ndarray  # what a pointer argument must be on this kernel's backend
     _arg_types: list = field(default_factory=list)
     module: object = None             # the Module it came from (gl.racecheck rebuilds it for the emulator)
+    _converters: list = field(default=None, repr=False)    # one check per parameter (convert_args), made once
 
     # Resources the compiler reported (None where the backend cannot say).
     @property
@@ -117,11 +118,52 @@ class Kernel:
         """Check each argument against the kernel's parameter list; convert Python numbers to C types."""
         if not isinstance(args, (tuple, list)):
             raise ValueError(f"kernel {self.name}: args must be a tuple, got {type(args).__name__}")
-        params = self.signature.params
-        if len(args) != len(params):
+        converters = self._converters
+        if converters is None:
+            converters = self._converters = [self._converter(p, ctype) for p, ctype in
+                                             zip(self.signature.params, self._arg_types)]
+        if len(args) != len(converters):
+            params = self.signature.params
             names = ", ".join(p.name for p in params)
             raise ValueError(f"kernel {self.name} takes {len(params)} arguments ({names}), got {len(args)}")
-        return tuple(self._convert(p, ctype, a) for p, ctype, a in zip(params, self._arg_types, args))
+        return tuple([convert(a) for convert, a in zip(converters, args)])
+
+    def _converter(self, p: Param, ctype: str):
+        """The check and conversion of one parameter, made once per kernel: the common cases (an array of the
+        right dtype for a pointer, a number for a scalar) cost a few type tests; every refusal is worded by
+        :meth:`_convert`."""
+        known = C_TYPES.get(ctype)
+        array_type, slow = self.array_type, (lambda value: self._convert(p, ctype, value))
+        if p.pointer:
+            dtype = None if known is None else numpy.dtype(known[0])
+            if known is not None and known[1] > 1:
+                return slow                                    # vector types: the alignment is checked too
+
+            def pointer(value):
+                if type(value) is array_type and (dtype is None or value.dtype == dtype) and value.flags.c_contiguous:
+                    return value
+                return slow(value)
+            return pointer
+        if known is None:
+            return slow
+        dtype = numpy.dtype(known[0])
+        make = dtype.type
+        if dtype.kind in "iu":
+            info = numpy.iinfo(dtype)
+            low, high = int(info.min), int(info.max)
+
+            def integer(value):
+                if type(value) is int and low <= value <= high:
+                    return make(value)
+                return slow(value)
+            return integer
+        largest = float(numpy.finfo(dtype).max)
+
+        def real(value):
+            if type(value) is float and -largest <= value <= largest:
+                return make(value)
+            return slow(value)
+        return real
 
     def _convert(self, p: Param, ctype: str, value):
         where = f"kernel {self.name}, argument {p.name!r}"
@@ -177,6 +219,27 @@ class Kernel:
             raise ValueError(f"{where} = {value!r} is out of the range of {ctype} (largest {largest:.6g}); "
                              f"it would become inf")
         return dtype.type(value)
+
+    def launcher(self, grid, block, shared_mem=0):
+        """``send(args)`` for a launch checked here once and made many times, on the stream current now, with
+        ``args`` as plain Python numbers in the kernel's parameter order (a pointer as its address, 0 for NULL):
+        the CUDA backend's direct launch (:meth:`gemmlab.runtime.cuda.CudaFunction.launcher`). None on the
+        emulator (whose launches copy arrays in and out and so take the checked call), and for a kernel taking a
+        value this layout does not model (a vector type or a struct by value)."""
+        grid, block = self.check_launch(grid, block, shared_mem)
+        make = getattr(self.impl, "launcher", None)
+        formats = ""
+        for p, ctype in zip(self.signature.params, self._arg_types):
+            known = C_TYPES.get(ctype)
+            if p.pointer:
+                formats += "Q"
+            elif known is None or known[1] != 1:
+                return None
+            else:
+                formats += numpy.dtype(known[0]).char if numpy.dtype(known[0]).char in "bBhHiIlLqQfd" else "?"
+        if make is None or "?" in formats:
+            return None
+        return make(grid, block, int(shared_mem), formats.replace("l", "q").replace("L", "Q"))
 
     def __call__(self, grid, block, args, shared_mem=0, stream=None):
         grid, block = self.check_launch(grid, block, shared_mem)

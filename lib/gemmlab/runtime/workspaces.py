@@ -11,9 +11,13 @@ _dot_work = {}
 
 
 def _device_key():
-    """Which device a cached workspace belongs to: the backend, and the current GPU on one."""
+    """Which device and stream a cached workspace belongs to: the backend, and on a GPU the current device and
+    stream (kernels that count finished blocks in a workspace must not share one with a launch on another
+    stream that may run at the same time)."""
 
-    return (hw.backend, hw.xp.cuda.Device().id if hw.on_gpu else 0)
+    if not hw.on_gpu:
+        return (hw.backend, 0, 0)
+    return (hw.backend, hw.xp.cuda.runtime.getDevice(), hw.xp.cuda.get_current_stream().ptr)
 
 
 def dot_workspace():
@@ -25,19 +29,45 @@ def dot_workspace():
     return _dot_work[key]
 
 
-_gemv_work = {}
+def gemv_workspace(m: int, split: int = 32):
+    """GEMV 4's and GEMV 5's split workspace for m outputs: a counter per group of at least 4 outputs (zeroed
+    once; the kernels reset them) and room for ``split`` slices of partial sums, on the device and stream in
+    use; grown when a larger one is asked for."""
+
+    return _counted("gemv", cdiv(max(m, 1), 4), split * max(m, 1))
 
 
-def gemv_workspace(m: int):
-    """GEMV 4's split-column workspace for m outputs: per-row-group counters (zeroed once; the kernel resets
-    them) and room for 32 slices (SPLIT at most 32) of partial sums, on the backend in use; grown when a
-    larger m comes."""
+def gemm_workspace(tiles: int, floats: int):
+    """GEMM 5's split-K workspace: a counter per tile of C (zeroed once; the kernel resets them) and ``floats``
+    floats of partial tiles, on the device and stream in use; grown when a larger one is asked for."""
+
+    return _counted("gemm", tiles, floats)
+
+
+_results = {}
+
+
+def result_buffer():
+    """One float32 on the device and stream in use: where gl.blas.dot writes the sum it then returns."""
 
     key = _device_key()
-    have = _gemv_work.get(key)
-    if have is None or have[1].size < 32 * max(m, 1):
-        size = max(m, 1, 0 if have is None else have[1].size // 32)
-        have = _gemv_work[key] = (hw.xp.zeros(cdiv(size, 32), dtype="uint32"), hw.xp.empty(32 * size, dtype="float32"))
+    if key not in _results:
+        _results[key] = hw.xp.zeros(1, dtype="float32")
+    return _results[key]
+
+
+_counted_work = {}
+
+
+def _counted(kind: str, counters: int, floats: int):
+    """(counters, partials) of one kind on the device and stream in use, at least this large."""
+
+    key = (kind, *_device_key())
+    have = _counted_work.get(key)
+    if have is None or have[0].size < counters or have[1].size < floats:
+        counters = max(counters, 0 if have is None else have[0].size)
+        floats = max(floats, 1, 0 if have is None else have[1].size)
+        have = _counted_work[key] = (hw.xp.zeros(counters, dtype="uint32"), hw.xp.empty(floats, dtype="float32"))
     return have
 
 

@@ -109,19 +109,36 @@ def _tune():
 
 
 def _blas():
-    from . import blas_steps as blasbench
+    from . import blas_shapes, blas_steps as blasbench
 
     def show(result):
+        if "grid" in result:
+            return blas_shapes.show(result)
         steps, _ = result
         for t in steps["timings"]:
             print(t["label"])
             for r in t["rows"]:
                 print(f"  {r['name']:<48} {r['median_ms']:10.4f} ms {r['gflops']:10.1f} GFLOP/s {r['gbs'] or 0:8.1f} GB/s"
                       f" {r['vs_library']:7.1%}")
-    return Study("blas", "check and time every DOT, GEMV and GEMM step, sweeps and the scaling study",
-                 run=lambda a: blasbench.run_all(passes=a.passes), show=show, save=lambda r: list(blasbench.save(*r)),
-                 writes="results/blas-<gpu>.json and blas-scaling-<gpu>.csv",
-                 options=(_o("--passes", type=_count, default=3),))
+
+    def run(a):
+        if a.shapes:
+            return blas_shapes.run(budget=a.budget, only=a.only)
+        return blasbench.run_all(passes=a.passes)
+
+    def save(result):
+        return [blas_shapes.save(result)] if "grid" in result else list(blasbench.save(*result))
+    return Study("blas", "check and time every DOT, GEMV and GEMM step, sweeps and the scaling study; with --shapes, "
+                         "gl.blas as a user calls it over a grid of shapes (the tuning table it dispatches from)",
+                 run=run, show=show, save=save,
+                 writes="results/blas-<gpu>.json and blas-scaling-<gpu>.csv; with --shapes, blas-shapes-<gpu>.json",
+                 options=(_o("--passes", type=_count, default=3),
+                          _o("--shapes", action="store_true",
+                             help="the call costs and the shape grid of gl.blas against cuBLAS"),
+                          _o("--budget", type=float, default=480.0,
+                             help="with --shapes: seconds the grid may take (points past it are listed as left)"),
+                          _o("--only", nargs="+", choices=("dot", "gemv", "gemm"), default=None,
+                             help="with --shapes: these routines' points only")))
 
 
 def _profile():

@@ -62,9 +62,12 @@ def used() -> list:
     for family in blasbench.FAMILIES:
         cases += blasbench._steps(family)[0]
     from ..runtime.profiles import PROFILES
-    cases += [(blas.GEMM, blas.GEMM_LARGE), (blas.GEMM, blas.GEMM_SMALL)]
+    cases += [(blas.GEMM, blas._gemm_params(m, n, k, p.sm_count)) for p in PROFILES.values()
+              for m, n, k in ((4096, 4096, 4096), (1024, 1024, 1024), (64, 4096, 4096), (4096, 4096, 64))]
     cases += [(blas.DOT, blas._dot_params(n, p.sm_count)) for p in PROFILES.values() for n in (1 << 20, 1 << 30)]
-    cases += [(blas.GEMV, blas._gemv_params(m, m, t)) for m in (512, 16384) for t in ("N", "T")]
+    cases += [(blas.GEMV if t == "N" else blas.GEMV_T, blas._gemv_params(m, n, t, p.sm_count))
+              for p in PROFILES.values() for m, n in ((512, 512), (16384, 16384), (100000, 64), (64, 100000))
+              for t in ("N", "T")]
     cases += list(sass.CASES)
     cases += [(v.key, {}) for v in registry.VARIANTS]
     out, seen = [], set()

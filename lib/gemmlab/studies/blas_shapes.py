@@ -1,0 +1,368 @@
+"""gl.blas as a user calls it, over a grid of shapes: ``python -m gemmlab blas --shapes --record``.
+
+Two measurements, in one run on the GPU in use, written to ``results/blas-shapes-<gpu>.json``:
+
+- **the cost of a call**: host time per call of ``gl.blas`` and of CuPy's own call of cuBLAS for the same
+  operation and shape (a loop of calls between two clock readings, the GPU left to run behind; the median of
+  five loops), at three sizes of each routine; DOT both ways, returning a float (which waits for the GPU) and
+  into a device array;
+- **the shape grid**: at every point of the grid, every candidate configuration of the routine's kernel (GEMM 5's
+  tiles and SPLITK; GEMV 4's and GEMV 5's slices and lanes) is checked against float64 and then timed as
+  ``gl.blas`` calls it, round-robin with cuBLAS (CUDA events around the whole call, L2 flushed, medians). The
+  fastest is the winner that ``gl.blas`` dispatches from (:func:`gemmlab.blas.choose` takes the nearest recorded
+  shape); the record keeps each point's ratio to cuBLAS, the rule's pick and its ratio, and each class's worst.
+
+A time budget (``--budget``, seconds) stops the grid early, saying which points were left; a progress bar
+shows where it is.
+"""
+from __future__ import annotations
+
+import itertools
+import statistics
+import time
+
+import numpy
+
+from .. import blas, ops
+from ..check import check_many
+from ..runtime import backend as hw
+from ..runtime.limits import cdiv
+
+# the shape classes of the grid: (m, n, k) for GEMM, all NN, and the transposes at a few of them
+GEMM_GRID = {
+    "square": [(n, n, n) for n in (256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192)],
+    "awkward": [(511, 513, 257), (1000, 1000, 1000), (1234, 4321, 777), (2500, 1700, 900), (3000, 5000, 2000),
+                (4097, 4097, 4097)],
+    "skinny": [(64, 4096, 4096), (4096, 64, 4096), (128, 8192, 4096), (8192, 128, 4096), (3000, 200, 5000),
+               (32, 8192, 8192), (8192, 32, 8192), (100, 100000, 1000)],
+    "small K": [(4096, 4096, 64), (8192, 1024, 128), (4096, 4096, 256), (8192, 8192, 128), (2048, 2048, 32)],
+    "large K": [(1024, 1024, 16384), (2048, 2048, 16384), (512, 512, 32768), (4096, 4096, 16384),
+                (256, 256, 65536)],
+}
+GEMM_FORMS = {(4096, 4096, 4096): ("NT", "TN", "TT"), (1536, 1536, 1536): ("NT", "TN", "TT"),
+              (64, 4096, 4096): ("TN", "NT"), (4096, 4096, 64): ("TN",)}
+# GEMV: (m, n) of A, both transposes
+GEMV_GRID = {
+    "square": [(n, n) for n in (512, 1024, 2048, 4096, 8192, 16384)],
+    "tall": [(100000, 64), (1000000, 32), (200000, 256), (16384, 1024)],
+    "wide": [(64, 100000), (32, 1000000), (256, 200000), (1024, 16384)],
+}
+DOT_SIZES = [1 << 16, 1 << 20, 1 << 22, 1 << 24, 1 << 26]
+CALL_SIZES = {"dot": [1 << 10, 1 << 20, 1 << 24], "gemv": [512, 2048, 4096], "gemm": [256, 1024, 4096]}
+
+TILES = {"128x256": blas.GEMM_LARGE, "128x128": blas.GEMM_MIDDLE, "64x64": blas.GEMM_SMALL}
+SPLITS = (1, 2, 3, 4, 8, 16)          # the SPLITK values tried (gl.blas takes any of blas.GEMM_SPLITS)
+
+
+def _sms() -> int:
+    return blas._sms()
+
+
+def gemm_candidates(m: int, n: int, k: int, sms: int | None = None) -> list:
+    """GEMM 5's configurations worth timing at (m, n, k): every tile, and each SPLITK that keeps its blocks
+    within four waves, cuts K into slices of at least 128 and fits the workspace."""
+    sms = sms or _sms()
+    out = []
+    for tile in TILES.values():
+        tiles = cdiv(m, tile["BM"]) * cdiv(n, tile["BN"])
+        limit = blas._gemm_split_limit(m, n, tile)
+        for split in SPLITS:
+            if split == 1 or (split <= limit and k >= 128 * split and tiles * split <= 4 * sms * tile["MINB"]):
+                out.append({**tile, "SPLITK": split})
+    return out
+
+
+def gemv_candidates(m: int, n: int, trans: str, sms: int | None = None) -> list:
+    """GEMV 4's ('N') or GEMV 5's ('T') configurations worth timing for A of m x n: each SPLIT from 1 up to
+    eight blocks per SM; for 'T' each LANES too."""
+    sms = sms or _sms()
+    cs = int(4 * m * n < blas.STREAMING_BYTES)
+    out = []
+    if trans == "N":
+        shapes = [(8, 8, 4), (4, 8, 4), (8, 4, 4)] + ([(8, 8, 1), (16, 8, 1), (32, 8, 1)] if m <= 256 else [])
+        for (warps, unroll, vec), split in itertools.product(shapes, (1, 2, 4, 8, 16, 32, 64, 128)):
+            groups = cdiv(m, 32 * vec)
+            if split == 1 or (groups * split <= 8 * sms and n >= 16 * split):
+                out.append({"WARPS": warps, "UNROLL": unroll, "SPLIT": split, "VEC": vec, "CS": cs})
+        return out
+    for lanes, split in itertools.product((4, 8, 16, 32), (1, 2, 4, 8, 16, 32, 64, 128)):
+        blocks = cdiv(n, 8 * 32 // lanes)
+        if lanes > 4 and m < lanes * 4:
+            continue                                    # a column shorter than one float4 per lane
+        if split == 1 or (blocks * split <= 8 * sms and m >= 4 * lanes * split):
+            out.append({"WARPS": 8, "LANES": lanes, "UNROLL": 4, "SPLIT": split, "CS": cs})
+    return out
+
+
+def _label(params: dict) -> str:
+    return ",".join(f"{k}={v}" for k, v in params.items())
+
+
+def _gemm_args(problem, inputs, out):
+    A, B = inputs
+    return (problem.transa, problem.transb, 1.0, A, B, 0.0, out)
+
+
+def _gemv_args(problem, inputs, out):
+    A, x = inputs
+    return (problem.trans, 1.0, A, x, 0.0, out)
+
+
+def _point(routine, problem, key, candidates, rule, reps):
+    """Check every candidate at one shape against float64, then time the ones that pass as gl.blas calls them,
+    round-robin with cuBLAS. Returns the point's entry of the record."""
+    from .. import timing
+    args_of = _gemm_args if routine == "gemm" else _gemv_args
+    rng = numpy.random.default_rng(7)
+    inputs, out = problem.inputs(rng), problem.output()
+    args = args_of(problem, inputs, out)
+    plans = {}
+    for params in candidates:
+        plans[_label(params)] = blas.configure(routine, key(params), params, *args)
+
+    def runner(plan):
+        def run(i, o):
+            blas.use(plan)
+            getattr(blas, routine)(*args_of(problem, i, o))
+        return run
+    checked = check_many({name: runner(plan) for name, plan in plans.items()}, problem, seed=11)
+    passed = {name: plan for name, plan in plans.items() if checked[name].ok}
+
+    def call(plan):
+        def go():
+            blas.use(plan)
+            getattr(blas, routine)(*args)
+        return go
+    if not passed:
+        raise RuntimeError(f"no candidate of {problem.label} passed its check: " +
+                           "; ".join(str(c) for c in checked.values()))
+    t = timing.bench({name: call(plan) for name, plan in passed.items()}, problem, reps=reps,
+                     label=f"blas shapes {problem.label}", seed=3)
+    rows = {r.name: r for r in t.rows}
+    lib = rows.pop(timing.LIBRARY)
+    best = min(rows, key=lambda n: rows[n].median_ms)
+    rule_name = _label(rule)
+    blas.clear_plans()
+    return {
+        "winner": dict(plans[best].params) if best in plans else None, "winner_label": best,
+        "ratio": lib.median_ms / rows[best].median_ms,
+        "rule": rule, "rule_ratio": (lib.median_ms / rows[rule_name].median_ms) if rule_name in rows else None,
+        "cublas_ms": lib.median_ms, "winner_ms": rows[best].median_ms,
+        "candidates": {n: round(r.median_ms, 5) for n, r in rows.items()},
+        "failed": {n: str(c) for n, c in checked.items() if not c.ok},
+    }
+
+
+def _host_time(fn, calls: int = 100, loops: int = 5) -> float:
+    """Host microseconds per call: the median over ``loops`` loops of ``calls`` calls (the GPU runs behind)."""
+    fn()
+    hw.synchronize()
+    per = []
+    for _ in range(loops):
+        hw.synchronize()
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        per.append((time.perf_counter() - start) / calls * 1e6)
+    hw.synchronize()
+    return statistics.median(per)
+
+
+def call_costs() -> list:
+    """Host time per call of gl.blas and of CuPy's call of cuBLAS for the same operation, at three sizes each."""
+    import cupy
+    from cupy import cublas as cupy_blas
+    rng = numpy.random.default_rng(1)
+    rows = []
+    for n in CALL_SIZES["dot"]:
+        x, y = (cupy.asarray(rng.standard_normal(n).astype(numpy.float32)) for _ in range(2))
+        r = cupy.zeros(1, dtype=numpy.float32)
+        r0 = cupy.zeros((), dtype=numpy.float32)
+        rows.append({"routine": "dot", "size": n, "form": "returns a float",
+                     "gemmlab_us": _host_time(lambda: blas.dot(x, y)),
+                     "cupy_us": _host_time(lambda: float(cupy_blas.dot(x, y))), "cupy_call": "float(cupy.cublas.dot(x, y))"})
+        rows.append({"routine": "dot", "size": n, "form": "into a device array",
+                     "gemmlab_us": _host_time(lambda: blas.dot(x, y, out=r)),
+                     "cupy_us": _host_time(lambda: cupy_blas.dot(x, y, out=r0)), "cupy_call": "cupy.cublas.dot(x, y, out=r)"})
+    for n in CALL_SIZES["gemv"]:
+        A = cupy.asfortranarray(cupy.asarray(rng.standard_normal((n, n)).astype(numpy.float32)))
+        x, y = (cupy.asarray(rng.standard_normal(n).astype(numpy.float32)) for _ in range(2))
+        for t in ("N", "T"):
+            rows.append({"routine": "gemv", "size": n, "form": t,
+                         "gemmlab_us": _host_time(lambda: blas.gemv(t, 1.0, A, x, 0.0, y)),
+                         "cupy_us": _host_time(lambda: cupy_blas.gemv(t, 1.0, A, x, 0.0, y)),
+                         "cupy_call": f"cupy.cublas.gemv('{t}', 1.0, A, x, 0.0, y)"})
+    for n in CALL_SIZES["gemm"]:
+        A, B, C = (cupy.asfortranarray(cupy.asarray(rng.standard_normal((n, n)).astype(numpy.float32))) for _ in range(3))
+        rows.append({"routine": "gemm", "size": n, "form": "NN",
+                     "gemmlab_us": _host_time(lambda: blas.gemm("N", "N", 1.0, A, B, 0.0, C), calls=50),
+                     "cupy_us": _host_time(lambda: cupy_blas.gemm("N", "N", A, B, out=C, alpha=1.0, beta=0.0), calls=50),
+                     "cupy_call": "cupy.cublas.gemm('N', 'N', A, B, out=C, alpha=1.0, beta=0.0)"})
+    for r in rows:
+        r["ratio"] = r["gemmlab_us"] / r["cupy_us"]
+    return rows
+
+
+def _grid_points():
+    for family, shapes in GEMM_GRID.items():
+        for m, n, k in shapes:
+            for form in ("NN",) + GEMM_FORMS.get((m, n, k), ()):
+                yield "gemm", family, (m, n, k, form)
+    for family, shapes in GEMV_GRID.items():
+        for m, n in shapes:
+            for t in ("N", "T"):
+                yield "gemv", family, (m, n, t)
+    for n in DOT_SIZES:
+        yield "dot", "n >= 2^20" if n >= 1 << 20 else "small", (n,)
+
+
+def run(budget: float = 480.0, reps: int = 10, progress: bool = True, only=None) -> dict:
+    """The whole study on the GPU in use: the call costs, then the grid until ``budget`` seconds have gone."""
+    from tqdm.auto import tqdm
+    from .. import timing
+    started = time.monotonic()
+    calls = call_costs()
+    points = [p for p in _grid_points() if only is None or p[0] in only]
+    grid, left = [], []
+    sms = _sms()
+    bar = tqdm(points, desc="blas shapes", disable=not progress)
+    for routine, family, shape in bar:
+        if time.monotonic() - started > budget:
+            left.append({"routine": routine, "class": family, "shape": list(shape)})
+            continue
+        bar.set_postfix_str(f"{routine} {shape}")
+        if routine == "gemm":
+            m, n, k, form = shape
+            problem = ops.Gemm(m=m, n=n, k=k, transa=form[0], transb=form[1], layout="col")
+            entry = _point("gemm", problem, lambda c: blas.GEMM, gemm_candidates(m, n, k, sms),
+                           blas._gemm_params(m, n, k, sms), reps)
+        elif routine == "gemv":
+            m, n, t = shape
+            problem = ops.Gemv(m=m, n=n, trans=t, layout="col")
+            key = blas.GEMV if t == "N" else blas.GEMV_T
+            entry = _point("gemv", problem, lambda c, key=key: key, gemv_candidates(m, n, t, sms),
+                           blas._gemv_params(m, n, t, sms), reps)
+        else:
+            (n,) = shape
+            problem = ops.Dot(n=n)
+            x, y = problem.inputs(numpy.random.default_rng(5))
+            r = hw.xp.zeros(1, dtype=numpy.float32)
+            got = blas.dot(x, y)
+            want = float(hw.to_host(x).astype(numpy.float64) @ hw.to_host(y).astype(numpy.float64))
+            scale = float(numpy.abs(hw.to_host(x)).astype(numpy.float64) @ numpy.abs(hw.to_host(y)))
+            t = timing.bench({"gl.blas.dot": lambda: blas.dot(x, y, out=r)}, problem, reps=reps * 2,
+                             label=f"blas shapes {problem.label}", seed=3)
+            rows = {row.name: row for row in t.rows}
+            lib = rows[timing.LIBRARY]
+            entry = {"winner": blas._dot_params(n, sms), "winner_label": "gl.blas.dot",
+                     "ratio": lib.median_ms / rows["gl.blas.dot"].median_ms, "rule": blas._dot_params(n, sms),
+                     "rule_ratio": lib.median_ms / rows["gl.blas.dot"].median_ms, "cublas_ms": lib.median_ms,
+                     "winner_ms": rows["gl.blas.dot"].median_ms, "error": abs(got - want) / scale}
+        grid.append({"routine": routine, "class": family, "shape": list(shape), **entry})
+    return {"calls": calls, "grid": grid, "left": left, "budget_s": budget, "reps": reps,
+            "seconds": time.monotonic() - started, **summarize(grid)}
+
+
+TARGET = 0.9
+GEMV_FLOOR_MS = 0.020     # GEMV's target holds where cuBLAS's own call takes longer than this (below: launch-bound)
+
+
+def in_scope(point: dict) -> bool:
+    """Whether a grid point counts towards its class's target: every GEMM point; GEMV where cuBLAS's call takes
+    more than GEMV_FLOOR_MS; DOT from 2^20 elements."""
+    if point["routine"] == "gemv":
+        return point["cublas_ms"] > GEMV_FLOOR_MS
+    if point["routine"] == "dot":
+        return point["shape"][0] >= 1 << 20
+    return True
+
+
+def summarize(grid: list) -> dict:
+    """The winners gl.blas dispatches from (by routine) and each class's worst ratio, over the points that count
+    towards the target (:func:`in_scope`), against it."""
+    winners = {}
+    for g in grid:
+        if g["routine"] in ("gemm", "gemv") and g.get("winner"):
+            winners.setdefault(g["routine"], []).append({"shape": g["shape"], "params": g["winner"]})
+    classes = {}
+    for g in grid:
+        c = classes.setdefault(f"{g['routine']} {g['class']}", {"points": 0, "counted": 0, "worst": None,
+                                                               "worst_shape": None, "winners": {}})
+        c["points"] += 1
+        c["winners"][g["winner_label"]] = c["winners"].get(g["winner_label"], 0) + 1
+        if not in_scope(g):
+            continue
+        c["counted"] += 1
+        if c["worst"] is None or g["ratio"] < c["worst"]:
+            c["worst"], c["worst_shape"] = g["ratio"], g["shape"]
+    for c in classes.values():
+        c["met"] = None if c["worst"] is None else c["worst"] >= TARGET
+    return {"winners": winners, "classes": classes, "target": TARGET, "gemv_floor_ms": GEMV_FLOOR_MS}
+
+
+def save(result: dict):
+    from .. import record
+    data = {**result, "command": "python -m gemmlab blas --shapes --record"}
+    return record.save(blas.SHAPES_RECORD + record.gpu_slug(), data)
+
+
+def show(result: dict) -> None:
+    print("host time per call (µs): gl.blas against CuPy's call of cuBLAS")
+    for r in result["calls"]:
+        print(f"  {r['routine']:<5} {r['size']:>9} {r['form']:<22} {r['gemmlab_us']:7.1f} {r['cupy_us']:7.1f}"
+              f"  {r['ratio']:5.2f}x")
+    print("ratio to cuBLAS, as gl.blas calls it (winner; the rule's pick)")
+    for g in result["grid"]:
+        rule = f"{g['rule_ratio']:6.1%}" if g.get("rule_ratio") is not None else "   n/a"
+        print(f"  {g['routine']:<5} {g['class']:<10} {str(tuple(g['shape'])):<28} {g['ratio']:6.1%}  rule {rule}"
+              f"  {g['winner_label']}")
+    for name, c in result["classes"].items():
+        if c["worst"] is None:
+            print(f"  {name:<18} no point counts towards the target (cuBLAS's call is launch-bound there)")
+            continue
+        print(f"  {name:<18} worst {c['worst']:6.1%} at {tuple(c['worst_shape'])} ({c['counted']} of {c['points']} "
+              f"points count): {'met' if c['met'] else 'below'} {result['target']:.0%}")
+    for p in result["left"]:
+        print(f"  left for lack of time: {p['routine']} {tuple(p['shape'])}")
+
+
+def load() -> dict:
+    """The shape record a chapter shows: the reader's GPU's, else the H200's."""
+    from .. import record
+    return record.shown("blas-shapes")
+
+
+def ratio_grid(data: dict, routine: str, family: str) -> list:
+    """(shape, ratio) of one class of a record's grid, in grid order."""
+    return [(tuple(g["shape"]), g["ratio"]) for g in data["grid"] if g["routine"] == routine and g["class"] == family]
+
+
+def plot(data: dict | None = None, ax=None):
+    """The grid as a picture: for each GEMM class and GEMV's, each point's ratio to cuBLAS (bars, the 90% line),
+    the GPU and date of the record in the title."""
+    import matplotlib.pyplot as plt
+    data = data or load()
+    families = [("gemm", f) for f in GEMM_GRID] + [("gemv", f) for f in GEMV_GRID]
+    have = [(r, f) for r, f in families if ratio_grid(data, r, f)]
+    if ax is None:
+        fig, axes = plt.subplots(len(have), 1, figsize=(9, 1.9 * len(have)), squeeze=False)
+        axes = axes[:, 0]
+    else:
+        axes = [ax] * len(have)
+    for a, (routine, family) in zip(axes, have):
+        pts = ratio_grid(data, routine, family)
+        names = ["x".join(str(v) for v in s[:-1]) + ("" if s[-1] in ("NN",) else f" {s[-1]}") for s, _ in pts]
+        ratios = [100 * r for _, r in pts]
+        colors = ["#2a7" if r >= 100 * TARGET else "#d64" for r in ratios]
+        a.bar(range(len(pts)), ratios, color=colors)
+        a.axhline(100 * TARGET, color="#555", lw=0.8, ls="--")
+        a.axhline(100, color="#999", lw=0.6)
+        a.set_xticks(range(len(pts)), names, rotation=30, ha="right", fontsize=7)
+        a.set_ylabel("% of cuBLAS", fontsize=8)
+        a.set_title(f"{routine.upper()}, {family}", fontsize=9, loc="left")
+        a.set_ylim(0, max(130, max(ratios) + 10))
+    env = data.get("environment", {})
+    axes[0].figure.suptitle(f"gl.blas as a user calls it, against cuBLAS: {env.get('gpu')}, {env.get('date', '')[:10]}"
+                            f" ({data.get('shown_as', '')})", fontsize=9)
+    axes[0].figure.tight_layout()
+    return axes
