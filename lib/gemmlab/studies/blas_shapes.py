@@ -333,13 +333,15 @@ def load() -> dict:
 
 
 def ratio_grid(data: dict, routine: str, family: str) -> list:
-    """(shape, ratio) of one class of a record's grid, in grid order."""
-    return [(tuple(g["shape"]), g["ratio"]) for g in data["grid"] if g["routine"] == routine and g["class"] == family]
+    """(shape, ratio, counts towards the target) of one class of a record's grid, in grid order."""
+    return [(tuple(g["shape"]), g["ratio"], in_scope(g)) for g in data["grid"]
+            if g["routine"] == routine and g["class"] == family]
 
 
 def plot(data: dict | None = None, ax=None):
-    """The grid as a picture: for each GEMM class and GEMV's, each point's ratio to cuBLAS (bars, the 90% line),
-    the GPU and date of the record in the title."""
+    """The grid as a picture: for each GEMM class and GEMV's, each point's ratio to cuBLAS (bars, the 90% line:
+    green at or above it, red below, grey where the point does not count towards it), the GPU and date of the
+    record in the title."""
     import matplotlib.pyplot as plt
     data = data or load()
     families = [("gemm", f) for f in GEMM_GRID] + [("gemv", f) for f in GEMV_GRID]
@@ -351,9 +353,10 @@ def plot(data: dict | None = None, ax=None):
         axes = [ax] * len(have)
     for a, (routine, family) in zip(axes, have):
         pts = ratio_grid(data, routine, family)
-        names = ["x".join(str(v) for v in s[:-1]) + ("" if s[-1] in ("NN",) else f" {s[-1]}") for s, _ in pts]
-        ratios = [100 * r for _, r in pts]
-        colors = ["#2a7" if r >= 100 * TARGET else "#d64" for r in ratios]
+        names = ["x".join(str(v) for v in s[:-1]) + ("" if s[-1] in ("NN",) else f" {s[-1]}") for s, _, _ in pts]
+        ratios = [100 * r for _, r, _ in pts]
+        colors = ["#bbb" if not counted else "#2a7" if r >= 100 * TARGET else "#d64"
+                  for r, (_, _, counted) in zip(ratios, pts)]
         a.bar(range(len(pts)), ratios, color=colors)
         a.axhline(100 * TARGET, color="#555", lw=0.8, ls="--")
         a.axhline(100, color="#999", lw=0.6)
