@@ -119,7 +119,9 @@ def test_every_registry_kernel_is_race_free(key):
     inputs, out = problem.inputs(numpy.random.default_rng(0)), problem.output()
     if v.prepare is not None:
         v.prepare(problem, params, inputs, out)
-    report = gl.racecheck(v.kernel(problem, **params), grid, block, v.args(problem, inputs, out), shared_mem=shared)
+    extra = tuple(v.workspace(problem, params)) if v.workspace is not None else ()
+    report = gl.racecheck(v.kernel(problem, **params), grid, block, v.args(problem, inputs, out) + extra,
+                          shared_mem=shared)
     assert report.clean, str(report)
 
 
