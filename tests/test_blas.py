@@ -338,9 +338,11 @@ def test_sizes_increments_and_leading_dimensions_past_32_bits_are_refused_by_nam
         gl.blas.gemv("N", 1.0, wide_ld, base[:2], 0.0, base[2:4])
 
 
-def test_a_call_is_planned_once_per_form(fresh_plans):
+def test_a_call_is_planned_once_per_form(fresh_plans, monkeypatch):
     """The second call of one form takes the first's plan (no new checks of shapes, no new kernel look-up);
-    another shape, stride or transpose gets its own; plan_of says what was chosen and why."""
+    another shape, stride or transpose gets its own; plan_of says what was chosen and why (here the rules: a
+    GPU's shape record is the dispatch test's)."""
+    monkeypatch.setattr(gl.blas, "_tuning", lambda: None)
     A, x, y = mat(40, 30, 2), vec(30, 1), vec(40, -2)
     gl.blas.gemv("N", 1.0, A, x, 0.0, y)
     first = gl.blas.plan_of("gemv", "N", 1.0, A, x, 0.0, y)
@@ -388,7 +390,8 @@ def test_dot_into_a_device_array_leaves_the_sum_there(fresh_plans):
 
 @pytest.mark.parametrize("m, n, trans", [(100000, 64, "T"), (64, 100000, "T"), (64, 100000, "N"), (3001, 37, "T"),
                                          (7, 50001, "N"), (50001, 7, "T")])
-def test_gemv_on_tall_and_wide_matrices(m, n, trans, fresh_plans):
+def test_gemv_on_tall_and_wide_matrices(m, n, trans, fresh_plans, monkeypatch):
+    monkeypatch.setattr(gl.blas, "_tuning", lambda: None)         # the rules' choice (a record's: tested apart)
     rng = numpy.random.default_rng(8)
     A = numpy.asfortranarray(rng.standard_normal((m, n)).astype(numpy.float32))
     x = rng.standard_normal(n if trans == "N" else m).astype(numpy.float32)
