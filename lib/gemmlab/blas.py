@@ -193,9 +193,9 @@ def choose(routine: str, *shape) -> tuple:
     """(kernel key, params, why) for ``routine`` ('dot', 'gemv', 'gemm') at ``shape``: (n,) for dot,
     (m, n, trans) for gemv, (m, n, k, transa + transb) for gemm. From the GPU's shape record when it has one,
     else by rule."""
-    tuned = _tuning()
     if routine == "dot":
         return DOT, _dot_params(shape[0]), "rule"
+    tuned = _tuning()
     if routine == "gemv":
         m, n, t = shape
         key = GEMV if t == "N" else GEMV_T
@@ -227,14 +227,7 @@ def _root(routine, position, name, a):
     the view's lowest element to its highest. A float32 view of memory owned by an array of another type is
     refused (its owner is not float32).
     """
-    root = a
-    while getattr(root, "base", None) is not None and isinstance(root.base, type(a)):
-        root = root.base
-        if root.dtype != a.dtype:
-            _fail(routine, position, name, f"is a {a.dtype} view of a {root.dtype} array; gemmlab.blas takes "
-                                           f"float32 arrays: pass a float32 copy (gl.xp.array(..., dtype='float32'))")
-    if not (root.flags.c_contiguous or root.flags.f_contiguous):
-        _fail(routine, position, name, "is a view of an array that is not contiguous; pass a contiguous copy")
+    root = _owner(routine, position, name, a)
     flat = root.ravel(order="K")
     # the kernels index from a base with 32-bit offsets: pass the memory the view spans, from its lowest
     # element (rounded down to 256 bytes, the allocation's alignment, so that offset % 4 still says whether
@@ -395,7 +388,6 @@ def _scale(y, beta):
 
 _PLANS: dict = {}
 PLAN_LIMIT = 1024         # forms kept (the oldest go first)
-_FLOAT32 = numpy.dtype(numpy.float32)
 _FLAGS = {"N": "N", "n": "N", "T": "T", "t": "T", "C": "T", "c": "T"}
 _PACK = struct.Struct("f")
 
@@ -443,12 +435,6 @@ def _keep(key, plan):
     return plan
 
 
-def _relative_extent(a) -> tuple:
-    """[lo, hi) of the bytes an array's elements occupy, relative to its first element's address."""
-    lo, hi = _extent(a, 0)
-    return lo, hi
-
-
 def _make_plan(routine, problem, choice, arrays) -> Plan:
     key, params, why = choice
     v = registry.get(key)
@@ -460,21 +446,49 @@ def _make_plan(routine, problem, choice, arrays) -> Plan:
     plan.extra = tuple(v.workspace(problem, full)) if v.workspace is not None else ()
     plan.send = plan.kernel.launcher(plan.grid, plan.block, plan.shared) if hw.on_gpu else None
     plan.extra_ptrs = tuple(0 if w is None else data_address(w) for w in plan.extra)
-    plan.extents = tuple(_relative_extent(a) for a in arrays)
+    plan.extents = tuple(_extent(a, 0) for a in arrays)     # relative to each one's first element
     return plan
 
 
 def _owner(routine, position, name, a):
-    """The array that owns a view's memory; refuses what the kernels cannot be handed (:func:`_root`)."""
+    """The array that owns a view's memory. A float32 view of memory owned by an array of another type is
+    refused (its owner is not float32), and so is a view of an array that is not contiguous."""
     root = a
     while getattr(root, "base", None) is not None and isinstance(root.base, type(a)):
         root = root.base
         if root.dtype != a.dtype:
             _fail(routine, position, name, f"is a {a.dtype} view of a {root.dtype} array; gemmlab.blas takes "
                                            f"float32 arrays: pass a float32 copy (gl.xp.array(..., dtype='float32'))")
-    if root is not a and not (root.flags.c_contiguous or root.flags.f_contiguous):
+    if not (root.flags.c_contiguous or root.flags.f_contiguous):
         _fail(routine, position, name, "is a view of an array that is not contiguous; pass a contiguous copy")
     return root
+
+
+def _place(routine, plan, arrays, output: bool = True) -> list:
+    """What every call checks and finds out per call, for ``arrays`` ((position, name, array), ..., the output
+    last when ``output``): each array's owner (:func:`_owner`), where it lies, and whether the output shares memory
+    with an input (:func:`_distinct`, once the byte ranges meet). Returns (memory, offset) per array: a base
+    address on a GPU (:func:`_where`), the owner's flat memory on the emulator (:func:`_root`)."""
+    placed, spans = [], []
+    for (position, name, a), extent in zip(arrays, plan.extents):
+        if hw.on_gpu:
+            _owner(routine, position, name, a)
+            memory, off, span = _where(routine, position, name, a, extent)
+        else:
+            memory, off, span = _root(routine, position, name, a)
+        placed.append((memory, off))
+        spans.append((position, name, a, span))
+    if output:
+        _overlap(routine, spans[-1], spans[:-1])
+    return placed
+
+
+def _no_kernel(routine, arrays) -> Plan:
+    """The plan of a form that runs no kernel (a dimension is 0): the per-call checks still apply."""
+    plan = Plan()
+    plan.routine, plan.send, plan.kernel = routine, None, None
+    plan.extents = tuple(_extent(a, 0) for a in arrays)
+    return plan
 
 
 def _where(routine, position, name, a, extent):
@@ -565,11 +579,9 @@ def _dot_plan(x, y, choice=None, out=None):
                 _fail("sdot", 3, "out", f"must be a contiguous float32 array of one element, it has shape {out.shape}")
             _output("sdot", 3, "out", out)
         n = x.size
-        if n == 0:
-            plan = Plan()
-            plan.routine, plan.send, plan.kernel = "sdot", None, None
-        else:
-            plan = _make_plan("sdot", ops.Dot(n=n), choice or choose("dot", n), (x, y))
+        arrays = (x, y) if out is None else (x, y, out)
+        plan = _no_kernel("sdot", arrays) if n == 0 else _make_plan("sdot", ops.Dot(n=n), choice or choose("dot", n),
+                                                                     arrays)
         plan.fixed = (x.strides[0] // 4 if n > 1 else 1, y.strides[0] // 4 if n > 1 else 1, n)
         plan.form = key
         _keep(key, plan)
@@ -587,26 +599,16 @@ def dot(x, y, out=None):
             return 0.0
         out.fill(0)
         return out
-    _owner("sdot", 1, "x", x)
-    _owner("sdot", 2, "y", y)
-    xb, xo, xspan = _where("sdot", 1, "x", x, plan.extents[0])
-    yb, yo, yspan = _where("sdot", 2, "y", y, plan.extents[1])
-    if out is None:
-        result = workspaces.result_buffer()
-    else:
-        if not hw.on_gpu:
-            _output("sdot", 3, "out", out)
-        _owner("sdot", 3, "out", out)
-        result = out
-        _, _, ospan = _where("sdot", 3, "out", out, (0, 4))
-        _overlap("sdot", (3, "out", out, ospan), ((1, "x", x, xspan), (2, "y", y, yspan)))
+    if out is not None and not hw.on_gpu:
+        _output("sdot", 3, "out", out)
+    arrays = ((1, "x", x), (2, "y", y)) + (() if out is None else ((3, "out", out),))
+    (xm, xo), (ym, yo), *_ = _place("sdot", plan, arrays, output=out is not None)
+    result = workspaces.result_buffer() if out is None else out
     incx, incy, n = plan.fixed
     if plan.send is not None:
-        plan.send((xb, xo, incx, yb, yo, incy, n, result.data.ptr, *plan.extra_ptrs))
+        plan.send((xm, xo, incx, ym, yo, incy, n, result.data.ptr, *plan.extra_ptrs))
     else:
-        xr, xo, _ = _root("sdot", 1, "x", x)
-        yr, yo, _ = _root("sdot", 2, "y", y)
-        plan.kernel(plan.grid, plan.block, (xr, xo, incx, yr, yo, incy, n, result.reshape(1), *plan.extra),
+        plan.kernel(plan.grid, plan.block, (xm, xo, incx, ym, yo, incy, n, result.reshape(1), *plan.extra),
                     shared_mem=plan.shared)
     if out is not None:
         return out
@@ -631,9 +633,7 @@ def _gemv_plan(trans, alpha, A, x, beta, y, choice=None):
         if y.size != need_y:
             _fail("sgemv", 6, "y", f"has {y.size} elements; op(A) has {need_y} rows")
         if m == 0 or n == 0:
-            plan = Plan()
-            plan.routine, plan.send, plan.kernel = "sgemv", None, None
-            plan.extents = (_relative_extent(A), _relative_extent(x), _relative_extent(y))
+            plan = _no_kernel("sgemv", (A, x, y))
         else:
             plan = _make_plan("sgemv", ops.Gemv(m=m, n=n, trans=t, layout="col"), choice or choose("gemv", m, n, t),
                               (A, x, y))
@@ -652,29 +652,18 @@ def gemv(trans, alpha, A, x, beta, y):
     beta = _real("sgemv", 5, "beta", beta)
     if not hw.on_gpu:
         _output("sgemv", 6, "y", y)
-    _owner("sgemv", 3, "A", A)
-    _owner("sgemv", 4, "x", x)
-    _owner("sgemv", 6, "y", y)
-    ea, ex, ey = plan.extents
-    ab, ao, aspan = _where("sgemv", 3, "A", A, ea)
-    xb, xo, xspan = _where("sgemv", 4, "x", x, ex)
-    yb, yo, yspan = _where("sgemv", 6, "y", y, ey)
-    _overlap("sgemv", (6, "y", y, yspan), ((3, "A", A, aspan), (4, "x", x, xspan)))
+    (am, ao), (xm, xo), (ym, yo) = _place("sgemv", plan, ((3, "A", A), (4, "x", x), (6, "y", y)))
     if plan.kernel is None or (alpha == 0.0 and beta == 1.0):
         return y
     if alpha == 0.0:
         _scale(y, beta)
         return y
     lda, incx, incy, rows, cols = plan.fixed
+    args = (am, ao, lda, xm, xo, incx, ym, yo, incy, rows, cols, alpha, beta)
     if plan.send is not None:
-        plan.send((ab, ao, lda, xb, xo, incx, yb, yo, incy, rows, cols,
-                   alpha, beta, *plan.extra_ptrs))
+        plan.send((*args, *plan.extra_ptrs))
     else:
-        ar, ao, _ = _root("sgemv", 3, "A", A)
-        xr, xo, _ = _root("sgemv", 4, "x", x)
-        yr, yo, _ = _root("sgemv", 6, "y", y)
-        plan.kernel(plan.grid, plan.block, (ar, ao, int(lda), xr, xo, int(incx), yr, yo, int(incy), int(rows),
-                                            int(cols), alpha, beta, *plan.extra), shared_mem=plan.shared)
+        plan.kernel(plan.grid, plan.block, (*args, *plan.extra), shared_mem=plan.shared)
     return y
 
 
@@ -701,9 +690,7 @@ def _gemm_plan(transa, transb, alpha, A, B, beta, C, choice=None):
             _fail("sgemm", 5, "B", f"gives op(B) {bk} rows; op(A) has {ak} columns")
         k = ak
         if m == 0 or n == 0:
-            plan = Plan()
-            plan.routine, plan.send, plan.kernel = "sgemm", None, None
-            plan.extents = (_relative_extent(A), _relative_extent(B), _relative_extent(C))
+            plan = _no_kernel("sgemm", (A, B, C))
         else:
             plan = _make_plan("sgemm", ops.Gemm(m=m, n=n, k=k, transa=ta, transb=tb, layout="col"),
                               choice or choose("gemm", m, n, k, ta + tb), (A, B, C))
@@ -720,27 +707,16 @@ def gemm(transa, transb, alpha, A, B, beta, C):
     beta = _real("sgemm", 6, "beta", beta)
     if not hw.on_gpu:
         _output("sgemm", 7, "C", C)
-    _owner("sgemm", 4, "A", A)
-    _owner("sgemm", 5, "B", B)
-    _owner("sgemm", 7, "C", C)
-    ea, eb, ec = plan.extents
-    ab, ao, aspan = _where("sgemm", 4, "A", A, ea)
-    bb, bo, bspan = _where("sgemm", 5, "B", B, eb)
-    cb, co, cspan = _where("sgemm", 7, "C", C, ec)
-    _overlap("sgemm", (7, "C", C, cspan), ((4, "A", A, aspan), (5, "B", B, bspan)))
+    (am, ao), (bm, bo), (cm, co) = _place("sgemm", plan, ((4, "A", A), (5, "B", B), (7, "C", C)))
     lda, ldb, ldc, m, n, k = plan.fixed
     if plan.kernel is None or ((alpha == 0.0 or k == 0) and beta == 1.0):
         return C
     if alpha == 0.0:
         _scale(C, beta)
         return C
+    args = (am, ao, lda, bm, bo, ldb, cm, co, ldc, m, n, k, alpha, beta)
     if plan.send is not None:
-        plan.send((ab, ao, lda, bb, bo, ldb, cb, co, ldc, m, n, k,
-                   alpha, beta, *plan.extra_ptrs))
+        plan.send((*args, *plan.extra_ptrs))
     else:
-        ar, ao, _ = _root("sgemm", 4, "A", A)
-        br, bo, _ = _root("sgemm", 5, "B", B)
-        cr, co, _ = _root("sgemm", 7, "C", C)
-        plan.kernel(plan.grid, plan.block, (ar, ao, int(lda), br, bo, int(ldb), cr, co, int(ldc), int(m), int(n),
-                                            int(k), alpha, beta, *plan.extra), shared_mem=plan.shared)
+        plan.kernel(plan.grid, plan.block, (*args, *plan.extra), shared_mem=plan.shared)
     return C

@@ -54,14 +54,10 @@ TILES = {"128x256": blas.GEMM_LARGE, "128x128": blas.GEMM_MIDDLE, "64x64": blas.
 SPLITS = (1, 2, 3, 4, 8, 16)          # the SPLITK values tried (gl.blas takes any of blas.GEMM_SPLITS)
 
 
-def _sms() -> int:
-    return blas._sms()
-
-
 def gemm_candidates(m: int, n: int, k: int, sms: int | None = None) -> list:
     """GEMM 5's configurations worth timing at (m, n, k): every tile, and each SPLITK that keeps its blocks
     within four waves, cuts K into slices of at least 128 and fits the workspace."""
-    sms = sms or _sms()
+    sms = sms or blas._sms()
     out = []
     for tile in TILES.values():
         tiles = cdiv(m, tile["BM"]) * cdiv(n, tile["BN"])
@@ -75,7 +71,7 @@ def gemm_candidates(m: int, n: int, k: int, sms: int | None = None) -> list:
 def gemv_candidates(m: int, n: int, trans: str, sms: int | None = None) -> list:
     """GEMV 4's ('N') or GEMV 5's ('T') configurations worth timing for A of m x n: each SPLIT from 1 up to
     eight blocks per SM; for 'T' each LANES too."""
-    sms = sms or _sms()
+    sms = sms or blas._sms()
     cs = int(4 * m * n < blas.STREAMING_BYTES)
     out = []
     if trans == "N":
@@ -224,7 +220,7 @@ def run(budget: float = 480.0, reps: int = 10, progress: bool = True, only=None)
     calls = call_costs()
     points = [p for p in _grid_points() if only is None or p[0] in only]
     grid, left = [], []
-    sms = _sms()
+    sms = blas._sms()
     bar = tqdm(points, desc="blas shapes", disable=not progress)
     for routine, family, shape in bar:
         if time.monotonic() - started > budget:
