@@ -247,7 +247,8 @@ def _root(routine, position, name, a):
     return flat[base:hi], off, span
 
 
-def _array(routine, position, name, a, ndim):
+def _array(routine, position, name, a, ndim, dtypes=None):
+    """``a`` is a device array of ``ndim`` dimensions and one of ``dtypes`` (default: float32, the s routines')."""
     array_type = hw.xp.ndarray
     if not isinstance(a, array_type):
         if isinstance(a, numpy.ndarray):
@@ -255,8 +256,10 @@ def _array(routine, position, name, a, ndim):
         _fail(routine, position, name, f"must be an array, got {type(a).__name__}")
     if a.ndim != ndim:
         _fail(routine, position, name, f"must have {ndim} dimension{'s' if ndim > 1 else ''}, it has {a.ndim}")
-    if a.dtype != numpy.float32:
+    if dtypes is None and a.dtype != numpy.float32:
         _fail(routine, position, name, f"must be float32 (gemmlab.blas implements the s routines), it is {a.dtype}")
+    if dtypes is not None and a.dtype not in dtypes:
+        _fail(routine, position, name, f"must be {' or '.join(str(d) for d in dtypes)}, it is {a.dtype}")
 
 
 def _vector(routine, position, name, v):
@@ -276,13 +279,24 @@ def _vector(routine, position, name, v):
     return root, off, inc, span
 
 
-def _matrix(routine, position, name, a):
-    """(memory, offset, ld, span) of a column-major matrix view (:func:`_root`)."""
-    _array(routine, position, name, a, 2)
-    rows, cols = a.shape
+def _matrix(routine, position, name, a, dtypes=None, batched=False):
+    """(memory, offset, ld, span) of a column-major matrix view (:func:`_root`); with ``batched``, of a batch of
+    them: a 3-D view whose first index picks the matrix (``ld`` is then the pair (ld, stride between matrices, in
+    elements))."""
+    _array(routine, position, name, a, 3 if batched else 2, dtypes)
+    rows, cols = a.shape[-2:]
+    stride = 0
+    if batched:
+        if a.shape[0] > 1 and (a.strides[0] < 0 or a.strides[0] % a.itemsize):
+            _fail(routine, position, name, f"has a stride between matrices of {a.strides[0]} bytes; it must be a "
+                                           "whole number of elements, zero or more")
+        stride = a.strides[0] // a.itemsize if a.shape[0] > 1 else 0
+        if stride >= 2 ** 40:
+            _fail(routine, position, name, f"has matrices {stride:,} elements apart, too far for 64-bit offsets here")
     if a.size == 0:
-        return a, 0, max(rows, 1), (0, 0)    # nothing is read or written: any layout will do
-    s0, s1 = a.strides
+        ld = max(rows, 1)
+        return a, 0, ((ld, stride) if batched else ld), (0, 0)    # nothing is read or written: any layout will do
+    s0, s1 = a.strides[-2:]
     if rows > 1 and s0 != a.itemsize:
         _fail(routine, position, name, "must be column-major (Fortran-ordered: consecutive rows adjacent in "
                                        "memory); pass gl.xp.asfortranarray(...) or a Fortran-ordered view")
@@ -293,7 +307,7 @@ def _matrix(routine, position, name, a):
         _fail(routine, position, name, f"is {rows:,} x {cols:,} with leading dimension {ld:,}: the kernels' 32-bit "
                                        "sizes and leading dimensions reach 2^31 - 1")
     root, off, span = _root(routine, position, name, a)
-    return root, off, ld, span
+    return root, off, ((ld, stride) if batched else ld), span
 
 
 def _output(routine, position, name, a):
@@ -398,7 +412,7 @@ class Plan:
     its elements lie relative to its first one (``extents``). ``send`` launches it on a GPU (None on the
     emulator, which takes the checked call)."""
     __slots__ = ("routine", "key", "params", "why", "kernel", "grid", "block", "shared", "extra", "extra_ptrs",
-                 "send", "extents", "fixed", "problem", "form")
+                 "send", "extents", "fixed", "problem", "form", "mode", "batch", "steps")
 
     def __repr__(self):
         return (f"<gemmlab.blas plan {self.routine}: {self.key} {self.params} ({self.why}); grid {self.grid}, "
@@ -441,6 +455,7 @@ def _make_plan(routine, problem, choice, arrays) -> Plan:
     full = v.resolve(**params)
     plan = Plan()
     plan.routine, plan.key, plan.params, plan.why, plan.problem = routine, key, full, why, problem
+    plan.steps = None
     plan.kernel = v.kernel(problem, **full)
     plan.grid, plan.block, plan.shared = v.launch(problem, full)
     plan.extra = tuple(v.workspace(problem, full)) if v.workspace is not None else ()
@@ -458,7 +473,7 @@ def _owner(routine, position, name, a):
         root = root.base
         if root.dtype != a.dtype:
             _fail(routine, position, name, f"is a {a.dtype} view of a {root.dtype} array; gemmlab.blas takes "
-                                           f"float32 arrays: pass a float32 copy (gl.xp.array(..., dtype='float32'))")
+                                           f"arrays of their own type: pass a copy (gl.xp.array(..., dtype='{a.dtype}'))")
     if not (root.flags.c_contiguous or root.flags.f_contiguous):
         _fail(routine, position, name, "is a view of an array that is not contiguous; pass a contiguous copy")
     return root
@@ -486,7 +501,7 @@ def _place(routine, plan, arrays, output: bool = True) -> list:
 def _no_kernel(routine, arrays) -> Plan:
     """The plan of a form that runs no kernel (a dimension is 0): the per-call checks still apply."""
     plan = Plan()
-    plan.routine, plan.send, plan.kernel = routine, None, None
+    plan.routine, plan.send, plan.kernel, plan.steps = routine, None, None, None
     plan.extents = tuple(_extent(a, 0) for a in arrays)
     return plan
 
@@ -498,7 +513,7 @@ def _where(routine, position, name, a, extent):
     at = a.data.ptr if hw.on_gpu else data_address(a)
     lo, hi = at + extent[0], at + extent[1]
     base = lo - lo % 256
-    off = (at - base) >> 2
+    off = (at - base) // a.itemsize
     if off >= 2 ** 31:
         _fail(routine, position, name, f"spans {off:,} elements from its lowest to its first element, past the "
                                        "2^31 - 1 that the kernels' 32-bit offsets reach")
@@ -526,7 +541,7 @@ def _real(routine, position, name, value):
     return _scalar(routine, position, name, value)
 
 
-def plan_of(routine: str, *args):
+def plan_of(routine: str, *args, **kw):
     """The plan a call ``gl.blas.<routine>(*args)`` takes (made now if it is new): its kernel, configuration,
     launch and why it was chosen. Nothing runs."""
     routine = {"sdot": "dot", "sgemv": "gemv", "sgemm": "gemm"}.get(routine, routine)
@@ -535,11 +550,13 @@ def plan_of(routine: str, *args):
     if routine == "gemv":
         return _gemv_plan(*args)[0]
     if routine == "gemm":
-        return _gemm_plan(*args)[0]
-    raise ValueError(f"routine must be 'dot', 'gemv' or 'gemm', got {routine!r}")
+        return _gemm_plan(*args, **kw)[0]
+    if routine == "gemm_strided_batched":
+        return _gemm_plan(*args, batched=True, **kw)[0]
+    raise ValueError(f"routine must be 'dot', 'gemv', 'gemm' or 'gemm_strided_batched', got {routine!r}")
 
 
-def configure(routine: str, key: str, params: dict, *args) -> Plan:
+def configure(routine: str, key: str, params: dict, *args, **kw) -> Plan:
     """Plan the call ``gl.blas.<routine>(*args)`` with a given kernel and configuration instead of the chosen one
     (the shape study's candidates), and make it the plan such calls take until :func:`use` installs another or
     :func:`clear_plans` forgets them. The arguments are checked as a call checks them."""
@@ -550,7 +567,7 @@ def configure(routine: str, key: str, params: dict, *args) -> Plan:
     elif routine == "gemv":
         plan = _gemv_plan(*args, choice=choice)[0]
     elif routine == "gemm":
-        plan = _gemm_plan(*args, choice=choice)[0]
+        plan = _gemm_plan(*args, choice=choice, **kw)[0]
     else:
         raise ValueError(f"routine must be 'dot', 'gemv' or 'gemm', got {routine!r}")
     if plan is None:
@@ -667,56 +684,307 @@ def gemv(trans, alpha, A, x, beta, y):
     return y
 
 
-def _gemm_plan(transa, transb, alpha, A, B, beta, C, choice=None):
+# GEMM's arithmetic: the s routine (FP32 on the CUDA cores), float32 on the tensor cores (compute=), 16-bit inputs
+COMPUTES = ("tf32", "3xtf32")
+INPUT_TYPES = ("float16", "bfloat16")
+_UINT16, _FLOAT16 = numpy.dtype(numpy.uint16), numpy.dtype(numpy.float16)
+# C's type: float32, or the inputs' own (the epilogue's OUT: 0 FP32, 1 FP16, 2 BF16 bits)
+_OUT = {"fp32": 0, "fp16": 1, "bf16": 2}
+
+
+def _is_bf16(dtype) -> bool:
+    return dtype.name == "bfloat16"                     # ml_dtypes' bfloat16 (NumPy arrays: the emulator)
+
+
+def _mode(batched, A, B, C, compute, input_type) -> tuple:
+    """(mode, out): the arithmetic a GEMM call asks for and C's kind. mode is 'fp32' (sgemm), 'tf32' or '3xtf32'
+    (float32 inputs on the tensor cores), 'fp16' or 'bf16' (16-bit inputs, products exact, sums in FP32, as
+    cublasGemmEx with CUBLAS_COMPUTE_32F); out is 'fp32' or the inputs' type. BF16 arrays are the bits of
+    bfloat16 values in uint16 (:func:`gemmlab.ops.to_bf16_bits`; CuPy has no bfloat16) with
+    input_type='bfloat16', or arrays of ml_dtypes' bfloat16 on the emulator."""
+    plain = getattr(A, "dtype", None) == numpy.float32 and compute is None and input_type is None
+    name = _routine("fp32" if plain else "ex", batched)
+    if compute is not None and compute not in COMPUTES:
+        _fail(name, 8, "compute", f"must be None (FP32), 'tf32' or '3xtf32', got {compute!r}")
+    if input_type is not None and input_type not in INPUT_TYPES:
+        _fail(name, 9, "input_type", f"must be None (A's dtype decides), 'float16' or 'bfloat16', got {input_type!r}")
+    for position, label, a in ((4, "A", A), (5, "B", B), (7, "C", C)):
+        if not hasattr(a, "dtype"):
+            _array(name, position, label, a, 2)          # refused there, as an array is
+    dtype = A.dtype
+    if input_type == "bfloat16" and dtype not in (_UINT16,) and not _is_bf16(dtype):
+        _fail(name, 4, "A", f"must hold BF16 values as their bits (uint16; gl.ops.to_bf16_bits) for "
+                            f"input_type='bfloat16', it is {dtype}")
+    if input_type == "float16" and dtype != _FLOAT16:
+        _fail(name, 4, "A", f"must be float16 for input_type='float16', it is {dtype}")
+    if dtype == numpy.float32:
+        mode = compute or "fp32"
+    elif dtype == _FLOAT16:
+        mode = "fp16"
+    elif _is_bf16(dtype) or (dtype == _UINT16 and input_type == "bfloat16"):
+        mode = "bf16"
+    elif dtype == _UINT16:
+        _fail(name, 4, "A", "is uint16: if it holds BF16 values as their bits (gl.ops.to_bf16_bits), say so with "
+                            "input_type='bfloat16'")
+    else:
+        _fail(name, 4, "A", f"must be float32, float16 or BF16 bits (uint16, input_type='bfloat16'), it is {dtype}")
+    name = _routine(mode, batched)
+    if B.dtype != dtype:
+        _fail(name, 5, "B", f"must be {dtype} as A is, it is {B.dtype}")
+    if mode in ("fp16", "bf16") and compute is not None:
+        _fail(name, 8, "compute", f"applies to float32 inputs; {mode.upper()} inputs are multiplied exactly and "
+                                  "summed in FP32 (leave compute=None)")
+    if C.dtype not in (numpy.dtype(numpy.float32), dtype):
+        _fail(name, 7, "C", f"must be float32 or {dtype} (the inputs' type), it is {C.dtype}")
+    out = "fp32" if C.dtype == numpy.float32 else mode
+    return mode, out
+
+
+def _routine(mode, batched) -> str:
+    """The name a GEMM call's errors give: sgemm for FP32, gemm_ex (cublasGemmEx's) for the others."""
+    return ("sgemm" if mode == "fp32" else "gemm_ex") + ("_strided_batched" if batched else "")
+
+
+# the multiples GEMM 6 pads each kernel's row-major M, N and K to (its tiles; tc/06's TMA rows of 16 bytes; tc/04's
+# 16-byte copies)
+TC_MULTIPLES = {"tc/03_wmma_pipelined": (16, 16, 16), "tc/04_3xtf32_pipelined": (1, 4, 4),
+                "tc/05_mma_sync": (16, 16, 16), "tc/06_wgmma_tma": (1, 8, 8)}
+
+
+def _tc_kernel(mode) -> tuple:
+    """(key, params, why): the Part V kernel that GEMM 6 runs for ``mode`` on the GPU in use. tc/06 (wgmma, TMA) on sm_90 for FP16 and BF16;
+    tc/05 (mma.sync) on sm_80 and later, and for TF32; tc/03 (WMMA) on the emulator, which cannot run inline PTX;
+    tc/04 for 3xTF32. Below compute capability 8.0 none: refused by name."""
+    from .runtime.profiles import current
+    gpu = current()
+    if gpu.capability < (8, 0):
+        raise hw.UnsupportedGPU(f"gl.blas.gemm in {mode.upper()} needs compute capability 8.0 (tensor cores with "
+                                f"BF16 and TF32 operands, mma.sync); this is {gpu.describe()}")
+    if mode == "3xtf32":
+        return "tc/04_3xtf32_pipelined", {}, "3xTF32 on the tensor cores"
+    if not hw.on_gpu:
+        return "tc/03_wmma_pipelined", {}, "the emulator's WMMA (it cannot run inline PTX)"
+    if mode != "tf32" and gpu.capability[0] == 9:
+        return "tc/06_wgmma_tma", {}, "Hopper's wgmma fed by TMA"
+    return "tc/05_mma_sync", {}, "mma.sync"
+
+
+class _Steps:
+    """GEMM 6's launches for one form of call: the two packs, Part V's kernel and the epilogue."""
+    __slots__ = ("pack_a", "pack_b", "epilogue", "dims", "item", "out_item", "sizes", "maps", "precision")
+
+
+def _glue(expression):
+    from .variant import _load
+    return _load("blas/gemm/06_tensor_cores.cu").get(expression)
+
+
+def _launch(kernel, grid, block, shared=0):
+    """(kernel, grid, block, shared, send): send is the direct launch on a GPU (None: the checked call)."""
+    return (kernel, grid, block, shared, kernel.launcher(grid, block, shared) if hw.on_gpu else None)
+
+
+def _tc_plan(name, mode, out, m, n, k, ta, tb, choice=None) -> Plan:
+    """The plan of a GEMM on the tensor cores (kernels/blas/gemm/06_tensor_cores.cu says how)."""
+    key, params, why = _tc_kernel(mode) if choice is None else choice
+    pm, pn, pk = TC_MULTIPLES[key]
+    up = lambda x, q: cdiv(x, q) * q                    # noqa: E731
+    rows, cols, depth = up(n, pm), up(m, pn), up(max(k, 1), pk)     # W = A' B': rows x depth times depth x cols
+    v = registry.get(key)
+    if mode == "3xtf32":
+        problem = ops.Gemm(m=rows, n=cols, k=depth)
+    else:
+        problem = ops.TcGemm(m=rows, n=cols, k=depth, precision=mode)
+    full = v.resolve(**params)
+    reason = (v.refuse(problem, full) if v.refuse is not None else None) or v.does_not_fit(problem, full)
+    if reason:
+        raise hw.UnsupportedGPU(f"{key}: {reason}")
+    plan = Plan()
+    plan.routine, plan.key, plan.params, plan.problem, plan.why = name, key, full, problem, why
+    plan.kernel = v.kernel(problem, **full)
+    plan.grid, plan.block, plan.shared = v.launch(problem, full)
+    plan.send = (plan.kernel.launcher(plan.grid, plan.block, plan.shared)
+                 if hw.on_gpu and key != "tc/06_wgmma_tma" else None)
+    plan.extra, plan.extra_ptrs = (), ()
+    steps = plan.steps = _Steps()
+    item = steps.item = 4 if mode in COMPUTES else 2
+    bits = "float" if item == 4 else "unsigned short"
+    steps.pack_a = _launch(_glue(f"gemm_pack<{bits}, {int(tb == 'T')}>"), (cdiv(depth, 32), cdiv(rows, 32)), (32, 8))
+    steps.pack_b = _launch(_glue(f"gemm_pack<{bits}, {int(ta == 'T')}>"), (cdiv(cols, 32), cdiv(depth, 32)), (32, 8))
+    steps.epilogue = _launch(_glue(f"gemm_epilogue<{_OUT[out]}>"), (cdiv(m, 32), min(cdiv(n, 8), 4096)), (32, 8))
+    steps.out_item = 4 if out == "fp32" else 2
+    steps.dims = (rows, cols, depth)
+    steps.sizes = (item * rows * depth, item * depth * cols, 4 * rows * cols)
+    steps.maps, steps.precision = {}, mode
+    return plan
+
+
+def _gemm_plan(transa, transb, alpha, A, B, beta, C, choice=None, compute=None, input_type=None, batched=False):
     ta = _flag("sgemm", 1, "transa", transa)
     tb = _flag("sgemm", 2, "transb", transb)
-    key = ("gemm", ta, tb, _form(A), _form(B), _form(C), _context())
+    key = ("gemm", ta, tb, _form(A), _form(B), _form(C), compute, input_type, batched, _context())
     plan = _PLANS.get(key) if choice is None else None
     if plan is None:
-        _scalar("sgemm", 3, "alpha", alpha)
-        _, _, lda, _ = _matrix("sgemm", 4, "A", A)
-        _, _, ldb, _ = _matrix("sgemm", 5, "B", B)
-        _scalar("sgemm", 6, "beta", beta)
-        _, _, ldc, _ = _matrix("sgemm", 7, "C", C)
-        _output("sgemm", 7, "C", C)
-        m, n = C.shape
-        am, ak = A.shape if ta == "N" else A.shape[::-1]
-        bk, bn = B.shape if tb == "N" else B.shape[::-1]
+        mode, out = _mode(batched, A, B, C, compute, input_type)
+        name = _routine(mode, batched)
+        dtypes = (A.dtype,)
+        _scalar(name, 3, "alpha", alpha)
+        _, _, lda, _ = _matrix(name, 4, "A", A, dtypes, batched)
+        _, _, ldb, _ = _matrix(name, 5, "B", B, dtypes, batched)
+        _scalar(name, 6, "beta", beta)
+        if batched and C.ndim == 3 and C.shape[0] > 1 and C.size and C.strides[0] >= 0:
+            span = C.strides[-1] * (C.shape[-1] - 1) + C.strides[-2] * (C.shape[-2] - 1) + C.itemsize
+            if C.strides[0] < span:
+                _fail(name, 7, "C", f"has its matrices {C.strides[0] // C.itemsize} elements apart, closer than one "
+                                    f"matrix of it spans ({span // C.itemsize}): the products would overwrite each other")
+        _, _, ldc, _ = _matrix(name, 7, "C", C, (C.dtype,), batched)
+        _output(name, 7, "C", C)
+        (lda, sa), (ldb, sb), (ldc, sc) = (lda, ldb, ldc) if batched else ((lda, 0), (ldb, 0), (ldc, 0))
+        m, n = C.shape[-2:]
+        am, ak = A.shape[-2:] if ta == "N" else A.shape[-1:-3:-1]
+        bk, bn = B.shape[-2:] if tb == "N" else B.shape[-1:-3:-1]
         if am != m:
-            _fail("sgemm", 4, "A", f"gives op(A) {am} rows; C has {m}")
+            _fail(name, 4, "A", f"gives op(A) {am} rows; C has {m}")
         if bn != n:
-            _fail("sgemm", 5, "B", f"gives op(B) {bn} columns; C has {n}")
+            _fail(name, 5, "B", f"gives op(B) {bn} columns; C has {n}")
         if ak != bk:
-            _fail("sgemm", 5, "B", f"gives op(B) {bk} rows; op(A) has {ak} columns")
+            _fail(name, 5, "B", f"gives op(B) {bk} rows; op(A) has {ak} columns")
         k = ak
-        if m == 0 or n == 0:
-            plan = _no_kernel("sgemm", (A, B, C))
-        else:
-            plan = _make_plan("sgemm", ops.Gemm(m=m, n=n, k=k, transa=ta, transb=tb, layout="col"),
+        batch = 1
+        if batched:
+            batch = C.shape[0]
+            for position, label, a in ((4, "A", A), (5, "B", B)):
+                if a.shape[0] != batch:
+                    _fail(name, position, label, f"holds {a.shape[0]} matrices; C holds {batch}")
+        if m == 0 or n == 0 or batch == 0:
+            plan = _no_kernel(name, (A, B, C))
+        elif mode == "fp32":
+            plan = _make_plan(name, ops.Gemm(m=m, n=n, k=k, transa=ta, transb=tb, layout="col"),
                               choice or choose("gemm", m, n, k, ta + tb), (A, B, C))
+        else:
+            plan = _tc_plan(name, mode, out, m, n, k, ta, tb, choice)
+            plan.extents = tuple(_extent(a, 0) for a in (A, B, C))
+        plan.mode = mode
         plan.fixed = (lda, ldb, ldc, m, n, k)
+        plan.batch = (batch, sa, sb, sc)
         plan.form = key
         _keep(key, plan)
     return plan, (ta, tb)
 
 
-def gemm(transa, transb, alpha, A, B, beta, C):
-    """C = alpha * op(A) op(B) + beta * C, all column-major; op(A) m x k, op(B) k x n. Returns C."""
-    plan, _ = _gemm_plan(transa, transb, alpha, A, B, beta, C)
-    alpha = _real("sgemm", 3, "alpha", alpha)
-    beta = _real("sgemm", 6, "beta", beta)
+def gemm(transa, transb, alpha, A, B, beta, C, compute=None, input_type=None):
+    """C = alpha * op(A) op(B) + beta * C, all column-major; op(A) m x k, op(B) k x n. Returns C.
+
+    float32 A and B (sgemm): FP32 on the CUDA cores (GEMM 5), or on the tensor cores with ``compute='tf32'``
+    (each input rounded to TF32, 10 mantissa bits: error up to about (2^-10 + k 2^-23) sum_k |a||b| per element of
+    C) or ``compute='3xtf32'`` (each input as a TF32 head and tail: errors of FP32's size, (2^-21 + k 2^-23)
+    sum_k |a||b|). float16 A and B, or BF16 ones (uint16 bits with ``input_type='bfloat16'``): products exact,
+    sums in FP32 (up to about k 2^-23 sum_k |a||b|), C float32 or the inputs' type (then rounded once, to
+    nearest), as cublasGemmEx with CUBLAS_COMPUTE_32F. The tensor-core modes need compute capability 8.0
+    (GEMM 6: kernels/blas/gemm/06_tensor_cores.cu)."""
+    return _gemm_call(transa, transb, alpha, A, B, beta, C, compute, input_type, False)
+
+
+def gemm_strided_batched(transa, transb, alpha, A, B, beta, C, compute=None, input_type=None):
+    """C[i] = alpha * op(A[i]) op(B[i]) + beta * C[i] for every i: A, B and C are 3-D views whose first index
+    picks a column-major matrix (``x.transpose(0, 2, 1)`` of a C-ordered (batch, cols, rows) array is one), the
+    matrices a fixed stride apart (0 for an A or B that every product shares; C's must not overlap). Types and
+    ``compute`` as :func:`gemm`. Returns C."""
+    return _gemm_call(transa, transb, alpha, A, B, beta, C, compute, input_type, True)
+
+
+def _item(memory, off, index, stride, itemsize):
+    """(memory, offset) of matrix ``index`` of a batch: on a GPU a base address that keeps the first's alignment
+    to 256 bytes (so that offset % 4 still says whether 16-byte loads are aligned) and a small offset; on the
+    emulator the same memory and a larger offset."""
+    e = off + index * stride
+    if not hw.on_gpu or not index:
+        return memory, e
+    return memory + itemsize * (e - e % 64), e % 64
+
+
+def _gemm_call(transa, transb, alpha, A, B, beta, C, compute, input_type, batched):
+    plan, _ = _gemm_plan(transa, transb, alpha, A, B, beta, C, compute=compute, input_type=input_type,
+                         batched=batched)
+    name = plan.routine
+    alpha = _real(name, 3, "alpha", alpha)
+    beta = _real(name, 6, "beta", beta)
     if not hw.on_gpu:
-        _output("sgemm", 7, "C", C)
-    (am, ao), (bm, bo), (cm, co) = _place("sgemm", plan, ((4, "A", A), (5, "B", B), (7, "C", C)))
+        _output(name, 7, "C", C)
+    placed = _place(name, plan, ((4, "A", A), (5, "B", B), (7, "C", C)))
     lda, ldb, ldc, m, n, k = plan.fixed
     if plan.kernel is None or ((alpha == 0.0 or k == 0) and beta == 1.0):
+        return C
+    if plan.steps is not None:
+        _tc_run(plan, alpha, beta, placed)
         return C
     if alpha == 0.0:
         _scale(C, beta)
         return C
-    args = (am, ao, lda, bm, bo, ldb, cm, co, ldc, m, n, k, alpha, beta)
-    if plan.send is not None:
-        plan.send((*args, *plan.extra_ptrs))
-    else:
-        plan.kernel(plan.grid, plan.block, (*args, *plan.extra), shared_mem=plan.shared)
+    (am, ao), (bm, bo), (cm, co) = placed
+    batch, sa, sb, sc = plan.batch
+    for i in range(batch):
+        (ai, aio), (bi, bio), (ci, cio) = (_item(am, ao, i, sa, 4), _item(bm, bo, i, sb, 4), _item(cm, co, i, sc, 4))
+        args = (ai, aio, lda, bi, bio, ldb, ci, cio, ldc, m, n, k, alpha, beta)
+        if plan.send is not None:
+            plan.send((*args, *plan.extra_ptrs))
+        else:
+            plan.kernel(plan.grid, plan.block, (*args, *plan.extra), shared_mem=plan.shared)
     return C
+
+
+def _maps(steps, a_buf, b_buf):
+    """tc/06's tensor maps of the packed operands (A' in 128 x 64 boxes, B' in 64 x 64), made once per buffer."""
+    key = (data_address(a_buf), data_address(b_buf))
+    if key not in steps.maps:
+        from .runtime import tma
+        precision = steps.precision
+        steps.maps.clear()
+        steps.maps[key] = (tma.tensor_map(a_buf, precision, 128, 64), tma.tensor_map(b_buf, precision, 64, 64))
+    return steps.maps[key]
+
+
+def _send(step, args):
+    kernel, grid, block, shared, send = step
+    if send is not None:
+        send(args)
+    else:
+        kernel(grid, block, args, shared_mem=shared)
+
+
+def _tc_run(plan, alpha, beta, placed):
+    """GEMM 6's launches: for each product of the batch, op(B)^T and op(A)^T packed, W = A' B' on the tensor
+    cores, C = alpha W + beta C (the epilogue alone when alpha or k is 0: W is not read)."""
+    s = plan.steps
+    (am, ao), (bm, bo), (cm, co) = placed
+    lda, ldb, ldc, m, n, k = plan.fixed
+    batch, sa, sb, sc = plan.batch
+    rows, cols, depth = s.dims
+    raw = workspaces.tc_buffers(*s.sizes)
+    bits = numpy.float32 if s.item == 4 else numpy.uint16
+    a_buf = raw[0][:s.sizes[0]].view(bits).reshape(rows, depth)
+    b_buf = raw[1][:s.sizes[1]].view(bits).reshape(depth, cols)
+    w_buf = raw[2][:s.sizes[2]].view(numpy.float32).reshape(rows, cols)
+    gpu = hw.on_gpu
+    a_at, b_at, w_at = (data_address(x) for x in (a_buf, b_buf, w_buf)) if gpu else (a_buf, b_buf, w_buf)
+    if not gpu:                       # the emulator checks each array's type against its parameter's: the bits
+        am, bm = am.view(bits), bm.view(bits)
+        cm = cm.view(numpy.float32 if s.out_item == 4 else numpy.uint16)
+    product = alpha != 0.0 and k != 0
+    if product and plan.send is None and plan.key == "tc/06_wgmma_tma":
+        main_args = (*_maps(s, a_buf, b_buf), w_buf, rows, cols, depth)
+    else:
+        main_args = (a_at, b_at, w_at, rows, cols, depth)
+    item = s.item
+    for i in range(batch):
+        if product:
+            bi, bio = _item(bm, bo, i, sb, item)
+            ai, aio = _item(am, ao, i, sa, item)
+            _send(s.pack_a, (bi, bio, ldb, n, k, a_at, rows, depth))
+            _send(s.pack_b, (ai, aio, lda, k, m, b_at, depth, cols))
+            if plan.send is not None:
+                plan.send(main_args)
+            else:
+                plan.kernel(plan.grid, plan.block, main_args, shared_mem=plan.shared)
+        ci, cio = _item(cm, co, i, sc, s.out_item)
+        _send(s.epilogue, (w_at, cols, ci, cio, ldc, m, n, alpha if product else 0.0, beta))

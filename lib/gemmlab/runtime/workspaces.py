@@ -1,4 +1,4 @@
-"""Device memory that kernels keep between calls: DOT 7's and GEMV 4's workspaces, tc/07's split operands and
+"""Device memory that kernels keep between calls: DOT 7's, GEMV 4's and GEMM 6's workspaces, tc/07's split operands and
 their tensor maps. Made once per device (or problem size) on the backend in use, and reused."""
 from __future__ import annotations
 
@@ -57,6 +57,21 @@ def result_buffer():
 
 
 _counted_work = {}
+_tc_work = {}
+
+
+def tc_buffers(*sizes):
+    """GEMM 6's buffers on the device and stream in use, one per size in bytes (the packed operands and the FP32
+    product), each a uint8 array of at least that many bytes, 256-byte aligned; grown when a larger one is asked
+    for, and otherwise reused by every call."""
+
+    key = _device_key()
+    have = _tc_work.get(key)
+    if have is None or len(have) != len(sizes) or any(b.size < s for b, s in zip(have, sizes)):
+        old = have if have is not None and len(have) == len(sizes) else [None] * len(sizes)
+        have = _tc_work[key] = [b if b is not None and b.size >= s else hw.xp.empty(max(s, 256), dtype="uint8")
+                                for b, s in zip(old, sizes)]
+    return have
 
 
 def _counted(kind: str, counters: int, floats: int):

@@ -137,8 +137,9 @@ def _blas():
                              help="the call costs and the shape grid of gl.blas against cuBLAS"),
                           _o("--budget", type=float, default=480.0,
                              help="with --shapes: seconds the grid may take (points past it are listed as left)"),
-                          _o("--only", nargs="+", choices=("dot", "gemv", "gemm"), default=None,
-                             help="with --shapes: these routines' points only")))
+                          _o("--only", nargs="+", choices=("dot", "gemv", "gemm", "precisions"), default=None,
+                             help="with --shapes: these routines' points only (precisions: gl.blas.gemm on the "
+                                  "tensor cores, FP16, BF16, TF32, 3xTF32, and batched); the record keeps the rest")))
 
 
 def _profile():

@@ -48,6 +48,31 @@ GEMV_GRID = {
     "wide": [(64, 100000), (32, 1000000), (256, 200000), (1024, 16384)],
 }
 DOT_SIZES = [1 << 16, 1 << 20, 1 << 22, 1 << 24, 1 << 26]
+# gl.blas.gemm in the tensor cores' modes (GEMM 6), each against cuBLAS in the same mode: (mode, C's type, (m, n, k,
+# transposes), batch). 3xTF32 is timed against cuBLAS's FP32 SGEMM, whose accuracy it matches (cuBLAS has no 3xTF32).
+PRECISION_GRID = [
+    ("fp16", "fp32", (2048, 2048, 2048, "NN"), 1), ("fp16", "fp32", (4096, 4096, 4096, "NN"), 1),
+    ("fp16", "fp32", (8192, 8192, 8192, "NN"), 1), ("fp16", "fp16", (4096, 4096, 4096, "NN"), 1),
+    ("fp16", "fp32", (4096, 4096, 4096, "TN"), 1), ("fp16", "fp32", (4097, 4097, 4097, "NN"), 1),
+    ("fp16", "fp32", (1000, 1000, 1000, "NN"), 1), ("fp16", "fp32", (64, 4096, 4096, "NN"), 1),
+    ("bf16", "fp32", (4096, 4096, 4096, "NN"), 1), ("bf16", "bf16", (4096, 4096, 4096, "NN"), 1),
+    ("bf16", "fp32", (2500, 1700, 900, "NT"), 1),
+    ("tf32", "fp32", (2048, 2048, 2048, "NN"), 1), ("tf32", "fp32", (4096, 4096, 4096, "NN"), 1),
+    ("tf32", "fp32", (4097, 4097, 4097, "TT"), 1),
+    ("3xtf32", "fp32", (2048, 2048, 2048, "NN"), 1), ("3xtf32", "fp32", (4096, 4096, 4096, "NN"), 1),
+    ("fp32", "fp32", (256, 256, 256, "NN"), 64), ("fp32", "fp32", (64, 64, 64, "NN"), 256),
+    ("fp16", "fp32", (512, 512, 512, "NN"), 32), ("bf16", "bf16", (128, 128, 128, "TN"), 128),
+    ("tf32", "fp32", (256, 256, 256, "NN"), 64), ("3xtf32", "fp32", (256, 256, 256, "NN"), 16),
+]
+# (C's type, cuBLAS's compute type) per mode: cudaDataType / cublasComputeType_t values (library_types.h)
+_CUDA_TYPES = {"fp32": ops.CUDA_R_32F, "tf32": ops.CUDA_R_32F, "3xtf32": ops.CUDA_R_32F, "fp16": ops.CUDA_R_16F,
+               "bf16": ops.CUDA_R_16BF}
+_COMPUTE = {"fp32": ops.CUBLAS_COMPUTE_32F, "tf32": ops.CUBLAS_COMPUTE_32F_FAST_TF32,
+            "3xtf32": ops.CUBLAS_COMPUTE_32F, "fp16": ops.CUBLAS_COMPUTE_32F, "bf16": ops.CUBLAS_COMPUTE_32F}
+# the error gl.blas.gemm's docstring allows, relative to sum_k |alpha a b| (the largest element's), per mode and
+# C's type, at these k: 2^-23 k plus the inputs' rounding (TF32) plus C's (a 16-bit C)
+_ROUNDING = {"fp32": 0.0, "tf32": 2.0 ** -10, "3xtf32": 2.0 ** -21, "fp16": 0.0, "bf16": 0.0}
+_OUT_ROUNDING = {"fp32": 0.0, "fp16": 2.0 ** -11, "bf16": 2.0 ** -8}
 CALL_SIZES = {"dot": [1 << 10, 1 << 20, 1 << 24], "gemv": [512, 2048, 4096], "gemm": [256, 1024, 4096]}
 
 TILES = {"128x256": blas.GEMM_LARGE, "128x128": blas.GEMM_MIDDLE, "64x64": blas.GEMM_SMALL}
@@ -199,6 +224,95 @@ def call_costs() -> list:
     return rows
 
 
+def _matrices(mode, out, m, n, k, form, batch, rng):
+    """A, B and C of one precision point as gl.blas takes them: column-major (a batch of them: 3-D, matrix
+    first), the inputs in the mode's type (BF16 as its bits), C in ``out``'s."""
+    import cupy
+    kind = {"tf32": "fp32", "3xtf32": "fp32"}.get(mode, mode)
+
+    def make(rows, cols, what):
+        shape = (cols, rows) if batch == 1 else (batch, cols, rows)
+        values = cupy.asarray(rng.standard_normal(shape, dtype=numpy.float32))
+        if what == "bf16":
+            values = cupy.asarray(ops.to_bf16_bits(cupy.asnumpy(values)))
+        elif what == "fp16":
+            values = values.astype(numpy.float16)
+        return values.swapaxes(-1, -2)
+    A = make(m, k, kind) if form[0] == "N" else make(k, m, kind)
+    B = make(k, n, kind) if form[1] == "N" else make(n, k, kind)
+    return A, B, make(m, n, out)
+
+
+def _values(a, kind):
+    """float64 values on the device of an array of ``kind``'s storage (BF16 bits decoded)."""
+    import cupy
+    if kind == "bf16" and a.dtype == numpy.uint16:
+        return (a.astype(numpy.uint32) << 16).view(numpy.float32).astype(numpy.float64)
+    return a.astype(numpy.float64)
+
+
+def _cublas_call(mode, out, A, B, C, form, batch):
+    """cuBLAS in the same mode as gl.blas's call: cublasGemmEx (cublasGemmStridedBatchedEx for a batch) with the
+    same types, leading dimensions and transposes, alpha = 1 and beta = 0 (host pointers)."""
+    import cupy
+    cublas = __import__("cupy_backends.cuda.libs.cublas", fromlist=["gemmEx"])
+    handle = cupy.cuda.device.get_cublas_handle()
+    m, n = C.shape[-2:]
+    k = A.shape[-1] if form[0] == "N" else A.shape[-2]
+    one, zero = numpy.ones(1, numpy.float32), numpy.zeros(1, numpy.float32)
+    in_type, out_type, compute = _CUDA_TYPES[mode], _CUDA_TYPES[out], _COMPUTE[mode]
+    ta, tb = (int(f == "T") for f in form)
+    ld = lambda x: x.strides[-1] // x.itemsize                  # noqa: E731
+    stride = lambda x: x.strides[0] // x.itemsize if batch > 1 else 0     # noqa: E731
+    assert cublas.getPointerMode(handle) == cublas.CUBLAS_POINTER_MODE_HOST
+
+    def go():
+        if batch == 1:
+            cublas.gemmEx(handle, ta, tb, m, n, k, one.ctypes.data, A.data.ptr, in_type, ld(A), B.data.ptr, in_type,
+                          ld(B), zero.ctypes.data, C.data.ptr, out_type, ld(C), compute, ops.CUBLAS_GEMM_DEFAULT)
+        else:
+            cublas.gemmStridedBatchedEx(handle, ta, tb, m, n, k, one.ctypes.data, A.data.ptr, in_type, ld(A),
+                                        stride(A), B.data.ptr, in_type, ld(B), stride(B), zero.ctypes.data, C.data.ptr,
+                                        out_type, ld(C), stride(C), batch, compute, ops.CUBLAS_GEMM_DEFAULT)
+    return go
+
+
+def precision_point(mode, out, shape, batch, reps):
+    """One point of PRECISION_GRID: gl.blas's call checked against float64 (its error against the docstring's
+    bound), then timed round-robin with cuBLAS in the same mode, and both calls' host time."""
+    from .. import timing
+    m, n, k, form = shape
+    rng = numpy.random.default_rng(13)
+    A, B, C = _matrices(mode, out, m, n, k, form, batch, rng)
+    kind = {"tf32": "fp32", "3xtf32": "fp32"}.get(mode, mode)
+    kw = {"compute": mode if mode in blas.COMPUTES else None, "input_type": "bfloat16" if mode == "bf16" else None}
+    call = (lambda: blas.gemm_strided_batched("N" if form[0] == "N" else "T", form[1], 1.0, A, B, 0.0, C, **kw)) \
+        if batch > 1 else (lambda: blas.gemm(form[0], form[1], 1.0, A, B, 0.0, C, **kw))
+    call()
+    a, b = _values(A, kind), _values(B, kind)
+    a, b = (a if form[0] == "N" else a.swapaxes(-1, -2)), (b if form[1] == "N" else b.swapaxes(-1, -2))
+    want, size = a @ b, abs(a) @ abs(b)
+    err = float((abs(_values(C, out) - want) / size.max(axis=(-2, -1), keepdims=True)).max())
+    bound = 2.0 ** -23 * k + _ROUNDING[mode] + _OUT_ROUNDING[out]
+    del a, b, want, size
+    lib = _cublas_call(mode, out, A, B, C, form, batch)
+    problem = ops.Gemm(m=m, n=n, k=k * batch, layout="col")            # (for the FLOP count: 2 m n k per product)
+    t = timing.bench({"gl.blas": call, "cuBLAS": lib}, problem, library=False, reps=reps,
+                     label=f"blas precisions {mode} {out} {shape} x{batch}", seed=3)
+    rows = {r.name: r for r in t.rows}
+    plan = blas.plan_of("gemm_strided_batched" if batch > 1 else "gemm", form[0], form[1], 1.0, A, B, 0.0, C, **kw)
+    entry = {"routine": "gemm_ex", "class": mode, "shape": list(shape), "batch": batch, "out": out,
+             "kernel": plan.key, "winner": None, "winner_label": plan.key,
+             "ratio": rows["cuBLAS"].median_ms / rows["gl.blas"].median_ms, "cublas_ms": rows["cuBLAS"].median_ms,
+             "winner_ms": rows["gl.blas"].median_ms, "tflops": rows["gl.blas"].gflops / 1e3,
+             "cublas_tflops": rows["cuBLAS"].gflops / 1e3, "error": err, "bound": bound, "within": err <= bound,
+             "cublas": ("cublasGemmStridedBatchedEx" if batch > 1 else "cublasGemmEx") +
+                       (" FP32 (it has no 3xTF32)" if mode == "3xtf32" else ""),
+             "gemmlab_us": _host_time(call, calls=20), "cupy_us": _host_time(lib, calls=20)}
+    blas.clear_plans()
+    return entry
+
+
 def _grid_points():
     for family, shapes in GEMM_GRID.items():
         for m, n, k in shapes:
@@ -210,6 +324,8 @@ def _grid_points():
                 yield "gemv", family, (m, n, t)
     for n in DOT_SIZES:
         yield "dot", "n >= 2^20" if n >= 1 << 20 else "small", (n,)
+    for mode, out, shape, batch in PRECISION_GRID:
+        yield "precisions", mode, (mode, out, shape, batch)
 
 
 def run(budget: float = 480.0, reps: int = 10, progress: bool = True, only=None) -> dict:
@@ -217,7 +333,7 @@ def run(budget: float = 480.0, reps: int = 10, progress: bool = True, only=None)
     from tqdm.auto import tqdm
     from .. import timing
     started = time.monotonic()
-    calls = call_costs()
+    calls = call_costs() if only is None or set(only) - {"precisions"} else []
     points = [p for p in _grid_points() if only is None or p[0] in only]
     grid, left = [], []
     sms = blas._sms()
@@ -227,6 +343,9 @@ def run(budget: float = 480.0, reps: int = 10, progress: bool = True, only=None)
             left.append({"routine": routine, "class": family, "shape": list(shape)})
             continue
         bar.set_postfix_str(f"{routine} {shape}")
+        if routine == "precisions":
+            grid.append(precision_point(*shape, reps))
+            continue
         if routine == "gemm":
             m, n, k, form = shape
             problem = ops.Gemm(m=m, n=n, k=k, transa=form[0], transb=form[1], layout="col")
@@ -256,7 +375,7 @@ def run(budget: float = 480.0, reps: int = 10, progress: bool = True, only=None)
                      "winner_ms": rows["gl.blas.dot"].median_ms, "error": abs(got - want) / scale}
         grid.append({"routine": routine, "class": family, "shape": list(shape), **entry})
     return {"calls": calls, "grid": grid, "left": left, "budget_s": budget, "reps": reps,
-            "seconds": time.monotonic() - started, **summarize(grid)}
+            "seconds": time.monotonic() - started, "only": only, **summarize(grid)}
 
 
 TARGET = 0.9
@@ -270,7 +389,7 @@ def in_scope(point: dict) -> bool:
         return point["cublas_ms"] > GEMV_FLOOR_MS
     if point["routine"] == "dot":
         return point["shape"][0] >= 1 << 20
-    return True
+    return point["routine"] == "gemm"         # (the tensor cores' modes are measured against cuBLAS, without a target)
 
 
 def summarize(grid: list) -> dict:
@@ -297,9 +416,28 @@ def summarize(grid: list) -> dict:
 
 
 def save(result: dict):
+    """Write the record; a run of some routines (``--only``) replaces those routines' points and call costs in the
+    GPU's record and keeps the rest."""
     from .. import record
-    data = {**result, "command": "python -m gemmlab blas --shapes --record"}
-    return record.save(blas.SHAPES_RECORD + record.gpu_slug(), data)
+    name = blas.SHAPES_RECORD + record.gpu_slug()
+    only = result.get("only")
+    data = dict(result)
+    if only:
+        try:
+            old = record.load(name)
+        except FileNotFoundError:
+            old = None
+        if old is not None:
+            routines = {"precisions": {"gemm_ex", "precisions"}}
+            mine = set().union(*(routines.get(o, {o}) for o in only))
+            data["grid"] = [g for g in old["grid"] if g["routine"] not in mine] + result["grid"]
+            data["calls"] = result["calls"] or old.get("calls", [])
+            data["left"] = [p for p in old.get("left", []) if p["routine"] not in mine] + result["left"]
+            data.update(summarize(data["grid"]))
+            data["kept_from"] = {"environment": old.get("environment"), "command": old.get("command"),
+                                 "routines": sorted({g["routine"] for g in old["grid"]} - mine)}
+    data["command"] = "python -m gemmlab blas --shapes --record" + (f" --only {' '.join(only)}" if only else "")
+    return record.save(name, data)
 
 
 def show(result: dict) -> None:
@@ -309,10 +447,22 @@ def show(result: dict) -> None:
               f"  {r['ratio']:5.2f}x")
     print("ratio to cuBLAS, as gl.blas calls it (winner; the rule's pick)")
     for g in result["grid"]:
+        if g["routine"] == "gemm_ex":
+            continue
         rule = f"{g['rule_ratio']:6.1%}" if g.get("rule_ratio") is not None else "   n/a"
         print(f"  {g['routine']:<5} {g['class']:<10} {str(tuple(g['shape'])):<28} {g['ratio']:6.1%}  rule {rule}"
               f"  {g['winner_label']}")
+    ex = [g for g in result["grid"] if g["routine"] == "gemm_ex"]
+    if ex:
+        print("gl.blas.gemm on the tensor cores against cuBLAS in the same mode (ratio; TFLOP/s; error / bound; "
+              "host us per call, gl.blas / cuBLAS)")
+    for g in ex:
+        print(f"  {g['class']:<6} -> {g['out']:<4} {str(tuple(g['shape'])):<26} x{g['batch']:<4} {g['ratio']:6.1%}"
+              f" {g['tflops']:7.1f} / {g['cublas_tflops']:7.1f}  {g['error']:.1e} / {g['bound']:.1e}"
+              f"  {g['gemmlab_us']:6.1f} / {g['cupy_us']:6.1f}  {g['kernel']}")
     for name, c in result["classes"].items():
+        if name.startswith("gemm_ex"):
+            continue
         if c["worst"] is None:
             print(f"  {name:<18} no point counts towards the target (cuBLAS's call is launch-bound there)")
             continue
