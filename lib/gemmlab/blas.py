@@ -4,9 +4,12 @@
     gl.blas.dot(x, y, out=r)                            -> r, a 1-element device array, the GPU not waited for
     gl.blas.gemv(trans, alpha, A, x, beta, y)           -> y, updated in place
     gl.blas.gemm(transa, transb, alpha, A, B, beta, C)  -> C, updated in place
+    gl.blas.gemm(..., compute="tf32" | "3xtf32")        -> float32 on the tensor cores
+    gl.blas.gemm(...) of float16 or BF16 A and B        -> FP32 sums, C float32 or the inputs' type
+    gl.blas.gemm_strided_batched(transa, transb, alpha, A, B, beta, C)   -> C[i] for each matrix i of 3-D views
 
 Arrays are passed as scipy.linalg.blas or CuPy users pass them (device arrays on a GPU, NumPy arrays
-on the emulator), FP32 only (these are the *s* routines):
+on the emulator), FP32 (the *s* routines; GEMM also on the tensor cores, below):
 - a matrix is column-major: a Fortran-ordered array, or a Fortran-ordered view of a larger one, whose
   leading dimension (the distance between columns) may exceed its number of rows;
 - a vector may be any 1-D view, with a negative step too; its increment is the step in elements, and
@@ -28,6 +31,12 @@ over K where C has too few tiles). Each configuration is the one the GPU's recor
 for the nearest recorded shape (``results/blas-shapes-<gpu>.json``, made by ``python -m gemmlab blas --shapes
 --record``); on a GPU with none, rules from its profile (its SM count) choose (``_dot_params``, ``_gemv_params``,
 ``_gemm_params``). ``gl.blas.plan_of(...)`` says which was chosen, and why.
+
+GEMM on the tensor cores (GEMM 6, kernels/blas/gemm/06_tensor_cores.cu): float16 inputs, BF16 ones (their bits as
+uint16 with ``input_type='bfloat16'``: CuPy has no bfloat16), or float32 ones with ``compute='tf32'`` or
+``'3xtf32'``, behind the same contract; the operands are packed into the layout Part V's kernels read (tc/06 on
+sm_90, tc/05 on sm_80 and later, tc/03 on the emulator, tc/04 for 3xTF32) and an epilogue applies alpha, beta,
+C's leading dimension and type. Below compute capability 8.0 these modes are refused by name.
 """
 from __future__ import annotations
 
@@ -795,10 +804,17 @@ def _tc_plan(name, mode, out, m, n, k, ta, tb, choice=None) -> Plan:
         problem = ops.Gemm(m=rows, n=cols, k=depth)
     else:
         problem = ops.TcGemm(m=rows, n=cols, k=depth, precision=mode)
-    full = v.resolve(**params)
-    reason = (v.refuse(problem, full) if v.refuse is not None else None) or v.does_not_fit(problem, full)
+    # the kernel's defaults, or where a GPU's shared memory is too small for them (TF32 stages on an sm_86 or
+    # sm_89: 99 KiB), fewer stages and smaller tiles
+    tries = [params] if choice is not None else [params, {"STAGES": 2}, {"STAGES": 2, "BM": 64, "WM": 32}]
+    for p in tries:
+        full = v.resolve(**p) if set(p) <= set(v.params) else None
+        reason = full is None or (v.refuse(problem, full) if v.refuse is not None else None) \
+            or v.does_not_fit(problem, full)
+        if not reason:
+            break
     if reason:
-        raise hw.UnsupportedGPU(f"{key}: {reason}")
+        raise hw.UnsupportedGPU(f"{key}: {reason if isinstance(reason, str) else 'no configuration fits this GPU'}")
     plan = Plan()
     plan.routine, plan.key, plan.params, plan.problem, plan.why = name, key, full, problem, why
     plan.kernel = v.kernel(problem, **full)

@@ -6,6 +6,9 @@ Two measurements, in one run on the GPU in use, written to ``results/blas-shapes
   operation and shape (a loop of calls between two clock readings, the GPU left to run behind; the median of
   five loops), at three sizes of each routine; DOT both ways, returning a float (which waits for the GPU) and
   into a device array;
+- **the precisions**: ``gl.blas.gemm`` on the tensor cores (FP16, BF16, TF32, 3xTF32) and batched, each point
+  checked against float64 (its error beside the bound the docstring states) and timed against cuBLAS in the same
+  mode (cublasGemmEx, cublasGemmStridedBatchedEx), with both calls' host time;
 - **the shape grid**: at every point of the grid, every candidate configuration of the routine's kernel (GEMM 5's
   tiles and SPLITK; GEMV 4's and GEMV 5's slices and lanes) is checked against float64 and then timed as
   ``gl.blas`` calls it, round-robin with cuBLAS (CUDA events around the whole call, L2 flushed, medians). The
@@ -245,7 +248,6 @@ def _matrices(mode, out, m, n, k, form, batch, rng):
 
 def _values(a, kind):
     """float64 values on the device of an array of ``kind``'s storage (BF16 bits decoded)."""
-    import cupy
     if kind == "bf16" and a.dtype == numpy.uint16:
         return (a.astype(numpy.uint32) << 16).view(numpy.float32).astype(numpy.float64)
     return a.astype(numpy.float64)
