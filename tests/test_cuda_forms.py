@@ -5,6 +5,8 @@ expected values) against the hardware; on the emulator the same expectations che
 """
 from __future__ import annotations
 
+import os
+
 import numpy
 import pytest
 
@@ -15,6 +17,9 @@ xp = gl.xp
 rng_forms = numpy.random.default_rng(11)
 needs_memcheck = pytest.mark.skipif(gl.backend != "emulator" or not _emulator._memcheck_flags(_emulator._compiler()),
                                     reason="the emulator's memory check (g++ on x86-64 Linux)")
+# GEMMLAB_EMULATOR_INTERLEAVE=1 builds every kernel as volatile code is built (ThreadSanitizer's instrumentation,
+# which leaves the thread's stack out of the memory check)
+interleaved = os.environ.get("GEMMLAB_EMULATOR_INTERLEAVE", "0").strip() == "1"
 
 
 def _run(code, name, grid, block, *args, **kw):
@@ -869,9 +874,275 @@ def test_overloaded_kernels_chosen_by_name_expression():
 def test_volatile_code_needs_a_compiler_that_can_run_it_in_lockstep(monkeypatch):
     """Where the compiler cannot tell volatile accesses apart, a warp-synchronous kernel is refused by name,
     never run one thread at a time (a wrong answer)."""
-    if gl.backend != "emulator":
+    if gl.backend != "emulator" or interleaved:
         pytest.skip("the emulator's refusal")
     monkeypatch.setattr(_emulator.build, "_accepts", lambda cxx, flags: False)
     code = '__global__ void k(volatile float* y) { y[threadIdx.x] += y[threadIdx.x + 1]; }  // lockstep probe 2'
     with pytest.raises(gl.BackendError, match="volatile memory .*lockstep.*g\\+\\+ 11"):
         gl.load(code=code).get("k")
+
+
+# ---------------------------------------------------------------------------------------------
+# Forms from third-party sources: CUDA's samples and training code as their authors write them
+# ---------------------------------------------------------------------------------------------
+
+SAMPLE_FORMS = r'''
+#include "assert.h"
+#include "math.h"
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+#include <cooperative_groups/scan.h>
+namespace cg = cooperative_groups;
+
+// dynamic shared memory as CUDA's samples declare it: aligned to the type, in several instantiations
+template <typename T>
+__global__ void reversed_twice(const T* in, T* out)
+{
+    extern __shared__ __align__(sizeof(T)) unsigned char my_smem[];
+    T* s = reinterpret_cast<T*>(my_smem);
+    s[threadIdx.x] = in[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = s[blockDim.x - 1 - threadIdx.x] * (T)2;
+}
+
+template <class T> struct SharedMemory {
+    __device__ inline operator T*() { extern __shared__ int __smem[]; return (T*)__smem; }
+};
+template <class T>
+__global__ void reversed(const T* in, T* out)
+{
+    T* s = SharedMemory<T>();
+    s[threadIdx.x] = in[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = s[blockDim.x - 1 - threadIdx.x];
+}
+
+struct Triple { float x, y, z; };
+struct Pair { double a, b; };
+__global__ void wide_shuffles(const float* in, float* out)
+{
+    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
+    const float f = in[threadIdx.x];
+    assert(f == f);
+    const Triple t = warp.shfl_down(Triple{f, 2 * f, 3 * f}, 1);
+    const Pair p = warp.shfl_xor(Pair{f, -f}, 3);
+    float* o = out + 5 * threadIdx.x;
+    o[0] = t.x; o[1] = t.y; o[2] = t.z; o[3] = (float)p.a; o[4] = (float)sqrt(p.b * p.b);
+}
+
+__global__ void large_tiles(const int* in, int* out)
+{
+    __shared__ cg::block_tile_memory<256> scratch;
+    cg::thread_block block = cg::this_thread_block(scratch);
+    cg::thread_block_tile<128> tile = cg::tiled_partition<128>(block);
+    __shared__ int s[256];
+    s[block.thread_rank()] = in[block.thread_rank()];
+    tile.sync();
+    if (tile.thread_rank() == 0) {
+        int sum = 0;
+        for (int i = 0; i < 128; ++i) sum += s[tile.meta_group_rank() * 128 + i];
+        out[tile.meta_group_rank()] = sum;
+    }
+}
+
+__global__ void partitions(const int* in, int* out)
+{
+    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
+    const int v = in[threadIdx.x];
+    cg::coalesced_group parity = cg::binary_partition(warp, v & 1);
+    out[threadIdx.x] = cg::reduce(parity, v, cg::plus<int>()) * 100 + (int)parity.size();
+    cg::coalesced_group third = cg::labeled_partition(warp, v % 3);
+    out[32 + threadIdx.x] = cg::reduce(third, v, cg::plus<int>()) * 100 + (int)third.thread_rank();
+    cg::thread_block_tile<16, cg::thread_block> half = cg::tiled_partition<16>(cg::this_thread_block());
+    out[64 + threadIdx.x] = cg::reduce(half, v, cg::plus<int>());
+    out[96 + threadIdx.x] = cg::inclusive_scan(half, v) * 1000 + cg::exclusive_scan(warp, v);
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def samples():
+    return gl.load(code=SAMPLE_FORMS)
+
+
+@pytest.mark.parametrize("ctype, dtype", [("float", numpy.float32), ("double", numpy.float64), ("int", numpy.int32)])
+def test_dynamic_shared_memory_aligned_to_the_type_in_several_instantiations(samples, ctype, dtype):
+    x = xp.asarray(numpy.arange(64).astype(dtype))
+    y = xp.zeros(64, dtype=dtype)
+    samples.get(f"reversed_twice<{ctype}>")(1, 64, (x, y), shared_mem=64 * 8)
+    assert (gl.to_host(y) == 2 * numpy.arange(64)[::-1]).all()
+    samples.get(f"reversed<{ctype}>")(1, 64, (x, y), shared_mem=64 * 8)
+    assert (gl.to_host(y) == numpy.arange(64)[::-1]).all()
+
+
+def test_tiles_shuffle_values_wider_than_eight_bytes(samples):
+    y = xp.zeros(160, dtype=numpy.float32)
+    samples.get("wide_shuffles")(1, 32, (xp.asarray(numpy.arange(32, dtype=numpy.float32)), y))
+    got, lane = gl.to_host(y).reshape(32, 5), numpy.arange(32)
+    down, xor = numpy.where(lane + 1 < 32, lane + 1, lane), lane ^ 3
+    assert (got[:, 0] == down).all() and (got[:, 1] == 2 * down).all() and (got[:, 2] == 3 * down).all()
+    assert (got[:, 3] == xor).all() and (got[:, 4] == xor).all()
+
+
+def test_tiles_of_more_than_a_warp_from_a_block_tile_memory(samples):
+    y = xp.zeros(2, dtype=numpy.int32)
+    samples.get("large_tiles")(1, 256, (xp.asarray(numpy.arange(256, dtype=numpy.int32)), y))
+    assert list(gl.to_host(y)) == [sum(range(128)), sum(range(128, 256))]
+
+
+def test_binary_and_labeled_partitions_and_tile_scans(samples):
+    v = numpy.array([7, 2, 9, 4, 4, 1, 0, 3] * 4, dtype=numpy.int32) + numpy.arange(32, dtype=numpy.int32) // 8
+    y = xp.zeros(128, dtype=numpy.int32)
+    samples.get("partitions")(1, 32, (xp.asarray(v), y))
+    got = gl.to_host(y)
+    parity = [sum(u for u in v if u % 2 == w % 2) * 100 + sum(1 for u in v if u % 2 == w % 2) for w in v]
+    third = [sum(u for u in v if u % 3 == w % 3) * 100 + sum(1 for u in v[:i] if u % 3 == w % 3)
+             for i, w in enumerate(v)]
+    half = [v[i // 16 * 16:i // 16 * 16 + 16].sum() for i in range(32)]
+    scans = [v[i // 16 * 16:i + 1].sum() * 1000 + v[:i].sum() for i in range(32)]
+    assert list(got[:32]) == parity and list(got[32:64]) == third
+    assert list(got[64:96]) == half
+    assert list(got[97:]) == scans[1:] and got[96] // 1000 == v[0]       # (rank 0's exclusive scan: no value)
+
+
+def test_extern_declarations_defined_later_in_the_source():
+    code = r'''
+extern __device__ float scale_of(float x);
+__global__ void use(float* out) { out[threadIdx.x] = scale_of((float)threadIdx.x); }
+__device__ float scale_of(float x) { return 2.0f * x; }
+'''
+    y = xp.zeros(32, dtype=numpy.float32)
+    _run(code, "use", 1, 32, y)
+    assert (gl.to_host(y) == 2 * numpy.arange(32)).all()
+
+
+def test_extern_device_variables_are_linked_within_the_source_and_undefined_ones_are_named():
+    if gl.backend != "emulator":
+        pytest.skip("the emulator's linking (nvcc needs -rdc=true for extern device variables)")
+    code = r'''
+extern __device__ int counter;
+extern __constant__ float coeffs[4];
+__global__ void count(float* out) { atomicAdd(&counter, 1); out[threadIdx.x] = coeffs[threadIdx.x % 4]; }
+__global__ void read(int* out) { *out = counter; }
+__device__ int counter = 0;
+__constant__ float coeffs[4] = {1, 2, 3, 4};
+'''
+    m = gl.load(code=code)
+    y, c = xp.zeros(32, dtype=numpy.float32), xp.zeros(1, dtype=numpy.int32)
+    m.get("count")(1, 32, (y,))
+    m.get("read")(1, 1, (c,))
+    assert (gl.to_host(y) == numpy.tile([1, 2, 3, 4], 8)).all() and int(gl.to_host(c)[0]) == 32
+    missing = "extern __device__ float helper(float x);\n__global__ void k(float* o) { o[0] = helper(1.0f); }\n"
+    with pytest.raises(gl.CompileError, match=r"<code>:1: error: helper\(float\) is declared but defined nowhere in "
+                                              r"this source: .*relocatable device code \(nvcc -rdc=true"):
+        _run(missing, "k", 1, 1, xp.zeros(1, dtype=numpy.float32))
+
+
+@needs_memcheck
+@pytest.mark.skipif(interleaved, reason="the interleaved build checks no local arrays")
+@pytest.mark.parametrize("index, side", [(4, "4 bytes past its end"), (-1, "4 bytes before its start")])
+def test_an_access_outside_a_local_array_names_the_array_the_thread_and_the_line(index, side):
+    code = r'''
+__device__ float pick(const float* a, int i) { return a[i]; }
+__global__ void local_arrays(const int* where, float* out)
+{
+    float a[4];
+    int kept = 7;
+    for (int i = 0; i < 4; ++i) a[i] = i + threadIdx.x;
+    a[where[threadIdx.x]] = 1.0f;
+    out[threadIdx.x] = pick(a, where[threadIdx.x] > 2 ? 1 : 0) + kept;
+}
+'''
+    where = numpy.tile(numpy.arange(4, dtype=numpy.int32), 8)
+    y = xp.zeros(32, dtype=numpy.float32)
+    _run(code, "local_arrays", 1, 32, xp.asarray(where), y)             # in bounds: no error
+    where[13] = index
+    with pytest.raises(gl.EmulatorError, match=r"thread \(13,0,0\) at <code>:8: writes 4 bytes at byte offset "
+                                               rf"-?\d+ of the thread's local array 'a' \(16 bytes, declared at line "
+                                               rf"5\): {side}"):
+        _run(code, "local_arrays", 1, 32, xp.asarray(where), y)
+
+
+def test_a_shuffle_from_a_lane_outside_the_mask_reads_what_the_h200_reads():
+    """Lanes 0-7 sum their values with __shfl_down_sync(0xff, v, 16 .. 1): the first two steps read lanes outside
+    the mask, which have not run the branch (undefined in CUDA; the H200 reads 0 there, so lane 0 ends with 8,
+    not the 32 that taking its own value would give)."""
+    code = r'''
+__global__ void partial_sum(int* out)
+{
+    const int lane = threadIdx.x & 31;
+    if (lane < 8) {
+        int v = 1;
+        for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffu, v, offset);
+        out[lane] = v;
+    }
+}
+'''
+    y = xp.zeros(8, dtype=numpy.int32)
+    _run(code, "partial_sum", 1, 32, y)
+    assert int(gl.to_host(y)[0]) == 8
+
+
+def test_a_converged_warp_reads_what_its_lanes_just_stored_to_global_memory():
+    """Each lane stores, then reads its neighbour's element with no __syncwarp between: a converged warp makes
+    each store in all its lanes before any lane's next load, so every lane reads the neighbour's new value
+    (the emulator makes a warp's loads in lockstep once it has stored)."""
+    code = r'''
+__global__ void neighbours(float* buf, float* out)
+{
+    const int i = threadIdx.x;
+    buf[i] = i * 2.0f;
+    out[i] = buf[(i + 1) % 32 + (i & ~31)];
+}
+'''
+    buf, out = xp.zeros(96, dtype=numpy.float32), xp.zeros(96, dtype=numpy.float32)
+    _run(code, "neighbours", 1, 96, buf, out)
+    i = numpy.arange(96)
+    assert (gl.to_host(out) == 2 * ((i + 1) % 32 + (i & ~31))).all()
+
+
+ROUNDS = r'''
+// each round thread 0 publishes a scale; every warp reads it right after the barrier and works through two loops;
+// thread 0 publishes the next round's scale after its loops, with no barrier before: a race, which practically
+// never fires on a GPU (the other warps read the scale long before warp 0 is through its loops)
+__global__ void rounds(const float* x, float* out, int n, int rounds)
+{
+    __shared__ float scale[1];
+    if (threadIdx.x == 0) scale[0] = 1.0f;
+    float acc = 0.0f;
+    for (int r = 0; r < rounds; ++r) {
+        __syncthreads();
+        const float s = scale[0];
+        for (int i = 0; i < n; ++i) acc += s * x[i];
+        for (int i = 0; i < n; ++i) acc -= 0.5f * s * x[i];
+        if (threadIdx.x == 0) scale[0] = s * 2.0f;
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+'''
+
+
+def test_warps_interleaved_give_the_gpus_answer_to_a_race_that_rarely_fires_and_racecheck_still_reports_it(
+        monkeypatch):
+    """By default the emulator runs warp 0 to its next barrier before warp 1 starts, so warp 1 reads the next
+    round's scale; with GEMMLAB_EMULATOR_INTERLEAVE=1 the warps take turns access by access, as they run side by
+    side on a GPU, and every thread gets the GPU's 224. Racecheck reports the race either way."""
+    if gl.backend != "emulator":
+        pytest.skip("the emulator's schedule")
+    x, want = numpy.ones(64, dtype=numpy.float32), 32.0 * (1 + 2 + 4)
+    monkeypatch.setenv("GEMMLAB_EMULATOR_INTERLEAVE", "1")
+    out = xp.zeros(128, dtype=numpy.float32)
+    gl.load(code=ROUNDS).get("rounds")(1, 128, (xp.asarray(x), out, numpy.int32(64), numpy.int32(3)))
+    assert (gl.to_host(out) == want).all()
+    monkeypatch.setenv("GEMMLAB_EMULATOR_INTERLEAVE", "0")
+    kernel = gl.load(code=ROUNDS).get("rounds")
+    report = gl.racecheck(kernel, 1, 128, (x, numpy.zeros(128, dtype=numpy.float32), numpy.int32(64), numpy.int32(3)))
+    assert any(h.array == "scale" and h.kind == "write-after-read" for h in report.hazards), report
+
+
+def test_the_interleave_setting_is_checked(monkeypatch):
+    if gl.backend != "emulator":
+        pytest.skip("an emulator setting")
+    monkeypatch.setenv("GEMMLAB_EMULATOR_INTERLEAVE", "yes")
+    with pytest.raises(ValueError, match=r"GEMMLAB_EMULATOR_INTERLEAVE='yes' must be 0 \(the default\) or 1"):
+        gl.load(code="__global__ void k(int* y) { y[0] = 1; }\n").get("k")

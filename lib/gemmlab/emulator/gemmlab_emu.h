@@ -67,7 +67,7 @@
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __shared__ static
-#define __constant__ static
+#define __constant__      // (a file-scope variable: it may be declared extern first and defined later)
 #define __managed__
 // (a __device__ variable is rewritten to this by the loader: one section, copied back after each launch)
 #define GL_DEVICE_VARIABLE __attribute__((section("gl_device_vars"), used))
@@ -162,7 +162,7 @@ struct Status {
     unsigned long long pc;          // where it happened: an offset into the kernel's shared library
     unsigned long long access_size; // bytes of the faulting access (memcheck)
     int access_write;               // 1 for a store (memcheck)
-    int in_shared;                  // 1 when the address is shared memory (the message names the array)
+    int in_shared;                  // 1 when the address is shared or local memory (the message names the array)
     unsigned long long stack_size;  // bytes of stack a thread has (stack overflow)
     unsigned long long stack_used;  // bytes in use at the fault (stack overflow)
     char message[4096];
@@ -183,6 +183,7 @@ struct Status {
 // bytes from `data` on belonging to arguments. Everything else in the mapping is out of bounds.
 struct Region {
     unsigned long long data, bytes, touchable;
+    unsigned long long tracked;      // 1: memory the kernel may write (global_access checks its accesses)
 };
 
 // The mapping gl_emu_shared_alloc makes for `bytes`: [guard page][body: the data, 16-byte aligned, ending
@@ -214,6 +215,12 @@ struct Grid {
     unsigned long long switches = 0;
     unsigned long long epoch = 1;            // barrier generations of the launch (racecheck)
     unsigned long long warp_epoch[32] = {};  // __syncwarp (and other warp operation) generations per warp
+    // global memory in lockstep (the memory check): when each warp last stored to an argument, as (barrier
+    // generation, warp generation); a load after it in the same generations waits for the warp's lanes
+    unsigned long long stored_epoch[32] = {}, stored_warp_epoch[32] = {};
+    const struct Region* regions = nullptr;  // the launch's array arguments
+    unsigned region_count = 0;
+    bool in_atomic = false;                  // (GL_EMU_INTERLEAVE) inside an atomic: its accesses take no turn
 };
 
 inline Grid g;
@@ -358,7 +365,7 @@ GL_NOSAN inline int describe_threads(char* out, size_t room, State state, const 
         used += describe_threads(msg + used, sizeof msg - used, f.state, f.file, f.line, true);
         used += std::snprintf(msg + used, sizeof msg - used, " wait at %s (%s:%d)",
                               f.state == AT_BARRIER ? "__syncthreads()" : f.state == AT_GROUP ? "a group's sync()"
-                              : f.state == AT_WAIT ? "a cuda::barrier" : f.state == AT_STEP ? "a volatile access"
+                              : f.state == AT_WAIT ? "a cuda::barrier" : f.state == AT_STEP ? "a lockstep access"
                               : WARP_OP_NAMES[f.op], f.file, f.line);
     }
     if (g.live < g.n && used < (int)sizeof msg - 300) {
@@ -562,7 +569,15 @@ GL_NOSAN inline unsigned long long resolve_lane(const Fiber& f, unsigned lane_ba
         default: break;
     }
     (void)lane_base;
-    if (src >= lanes || !((f.mask >> src) & 1u) || warp[src].state != AT_WARP_OP) src = lane;  // undefined on a GPU
+    if (src < lanes && !((f.mask >> src) & 1u)) {
+        // a lane outside the mask (undefined in CUDA): one that is at this same shuffle now takes part, as the
+        // lanes of a converged warp do whatever the mask says; an inactive lane's register reads as 0 (the H200's
+        // answer in tests/test_cuda_forms.py's case)
+        const Fiber& s = warp[src];
+        const bool here = s.state == AT_WARP_OP && s.op == f.op && s.line == f.line && std::strcmp(s.file, f.file) == 0;
+        return here ? s.value : 0;
+    }
+    if (src >= lanes || warp[src].state != AT_WARP_OP) src = lane;          // past the block's last thread
     return warp[src].value;
 }
 
@@ -670,18 +685,27 @@ GL_NOSAN __attribute__((noinline)) inline unsigned long long warp_op(int op, uns
     return g.fibers[g.cur].result;
 }
 
-// A lane's stop before a volatile access (see resolve_step).
-GL_NOSAN __attribute__((noinline)) inline void step()
+// A lane's stop before a volatile access, or a load of global memory after its warp stored there (see
+// resolve_step).
+GL_NOSAN __attribute__((noinline)) inline void step(const char* what = "(a volatile access)")
 {
     Fiber& me = g.fibers[g.cur];
     me.state = AT_STEP;
-    me.file = "(a volatile access)";
+    me.file = what;
     me.line = 0;
     ++pending_steps;
     const unsigned base = me.linear & ~31u;
     resolve_coalesce(base);
     const unsigned released = resolve_step(base);
     if (!released) { run_next(); return; }
+#if defined(GL_EMU_INTERLEAVE)
+    // warps take turns, one access each (GEMMLAB_EMULATOR_INTERLEAVE=1): the next warp's first runnable lane goes
+    // on, as the warps of a block run side by side on a GPU rather than one to its next barrier
+    for (unsigned k = 32; k < g.n + 32; ++k) {
+        const unsigned i = (base + k) % g.n;
+        if ((i & ~31u) != base && g.fibers[i].state == RUNNABLE) { switch_to(i); return; }
+    }
+#endif
     const unsigned lowest = base + (unsigned)__builtin_ctz(released);
     if (lowest != g.cur) switch_to(lowest);
 }
@@ -744,6 +768,15 @@ GL_NOSAN inline void unpoison(uintptr_t lo, size_t n)
 // Racecheck: shared memory is marked so that every access to it reaches race_access() (which checks
 // its exact bounds itself); see the racecheck section below.
 constexpr signed char TRACKED = -3;
+constexpr signed char GLOBAL = -4;        // an array argument: every access is checked by global_access()
+GL_NOSAN inline void track_global(uintptr_t lo, size_t n)
+{
+#if defined(GL_EMU_MEMCHECK)
+    std::memset(shadow_of(lo), GLOBAL, (n + 7) >> 3);
+#else
+    (void)lo; (void)n;
+#endif
+}
 GL_NOSAN inline void unpoison_shared(uintptr_t lo, size_t n)
 {
 #if defined(GL_EMU_RACECHECK)
@@ -824,6 +857,50 @@ GL_NOSAN inline unsigned long long code_offset(const void* pc)
     return 0;
 }
 
+// A local array's bounds (the memory check): with its stack instrumented (asan-stack), each function's frame
+// starts with a magic word and the address of a description, "count offset size length name:line ...", of its
+// arrays; the frame of an address on a thread's stack is the nearest one below it.
+GL_NOSAN inline bool local_array(uintptr_t a, size_t n, const char* what, char* out, size_t size)
+{
+    if (!g.fibers || g.cur >= g.n) return false;
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(g.fibers[g.cur].stack), hi = lo + g.stack_size;
+    if (a < lo || a >= hi) return false;
+    for (uintptr_t p = a & ~uintptr_t(7); p >= lo + 8 && p + 24 <= hi; p -= 8) {
+        if (*reinterpret_cast<const unsigned long long*>(p) != 0x41B58AB3ull) continue;
+        const char* desc = *reinterpret_cast<const char* const*>(p + 8);
+        Dl_info info;
+        if (!desc || !dladdr(desc, &info)) continue;                      // a value that only looks like one
+        char* end = nullptr;
+        long count = std::strtol(desc, &end, 10);
+        const char* best = nullptr;
+        long best_off = 0, best_size = 0, best_len = 0;
+        unsigned long long best_distance = ~0ull;
+        for (long i = 0; i < count && end && *end; ++i) {
+            const long off = std::strtol(end, &end, 10), bytes = std::strtol(end, &end, 10);
+            const long len = std::strtol(end, &end, 10);
+            while (*end == ' ') ++end;
+            const char* name = end;
+            for (long k = 0; k < len && *end; ++k) ++end;
+            const uintptr_t vlo = p + off, vhi = vlo + bytes;
+            const unsigned long long d = a < vlo ? vlo - a : (a >= vhi ? a - vhi : 0);
+            if (d < best_distance) { best = name; best_off = off; best_size = bytes; best_len = len; best_distance = d; }
+        }
+        if (!best) return false;
+        int name_len = 0;                                              // the name without its ":line"
+        while (name_len < best_len && best[name_len] != ':') ++name_len;
+        const char* line = name_len < best_len ? best + name_len + 1 : "";
+        const int line_len = name_len < best_len ? (int)(best_len - name_len - 1) : 0;
+        const long long at = (long long)a - (long long)(p + best_off);
+        char side[64];
+        if (at < 0) std::snprintf(side, sizeof side, "%lld bytes before its start", -at);
+        else std::snprintf(side, sizeof side, "%lld bytes past its end", at + (long long)n - best_size);
+        std::snprintf(out, size, "%s %zu bytes at byte offset %lld of the thread's local array '%.*s' (%ld bytes%s%.*s): %s",
+                      what, n, at, name_len, best, best_size, line_len ? ", declared at line " : "", line_len, line, side);
+        return true;
+    }
+    return false;
+}
+
 [[noreturn]] GL_NOSAN inline void out_of_bounds(uintptr_t a, size_t n, bool write, const void* pc)
 {
     g.failed = true;
@@ -837,7 +914,9 @@ GL_NOSAN inline unsigned long long code_offset(const void* pc)
         const char* what = write ? "writes" : "reads";
         const uintptr_t dyn = reinterpret_cast<uintptr_t>(dynamic_shared);
         const uintptr_t arena = reinterpret_cast<uintptr_t>(shared_arena);
-        if (a >= dyn && a < dyn + DYNAMIC_SHARED_BYTES) {
+        if (local_array(a, n, what, st->message, sizeof st->message)) {
+            st->in_shared = 1;
+        } else if (a >= dyn && a < dyn + DYNAMIC_SHARED_BYTES) {
             st->in_shared = 1;
             std::snprintf(st->message, sizeof st->message, "%s %zu bytes of dynamic shared memory at byte offset "
                           "%llu, but the launch gave shared_mem = %llu bytes (extern __shared__ arrays hold "
@@ -975,11 +1054,38 @@ GL_NOSAN inline bool race_access(uintptr_t a, size_t n, bool write, const void* 
 
 // What every failed check of the instrumentation comes to: a recorded shared access (racecheck), or
 // an out-of-bounds access, which stops the launch.
+// Global memory in lockstep: a converged warp makes each memory instruction in all its lanes before the next,
+// so its stores are done before its loads, and code that reads what other lanes of its warp just wrote, with
+// no __syncwarp between, reads it on a GPU. Here each lane runs on to its next warp operation instead, which
+// is cheap and gives the same answer everywhere but there. So the memory check marks the array arguments
+// (GLOBAL: every access to them comes here, where their exact bounds are checked), and a warp that has stored
+// to one since its last barrier or warp operation makes its loads in lockstep (step): every lane one access
+// before any lane the next, as the volatile accesses of warp-synchronous code are made.
+GL_NOSAN inline bool global_access(uintptr_t a, size_t n, bool write)
+{
+    bool inside = false;
+    for (unsigned i = 0; i < g.region_count && !inside; ++i)
+        inside = a >= g.regions[i].data && a + n <= g.regions[i].data + g.regions[i].touchable;
+    if (!inside) return false;
+    if (!g.fibers || g.cur >= g.n) return true;
+    const unsigned w = (g.fibers[g.cur].linear >> 5) & 31;
+    if (write) {
+        g.stored_epoch[w] = g.epoch;
+        g.stored_warp_epoch[w] = g.warp_epoch[w];
+    } else if (g.stored_epoch[w] == g.epoch && g.stored_warp_epoch[w] == g.warp_epoch[w]) {
+#if !defined(GL_EMU_INTERLEAVE)           // (interleaved, every access has taken its turn already)
+        step("(a load of global memory after its warp's stores)");
+#endif
+    }
+    return true;
+}
+
 GL_NOSAN inline void checked_access(uintptr_t a, size_t n, bool write, const void* ret)
 {
 #if defined(GL_EMU_RACECHECK)
     if (*shadow_of(a) == TRACKED && race_access(a, n, write, ret)) return;
 #endif
+    if (*shadow_of(a) == GLOBAL && global_access(a, n, write)) return;
     out_of_bounds(a, n, write, ret);
 }
 
@@ -1035,8 +1141,11 @@ GL_NOSAN inline void mark_bounds(const Region* regions, unsigned count, unsigned
         const uintptr_t start = r.data - m.offset;
         ensure_shadow(start, start + m.total);
         poison(start, start + m.total);
-        unpoison(r.data, r.touchable);
+        if (r.tracked) track_global(r.data, r.touchable);
+        else unpoison(r.data, r.touchable);
     }
+    g.regions = regions;
+    g.region_count = count;
     const uintptr_t dyn = reinterpret_cast<uintptr_t>(dynamic_shared);
     ensure_shadow(dyn, dyn + DYNAMIC_SHARED_BYTES);
     poison(dyn, dyn + DYNAMIC_SHARED_BYTES);
@@ -1143,6 +1252,18 @@ extern "C" GL_NOSAN void __asan_handle_no_return() {}
 // the usual build do. No sanitizer runtime is linked: these are the whole of it.
 #if defined(GL_EMU_LOCKSTEP)
 namespace gl_emu {
+#if defined(GL_EMU_INTERLEAVE)
+// An access to the kernel's memory (shared memory, the array arguments; never the emulator's own state) takes a
+// turn: a step in lockstep with its warp, after which the next warp goes on (see step()).
+GL_NOSAN inline void interleave_turn(uintptr_t a)
+{
+    const uintptr_t dyn = reinterpret_cast<uintptr_t>(dynamic_shared), arena = reinterpret_cast<uintptr_t>(shared_arena);
+    bool kernels = (a >= dyn && a < dyn + DYNAMIC_SHARED_BYTES) || (a >= arena && a < arena + SHARED_ARENA_BYTES);
+    for (unsigned i = 0; i < g.region_count && !kernels; ++i)
+        kernels = a >= g.regions[i].data && a < g.regions[i].data + g.regions[i].bytes;
+    if (kernels) step("(a memory access: warps interleaved)");
+}
+#endif
 GL_NOSAN inline void shadow_check(uintptr_t a, size_t n, bool write, const void* ret)
 {
 #if defined(GL_EMU_MEMCHECK)
@@ -1158,7 +1279,11 @@ GL_NOSAN inline void shadow_check(uintptr_t a, size_t n, bool write, const void*
 }
 GL_NOSAN inline void plain_access(uintptr_t a, size_t n, bool write, const void* ret)
 {
-    if (in_child && g.fibers) shadow_check(a, n, write, ret);
+    if (!in_child || !g.fibers) return;
+#if defined(GL_EMU_INTERLEAVE)
+    if (!g.in_atomic) interleave_turn(a);
+#endif
+    shadow_check(a, n, write, ret);
 }
 GL_NOSAN inline void volatile_access(uintptr_t a, size_t n, bool write, const void* ret)
 {
@@ -1248,6 +1373,24 @@ inline T shfl(int op, unsigned mask, T v, const char* file, int line, int arg, i
 {
     return from_bits<T>(warp_op(op, mask, bits(v), arg, width, file, line));
 }
+// Cooperative groups shuffle any trivially copyable value (CUDA's templates move it in 4- or 8-byte pieces): here
+// one warp operation per 8 bytes, every lane's pieces in the same order.
+template <class T>
+inline T shfl_any(int op, unsigned mask, T v, const char* file, int line, int arg, int width = 32)
+{
+    static_assert(std::is_trivially_copyable<T>::value, "a shuffled value must be trivially copyable");
+    if constexpr (sizeof(T) <= 8) {
+        return shfl(op, mask, v, file, line, arg, width);
+    } else {
+        constexpr size_t pieces = (sizeof(T) + 7) / 8;
+        unsigned long long in[pieces] = {}, out[pieces];
+        std::memcpy(in, &v, sizeof(T));
+        for (size_t i = 0; i < pieces; ++i) out[i] = warp_op(op, mask, in[i], arg, width, file, line);
+        T r = v;
+        std::memcpy(&r, out, sizeof(T));
+        return r;
+    }
+}
 inline int barrier_and(unsigned long long r) { return (unsigned)r == (unsigned)(r >> 32); }
 
 // __match_*_sync compare 32- or 64-bit values (int, unsigned, long long, unsigned long long, float, double)
@@ -1298,7 +1441,21 @@ GL_NOSAN inline void atomic_target(const void* p, const char* op)
     }
 }
 }  // namespace gl_emu
-#define GL_AT(OP) ::gl_emu::atomic_target(p, OP)
+namespace gl_emu {
+// An atomic is one indivisible access: with warps interleaved it takes its turn once, before it reads, and its
+// read and write then make none (AtomicTurn).
+struct AtomicTurn {
+    GL_NOSAN AtomicTurn(const void* p, const char* op)
+    {
+        atomic_target(p, op);
+#if defined(GL_EMU_INTERLEAVE)
+        if (in_child && g.fibers) { interleave_turn(reinterpret_cast<uintptr_t>(p)); g.in_atomic = true; }
+#endif
+    }
+    GL_NOSAN ~AtomicTurn() { g.in_atomic = false; }
+};
+}  // namespace gl_emu
+#define GL_AT(OP) ::gl_emu::AtomicTurn gl_atomic_turn(p, OP)
 template <class T> inline T atomicAdd(T* p, typename gl_same<T>::type v) { GL_AT("atomicAdd"); T old = *p; *p = old + v; return old; }
 template <class T> inline T atomicSub(T* p, typename gl_same<T>::type v) { GL_AT("atomicSub"); T old = *p; *p = old - v; return old; }
 template <class T> inline T atomicExch(T* p, typename gl_same<T>::type v) { GL_AT("atomicExch"); T old = *p; *p = v; return old; }

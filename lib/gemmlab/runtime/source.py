@@ -1,11 +1,17 @@
 """The C++ source parser both backends share: comments, includes, kernel signatures, name expressions,
-and compiler messages shown with the source around them. Text in, Python values out: no compiler, no GPU."""
+and compiler messages shown with the source around them. Text in, Python values out: no GPU, and the compiler
+only asked once where its system headers are (a quoted include found nowhere else is one of them)."""
 from __future__ import annotations
 
+import functools
+import os
 import re
+import shutil
+import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .. import processes
 from ..paths import EMULATOR, KERNELS
 
 class CompileError(RuntimeError):
@@ -59,6 +65,7 @@ class Param:
     name: str
     ctype: str          # the base type, qualifiers removed: "float", "int", "T"
     pointer: bool
+    const: bool = False  # a pointer to const: "const float* x", "float const* x" (the kernel only reads it)
 
 
 @dataclass(frozen=True)
@@ -86,10 +93,11 @@ class Signature:
 def _parse_param(text: str) -> Param:
     text = re.sub(r"\s*=\s*[^,]*$", "", text)         # default arguments are not launchable anyway
     pointer = "*" in text or "&" in text
+    const = pointer and re.search(r"\bconst\b", re.split(r"[*&]", text)[0]) is not None
     tokens = [t for t in re.split(r"[\s*&]+", text) if t and t not in _QUALIFIERS]
     if len(tokens) < 2:
-        return Param(name=tokens[0] if tokens else "?", ctype="?", pointer=pointer)
-    return Param(name=tokens[-1], ctype=" ".join(tokens[:-1]), pointer=pointer)
+        return Param(name=tokens[0] if tokens else "?", ctype="?", pointer=pointer, const=const)
+    return Param(name=tokens[-1], ctype=" ".join(tokens[:-1]), pointer=pointer, const=const)
 
 
 _TYPE_WORDS = {"int", "float", "double", "char", "short", "long", "unsigned", "signed", "bool", "size_t", "void"}
@@ -166,6 +174,49 @@ def parse_overloads(source: str) -> list:
     return [replace(sig, overloaded=names.count(sig.name) > 1) for sig in found]
 
 
+def _matching(text: str, at: int, open_: str, close: str) -> int:
+    """The index just past the bracket that closes the one at ``at`` (len(text) when none does)."""
+    depth = 0
+    for i in range(at, len(text)):
+        if text[i] == open_:
+            depth += 1
+        elif text[i] == close:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return len(text)
+
+
+_WRITE_AFTER = re.compile(r"\s*(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\+\+|--|\.|->)")
+
+
+def only_read(source: str, sig: Signature) -> list:
+    """Per parameter of the kernel ``sig``: True for a pointer that its body only ever indexes to read
+    (``p[...]`` not assigned to, incremented, decremented, a member of it taken or its address taken) and uses in
+    no other way (passed on, copied, offset: then it may be written through). False otherwise, and for values."""
+    clean = strip_comments(source)
+    body = None
+    for m in _KERNEL.finditer(clean):
+        if m.group("name") == sig.name.split("::")[-1] and clean.count("\n", 0, m.start("name")) + 1 == sig.line:
+            start = clean.find("{", m.end())
+            if start >= 0 and not clean[m.end():start].strip().endswith(";"):
+                body = clean[start:_matching(clean, start, "{", "}")]
+            break
+    out = []
+    for p in sig.params:
+        ok = p.pointer and body is not None
+        if ok:
+            for use in re.finditer(r"(?<![\w.>])" + re.escape(p.name) + r"\b", body):
+                after = use.end() + len(body[use.end():]) - len(body[use.end():].lstrip())
+                before = body[:use.start()].rstrip()
+                if (after >= len(body) or body[after] != "[" or before.endswith(("&", "++", "--"))
+                        or _WRITE_AFTER.match(body, _matching(body, after, "[", "]"))):
+                    ok = False
+                    break
+        out.append(ok)
+    return out
+
+
 _CAST = re.compile(r"\(\s*void\s*\(\s*\*\s*\)\s*\((?P<params>.*)\)\s*\)\s*(?P<name>(?:::)?[A-Za-z_][\w:]*)", re.S)
 
 
@@ -194,8 +245,9 @@ def find_includes(source: str, origin: Path | None, seen: dict | None = None, se
         candidates = here + [KERNELS / name] + [Path(d) / name for d in search]
         path = next((c.resolve() for c in candidates if c.is_file()), None)
         if path is None:
-            if m.group("angled") or (_STAND_INS / name).is_file():
-                continue                      # a system header (CUDA's own, such as "cuda_fp16.h", too)
+            if m.group("angled") or (_STAND_INS / name).is_file() or _system_header(name):
+                continue                      # a system header (CUDA's own, such as "cuda_fp16.h", too; a quoted
+                                              # one found nowhere else: nvcc and g++ look on the system path)
             line = source.count("\n", 0, m.start()) + 1
             where = f"{origin}:{line}" if origin else f"line {line} of the given code"
             raise CompileError(f"{where}: #include \"{name}\" not found (looked in "
@@ -204,6 +256,33 @@ def find_includes(source: str, origin: Path | None, seen: dict | None = None, se
             seen[path] = path.read_text()
             find_includes(seen[path], path, seen, search)
     return seen
+
+
+@functools.lru_cache(maxsize=None)
+def _system_include_dirs() -> tuple:
+    """The host C++ compiler's system include folders (``c++ -E -v``), where nvcc and g++ look for a quoted
+    header that is not beside the source: ``#include "assert.h"`` finds the C library's."""
+    cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
+    dirs = []
+    if cxx:
+        try:
+            log = processes.run([cxx, "-xc++", "-E", "-v", "-"], input="", capture_output=True, text=True,
+                                timeout=30).stderr
+        except (OSError, subprocess.SubprocessError):
+            log = ""
+        inside = False
+        for line in log.splitlines():
+            if line.startswith("#include <...> search starts here"):
+                inside = True
+            elif line.startswith("End of search list"):
+                break
+            elif inside and line.strip():
+                dirs.append(line.strip().split(" (")[0])
+    return tuple(dirs) or ("/usr/include",)
+
+
+def _system_header(name: str) -> bool:
+    return any((Path(d) / name).is_file() for d in _system_include_dirs())
 
 
 def include_dirs(options) -> tuple:

@@ -1,10 +1,12 @@
 // Emulator version of <cooperative_groups.h>: the common subset, with the GPU's semantics.
 //
-// thread_block (this_thread_block), thread_block_tile<N> (tiled_partition<N>, N a power of two up to the
-// block; the warp operations for N <= 32), thread_group (tiled_partition(parent, n)), coalesced_group
-// (coalesced_threads), grid_group (this_grid: ranks and sizes; its sync() needs a cooperative launch,
-// which the emulator does not run), sync(g), and cg::reduce with plus/less/greater/bit_and/bit_or/bit_xor.
-// Tiles are consecutive threads in the block's linear order (x fastest), as on the GPU.
+// thread_block (this_thread_block, also from a block_tile_memory), thread_block_tile<N> and <N, Parent>
+// (tiled_partition<N>, N a power of two up to the block; the warp operations for N <= 32, shuffles of any
+// trivially copyable type), thread_group (tiled_partition(parent, n)), coalesced_group (coalesced_threads,
+// binary_partition, labeled_partition), grid_group (this_grid: ranks and sizes; its sync() needs a cooperative
+// launch, which the emulator does not run), sync(g), cg::reduce with plus/less/greater/bit_and/bit_or/bit_xor,
+// and cg::inclusive_scan / exclusive_scan. Tiles are consecutive threads in the block's linear order (x
+// fastest), as on the GPU.
 #pragma once
 #include "gemmlab_emu.h"
 
@@ -45,6 +47,11 @@ public:
 };
 inline thread_block this_thread_block() { return thread_block(); }
 
+// The shared memory CUDA reserves for tiles of more than 32 threads on GPUs before sm_80 (the emulator's tiles
+// need none): declared __shared__ and passed to this_thread_block. (CUDA 11 took two parameters, CUDA 12 one.)
+template <unsigned... Sizes> struct block_tile_memory { unsigned char reserved[8]; };
+template <unsigned... Sizes> inline thread_block this_thread_block(block_tile_memory<Sizes...>&) { return thread_block(); }
+
 class grid_group {
 public:
     unsigned long long thread_rank() const
@@ -57,6 +64,11 @@ public:
     unsigned long long num_threads() const { return size(); }
     bool is_valid() const { return false; }    // only a cooperative launch makes a grid group valid
     static dim3 group_dim() { return gridDim; }
+    static dim3 dim_blocks() { return gridDim; }
+    static dim3 block_index() { return blockIdx; }
+    static unsigned long long block_rank()
+    { return blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z); }
+    static unsigned long long num_blocks() { return (unsigned long long)gridDim.x * gridDim.y * gridDim.z; }
     void sync() const
     {
         ::gl_emu::kernel_stopped("grid_group::sync() needs a cooperative launch (cudaLaunchCooperativeKernel), "
@@ -65,9 +77,11 @@ public:
 };
 inline grid_group this_grid() { return grid_group(); }
 
-// A tile of N threads. For N <= 32 the tile lies in one warp and has the warp operations.
+// A tile of N threads. For N <= 32 the tile lies in one warp and has the warp operations. thread_block_tile<N,
+// Parent> (what tiled_partition returns in CUDA) is the same tile, and converts to thread_block_tile<N>.
+template <unsigned N, class Parent = void> class thread_block_tile;
 template <unsigned N>
-class thread_block_tile : public thread_group {
+class thread_block_tile<N, void> : public thread_group {
     static_assert(N && (N & (N - 1)) == 0, "thread_block_tile<N>: N must be a power of two");
 public:
     thread_block_tile() : thread_group(gl_detail::block_rank() / N * N, N) {}
@@ -82,10 +96,16 @@ public:
         return N == 32 ? 0xffffffffu : ((1u << N) - 1u) << (gl_detail::lane() & ~(N - 1));
     }
     void sync() const { thread_group::sync(); }
-    template <class T> T shfl(T v, int src) const { return __shfl_sync(mask(), v, src, N); }
-    template <class T> T shfl_up(T v, unsigned d) const { return __shfl_up_sync(mask(), v, d, N); }
-    template <class T> T shfl_down(T v, unsigned d) const { return __shfl_down_sync(mask(), v, d, N); }
-    template <class T> T shfl_xor(T v, unsigned m) const { return __shfl_xor_sync(mask(), v, m, N); }
+    template <class T> T shfl(T v, int src) const
+    { return ::gl_emu::shfl_any(::gl_emu::OP_SHFL, mask(), v, __FILE__, __LINE__, src, N); }
+    template <class T> T shfl_up(T v, unsigned d) const
+    { return ::gl_emu::shfl_any(::gl_emu::OP_SHFL_UP, mask(), v, __FILE__, __LINE__, (int)d, N); }
+    template <class T> T shfl_down(T v, unsigned d) const
+    { return ::gl_emu::shfl_any(::gl_emu::OP_SHFL_DOWN, mask(), v, __FILE__, __LINE__, (int)d, N); }
+    template <class T> T shfl_xor(T v, unsigned m) const
+    { return ::gl_emu::shfl_any(::gl_emu::OP_SHFL_XOR, mask(), v, __FILE__, __LINE__, (int)m, N); }
+    template <class T> unsigned match_any(T v) const
+    { return N == 32 ? __match_any_sync(mask(), v) : __match_any_sync(mask(), v) >> (gl_detail::lane() & ~(N - 1)); }
     int any(int p) const { return __any_sync(mask(), p); }
     int all(int p) const { return __all_sync(mask(), p); }
     unsigned ballot(int p) const
@@ -93,7 +113,13 @@ public:
 };
 
 template <unsigned N, class Parent>
-inline thread_block_tile<N> tiled_partition(const Parent&) { return thread_block_tile<N>(); }
+class thread_block_tile : public thread_block_tile<N, void> {
+public:
+    thread_block_tile() = default;
+};
+
+template <unsigned N, class Parent>
+inline thread_block_tile<N, Parent> tiled_partition(const Parent&) { return thread_block_tile<N, Parent>(); }
 
 inline thread_group tiled_partition(const thread_group& parent, unsigned n)
 {
@@ -119,11 +145,20 @@ public:
         for (unsigned i = 0; i < rank && m; ++i) m &= m - 1;
         return m ? __builtin_ctz(m) : (int)gl_detail::lane();
     }
-    template <class T> T shfl(T v, unsigned src_rank) const { return __shfl_sync(mask_, v, lane_of(src_rank)); }
+    template <class T> T shfl(T v, unsigned src_rank) const
+    { return ::gl_emu::shfl_any(::gl_emu::OP_SHFL, mask_, v, __FILE__, __LINE__, lane_of(src_rank)); }
     template <class T> T shfl_down(T v, unsigned d) const
-    { unsigned r = thread_rank() + d; return __shfl_sync(mask_, v, r < size() ? lane_of(r) : gl_detail::lane()); }
+    {
+        unsigned r = thread_rank() + d;
+        return ::gl_emu::shfl_any(::gl_emu::OP_SHFL, mask_, v, __FILE__, __LINE__,
+                                  r < size() ? lane_of(r) : (int)gl_detail::lane());
+    }
     template <class T> T shfl_up(T v, unsigned d) const
-    { unsigned r = thread_rank(); return __shfl_sync(mask_, v, r >= d ? lane_of(r - d) : gl_detail::lane()); }
+    {
+        unsigned r = thread_rank();
+        return ::gl_emu::shfl_any(::gl_emu::OP_SHFL, mask_, v, __FILE__, __LINE__,
+                                  r >= d ? lane_of(r - d) : (int)gl_detail::lane());
+    }
     int any(int p) const { return __any_sync(mask_, p); }
     int all(int p) const { return __all_sync(mask_, p); }
     unsigned ballot(int p) const
@@ -138,6 +173,25 @@ inline coalesced_group coalesced_threads()
 {
     return coalesced_group((unsigned)::gl_emu::warp_op(::gl_emu::OP_COALESCE, 0xffffffffu, 0, 0, 32, __FILE__, __LINE__));
 }
+
+// The lanes of a warp-sized (or smaller) group split by a predicate or a label: each thread's part is those of
+// its group with its own predicate or label, as a coalesced group.
+inline coalesced_group binary_partition(const coalesced_group& parent, bool pred)
+{
+    const unsigned yes = __ballot_sync(parent.mask(), pred);
+    return coalesced_group(pred ? yes : parent.mask() & ~yes);
+}
+template <unsigned N, class P>
+inline coalesced_group binary_partition(const thread_block_tile<N, P>& parent, bool pred)
+{
+    const unsigned yes = __ballot_sync(parent.mask(), pred);
+    return coalesced_group(pred ? yes : parent.mask() & ~yes);
+}
+inline coalesced_group labeled_partition(const coalesced_group& parent, int label)
+{ return coalesced_group(__match_any_sync(parent.mask(), label)); }
+template <unsigned N, class P>
+inline coalesced_group labeled_partition(const thread_block_tile<N, P>& parent, int label)
+{ return coalesced_group(__match_any_sync(parent.mask(), label)); }
 
 template <class G> inline void sync(const G& g) { g.sync(); }
 template <class G> inline unsigned thread_rank(const G& g) { return g.thread_rank(); }
@@ -158,6 +212,46 @@ inline T reduce(const thread_block_tile<N>& g, T v, Op op)
     for (unsigned offset = N / 2; offset > 0; offset /= 2) v = op(v, g.shfl_xor(v, offset));
     return v;
 }
+// Scans over a tile's ranks (<cooperative_groups/scan.h>): Hillis-Steele steps of shfl_up.
+template <unsigned N, class T, class Op>
+inline T inclusive_scan(const thread_block_tile<N>& g, T v, Op op)
+{
+    for (unsigned d = 1; d < N; d *= 2) {
+        T other = g.shfl_up(v, d);
+        if (g.thread_rank() >= d) v = op(other, v);
+    }
+    return v;
+}
+template <unsigned N, class T>
+inline T inclusive_scan(const thread_block_tile<N>& g, T v) { return inclusive_scan(g, v, plus<T>()); }
+template <unsigned N, class T, class Op>
+inline T exclusive_scan(const thread_block_tile<N>& g, T v, Op op)
+{
+    T in = inclusive_scan(g, v, op), prev = g.shfl_up(in, 1);
+    return g.thread_rank() == 0 ? T() : prev;
+}
+template <unsigned N, class T>
+inline T exclusive_scan(const thread_block_tile<N>& g, T v) { return exclusive_scan(g, v, plus<T>()); }
+template <class T, class Op>
+inline T inclusive_scan(const coalesced_group& g, T v, Op op)
+{
+    for (unsigned d = 1; d < 32; d *= 2) {
+        T other = g.shfl_up(v, d);
+        if (g.thread_rank() >= d) v = op(other, v);
+    }
+    return v;
+}
+template <class T>
+inline T inclusive_scan(const coalesced_group& g, T v) { return inclusive_scan(g, v, plus<T>()); }
+template <class T, class Op>
+inline T exclusive_scan(const coalesced_group& g, T v, Op op)
+{
+    T in = inclusive_scan(g, v, op), prev = g.shfl_up(in, 1);
+    return g.thread_rank() == 0 ? T() : prev;
+}
+template <class T>
+inline T exclusive_scan(const coalesced_group& g, T v) { return exclusive_scan(g, v, plus<T>()); }
+
 template <class T, class Op>
 inline T reduce(const coalesced_group& g, T v, Op op)
 {

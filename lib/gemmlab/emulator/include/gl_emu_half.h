@@ -183,8 +183,8 @@ inline P __hmax2(P a, P b) { return P(__hmax(a.x, b.x), __hmax(a.y, b.y)); }    
 inline P __hmin2(P a, P b) { return P(__hmin(a.x, b.x), __hmin(a.y, b.y)); }                              \
 inline P h2sqrt(P a) { return P(hsqrt(a.x), hsqrt(a.y)); }                                                \
 inline P h2exp(P a) { return P(hexp(a.x), hexp(a.y)); }                                                   \
-inline T atomicAdd(T* p, T v) { T old = *p; *p = old + v; return old; }                                  \
-inline P atomicAdd(P* p, P v) { P old = *p; *p = old + v; return old; }
+inline T atomicAdd(T* p, T v) { ::gl_emu::AtomicTurn turn(p, "atomicAdd"); T old = *p; *p = old + v; return old; } \
+inline P atomicAdd(P* p, P v) { ::gl_emu::AtomicTurn turn(p, "atomicAdd"); P old = *p; *p = old + v; return old; }
 
 GL_EMU_16BIT(__half, __half2, __half_raw, float_to_half_bits, half_bits_to_float)
 GL_EMU_16BIT(__nv_bfloat16, __nv_bfloat162, __nv_bfloat16_raw, float_to_bf16_bits, bf16_bits_to_float)

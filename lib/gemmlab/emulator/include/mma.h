@@ -5,7 +5,8 @@
 // accumulators float or __half. On a GPU the elements of a fragment are spread over the warp's lanes in
 // an order CUDA leaves unspecified; here every lane holds the whole tile (num_elements is the tile's
 // size, x[] row by row), so element-wise code over x[0 .. num_elements) means the same. Loads read the
-// tile in every lane; a store is shared among the warp's lanes (each element written once); mma_sync
+// tile in every lane; a store is shared among the warp's lanes (each element written once); each load and store
+// waits for the warp's lanes, as the .sync instructions do (gl_wmma_sync); mma_sync
 // computes D = A B + C with exact products (an FP16, BF16 or TF32 product fits in FP32) added into an
 // FP32 accumulator as the H200's tensor cores add them (gl_tc_add below): G products at a time (16 for
 // FP16 and BF16, 4 for TF32) together with the accumulator, each term cut (toward zero) to 26 bits
@@ -73,9 +74,21 @@ inline void fill_fragment(fragment<Use, M, N, K, T, L>& f, const V& v)
     for (int i = 0; i < f.num_elements; ++i) f.x[i] = static_cast<typename fragment<Use, M, N, K, T, L>::element_type>(v);
 }
 
+// wmma's loads, stores and products are .sync: a lane waits until every lane of its warp executes the same one,
+// so what the warp's lanes stored before a load (staging a tile, with no barrier) is there when it loads, and a
+// store is whole before any lane reads it back. Here: a __syncwarp over the warp's lanes before each load and
+// after each store.
+inline void gl_wmma_sync()
+{
+    const unsigned me = ::gl_emu::g.fibers[::gl_emu::g.cur].linear, base = me & ~31u;
+    const unsigned lanes = ::gl_emu::g.n - base < 32 ? ::gl_emu::g.n - base : 32;
+    __syncwarp(lanes == 32 ? 0xffffffffu : (1u << lanes) - 1u);
+}
+
 template <class F, class P>
 inline void gl_load(F& f, const P* p, unsigned ldm, bool row)
 {
+    gl_wmma_sync();
     for (int r = 0; r < F::rows; ++r)
         for (int c = 0; c < F::cols; ++c)
             f.x[r * F::cols + c] = static_cast<typename F::element_type>(row ? p[(size_t)r * ldm + c] : p[(size_t)c * ldm + r]);
@@ -103,6 +116,7 @@ inline void store_matrix_sync(P* p, const fragment<accumulator, M, N, K, T>& f, 
         P& out = layout == mem_row_major ? p[(size_t)r * ldm + c] : p[(size_t)c * ldm + r];
         out = static_cast<P>(f.x[e]);
     }
+    gl_wmma_sync();
 }
 
 #ifdef __CUDA_AMPERE_MMA__

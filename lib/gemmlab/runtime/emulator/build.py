@@ -61,7 +61,7 @@ LINUX_FLAGS = ("-fstack-clash-protection", "-Wl,-z,defs", "-Wl,--wrap=exit")
 # The memory check: the compiler tests each load and store against a shadow map that the runtime
 # header keeps (gemmlab_emu.h); g++ on x86-64 Linux (the shadow's place in the address space is fixed).
 MEMCHECK_FLAGS = ("-DGL_EMU_MEMCHECK=1", "-fsanitize=kernel-address", "-fasan-shadow-offset=0x7fff8000",
-                  "--param", "asan-stack=0", "--param", "asan-globals=0",
+                  "--param", "asan-stack=1", "--param", "asan-globals=0",
                   "--param", "asan-instrumentation-with-call-threshold=1000000")
 
 # A kernel that uses volatile memory is built with ThreadSanitizer's instrumentation instead (g++), so that
@@ -151,6 +151,17 @@ def _sweep(cache: Path, age: float = 3600.0):
             pass
 
 
+def _interleave_setting() -> bool:
+    """GEMMLAB_EMULATOR_INTERLEAVE=1: every memory access outside a thread's stack is made in lockstep with its
+    warp and the warps take turns, one access each, between barriers (slower: for code whose answer depends on
+    warps running side by side, as a GPU runs them)."""
+    value = os.environ.get("GEMMLAB_EMULATOR_INTERLEAVE", "0").strip()
+    if value not in ("0", "1"):
+        raise ValueError(f"GEMMLAB_EMULATOR_INTERLEAVE={value!r} must be 0 (the default) or 1 (warps interleaved, "
+                         f"access by access)")
+    return value == "1"
+
+
 def _racecheck_setting() -> bool:
     """GEMMLAB_EMULATOR_RACECHECK=1: every emulated launch checks for shared-memory races (slower)."""
     value = os.environ.get("GEMMLAB_EMULATOR_RACECHECK", "0").strip()
@@ -161,9 +172,11 @@ def _racecheck_setting() -> bool:
 
 
 
+# (an alignment may be any constant expression: __align__(sizeof(T)), as CUDA's samples write it)
+_ALIGN = r"__align__\s*\((?:[^()]|\([^()]*\))*\)\s+"
 _EXTERN_SHARED = re.compile(
-    r"extern\s+__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s+)?(?P<type>[A-Za-z_][\w:<>, ]*?)\s+"
-    r"(?:__align__\s*\(\s*\d+\s*\)\s+)?(?P<name>[A-Za-z_]\w*)\s*\[\s*\]\s*;")
+    r"extern\s+__shared__\s+(?:" + _ALIGN + r")?(?P<type>[A-Za-z_][\w:<>, ]*?)\s+"
+    r"(?:" + _ALIGN + r")?(?P<name>[A-Za-z_]\w*)\s*\[\s*\]\s*;")
 
 
 # `__shared__ T name[N]...;` (one array, one line): becomes a reference into the runtime's shared arena,
@@ -186,7 +199,7 @@ _DEVICE_VARIABLE = re.compile(r"\b__device__(?=\s+(?:(?:static|volatile|unsigned
 
 def translate(source: str) -> str:
     """Rewrite what the compatibility header cannot express; every line keeps its number."""
-    source = _STATIC_QUALIFIED.sub(r"\1", source)        # __shared__ and __constant__ are statics already
+    source = _STATIC_QUALIFIED.sub(r"\1", source)        # __shared__ is static already; __constant__ is global
     source = _DEVICE_VARIABLE.sub("GL_DEVICE_VARIABLE", source)
     source = _EXTERN_SHARED.sub(
         lambda m: f"{m.group('type')}* const {m.group('name')} = "
@@ -323,13 +336,17 @@ def compile(module, expr: str, signature, racecheck: bool = False):
             raise BackendError("the emulator's racecheck rides on its memory check, which needs g++ on x86-64 "
                                "Linux (and GEMMLAB_EMULATOR_MEMCHECK not 0)")
         memcheck = (*memcheck, "-DGL_EMU_RACECHECK=1")
-    if any(_VOLATILE.search(text) for text in (module.source, *module.headers.values())):
+    interleave = _interleave_setting()
+    if interleave or any(_VOLATILE.search(text) for text in (module.source, *module.headers.values())):
         if "Free Software Foundation" not in _compiler_version(cxx) or not _accepts(cxx, LOCKSTEP_FLAGS):
-            raise BackendError(f"{expr} uses volatile memory (warp-synchronous code): the emulator runs such code "
-                               f"in lockstep warps, as a GPU does, only when it compiles with g++ 11 or later "
+            why = ("GEMMLAB_EMULATOR_INTERLEAVE=1 (warps interleaved access by access)" if interleave else
+                   "uses volatile memory (warp-synchronous code): the emulator runs such code in lockstep warps, "
+                   "as a GPU does,")
+            raise BackendError(f"{expr} {why} only when it compiles with g++ 11 or later "
                                f"(ThreadSanitizer's tsan-distinguish-volatile); {cxx} is not that: install it "
                                f"and set CXX=g++")
-        memcheck = (*(f for f in memcheck if f.startswith("-D")), *LOCKSTEP_FLAGS)
+        memcheck = (*(f for f in memcheck if f.startswith("-D")), *LOCKSTEP_FLAGS,
+                    *(("-DGL_EMU_INTERLEAVE=1",) if interleave else ()))
     link = LINUX_FLAGS if sys.platform.startswith("linux") else ()
     flags = FLAGS
     if "-DGL_EMU_RACECHECK=1" in memcheck:
@@ -532,7 +549,10 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
             raise module.compile_error(f"the C++ compiler {command[0]} could not be run: {exc}", expr) from None
         if proc.returncode != 0 or not out.is_file():
             log = _gcc_to_nvrtc(proc.stderr, origin, expr, kernel_line)
-            if not _DIAGNOSTIC.search(proc.stderr):
+            missing = _undefined(proc.stderr, module.source, origin)
+            if missing:
+                log = missing
+            elif not _DIAGNOSTIC.search(proc.stderr):
                 printed = (proc.stdout + proc.stderr).strip() or "(it printed nothing)"
                 log = (f"the C++ compiler {command[0]} failed with exit code {proc.returncode} while compiling "
                        f"{expr} for the CPU emulator; it printed:\n{printed}")
@@ -558,6 +578,30 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
 
 
 @functools.lru_cache(maxsize=None)
+def _undefined(log: str, source: str, origin: str) -> str | None:
+    """The linker's "undefined reference" errors as one error at the declaration of each symbol: a function or
+    variable declared (extern) in the source and defined nowhere in it. On a GPU its definition would come
+    from another translation unit, which CUDA links only as relocatable device code (nvcc -rdc=true and a
+    device link); a module here is one source."""
+    names = []
+    for m in re.finditer(r"undefined reference to [`'\u2018](?P<name>[^'`\u2019]+)['\u2019]", log):
+        if m.group("name") not in names:
+            names.append(m.group("name"))
+    if not names:
+        return None
+    clean = strip_comments(source)
+    out = []
+    for name in names:
+        bare = re.sub(r"\(.*$", "", name).split("::")[-1]
+        found = re.search(r"\b" + re.escape(bare) + r"\b", clean)
+        line = clean.count("\n", 0, found.start()) + 1 if found else 1
+        out.append(f"{origin}({line}): error: {name} is declared but defined nowhere in this source: on a GPU its "
+                   f"definition would come from another translation unit, which CUDA links only as relocatable "
+                   f"device code (nvcc -rdc=true and a device link). A module here is one source: put the "
+                   f"definition in it, or #include the file that has it")
+    return "\n".join(out)
+
+
 def _accepts(cxx: str, flags: tuple) -> bool:
     """Whether the compiler takes these flags (compiling a one-line unit, once per process)."""
     try:

@@ -51,7 +51,8 @@ def timeout_setting():
 
 
 class _Region(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_ulonglong), ("bytes", ctypes.c_ulonglong), ("touchable", ctypes.c_ulonglong)]
+    _fields_ = [("data", ctypes.c_ulonglong), ("bytes", ctypes.c_ulonglong), ("touchable", ctypes.c_ulonglong),
+                ("tracked", ctypes.c_ulonglong)]
 
 
 class EmulatedFunction(Explains):
@@ -73,6 +74,7 @@ class EmulatedFunction(Explains):
         self.library = library
         self.memcheck = memcheck
         self.param_names = None    # set by the loader: the kernel's parameter names, for messages
+        self.param_readonly = None  # and which are pointers to const (their memory is only read)
         self._locations = {}       # code offset -> 'file:line' (see _location)
         self.max_threads_per_block = max_threads or self.limits.max_threads_per_block
         self.body = ctypes.cast(getattr(lib, symbol), ctypes.c_void_p)
@@ -158,6 +160,10 @@ class EmulatedFunction(Explains):
                 # what may be touched: the arrays' bytes (an empty array: none)
                 touchable = max(args[i].__array_interface__["data"][0] - start + args[i].nbytes for i in members)
                 r.data, r.bytes, r.touchable = buf, size, touchable
+                # memory the kernel may write (an argument that is not a pointer to const): its warps' loads after
+                # their stores are made in lockstep (gemmlab_emu.h, global_access)
+                readonly = self.param_readonly
+                r.tracked = int(readonly is None or not all(i < len(readonly) and readonly[i] for i in members))
             arguments = len(regions)
             device_vars = self._device_vars_in(regions)
             ctypes.memset(status_addr, 0, status_size)

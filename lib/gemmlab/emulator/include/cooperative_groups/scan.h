@@ -1,0 +1,3 @@
+// Emulator version of <cooperative_groups/scan.h>: cg::inclusive_scan and exclusive_scan live with the rest.
+#pragma once
+#include "../cooperative_groups.h"
