@@ -220,3 +220,19 @@ def test_every_kernel_gemm_6_can_run_behind_the_contract(key, mode, ta, tb):
         finally:
             gl.blas.clear_plans()
         assert_close(decode(C, "fp32"), want, size, MODES[mode, "fp32"])
+
+
+@pytest.mark.parametrize("trans", [0, 1])
+def test_the_pack_kernel_loops_over_rows_past_its_grid(trans):
+    """GEMM 6's pack, launched with fewer row blocks than rows need (a grid's y is at most 65535 blocks of 32
+    rows): every row of the padded copy is written, zeros past the operand."""
+    rows_in, cols_in, rows, cols, ld = 70, 37, 96, 40, 75
+    src = RNG.standard_normal(ld * (cols_in if trans else rows_in)).astype(numpy.float32)
+    dst = xp.full(rows * cols, numpy.nan, dtype=numpy.float32)
+    kernel = gl.load("blas/gemm/06_tensor_cores.cu").get(f"gemm_pack<float, {trans}>")
+    kernel((2, 1), (32, 8), (xp.asarray(src), 3, ld, rows_in, cols_in, dst, rows, cols))
+    X = numpy.zeros((rows, cols))
+    for r in range(rows_in):
+        for c in range(cols_in):
+            X[r, c] = src[3 + (r + c * ld if trans else c + r * ld)]
+    assert (gl.to_host(dst).reshape(rows, cols) == X).all()

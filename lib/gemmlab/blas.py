@@ -825,8 +825,9 @@ def _tc_plan(name, mode, out, m, n, k, ta, tb, choice=None) -> Plan:
     steps = plan.steps = _Steps()
     item = steps.item = 4 if mode in COMPUTES else 2
     bits = "float" if item == 4 else "unsigned short"
-    steps.pack_a = _launch(_glue(f"gemm_pack<{bits}, {int(tb == 'T')}>"), (cdiv(depth, 32), cdiv(rows, 32)), (32, 8))
-    steps.pack_b = _launch(_glue(f"gemm_pack<{bits}, {int(ta == 'T')}>"), (cdiv(cols, 32), cdiv(depth, 32)), (32, 8))
+    tall = lambda r: min(cdiv(r, 32), 65535)             # noqa: E731 (grid.y's limit; the kernel loops past it)
+    steps.pack_a = _launch(_glue(f"gemm_pack<{bits}, {int(tb == 'T')}>"), (cdiv(depth, 32), tall(rows)), (32, 8))
+    steps.pack_b = _launch(_glue(f"gemm_pack<{bits}, {int(ta == 'T')}>"), (cdiv(cols, 32), tall(depth)), (32, 8))
     steps.epilogue = _launch(_glue(f"gemm_epilogue<{_OUT[out]}>"), (cdiv(m, 32), min(cdiv(n, 8), 4096)), (32, 8))
     steps.out_item = 4 if out == "fp32" else 2
     steps.dims = (rows, cols, depth)

@@ -33,23 +33,26 @@ gemm_pack(const T* __restrict__ src, int off, int ld, int rows_in, int cols_in, 
 {
     __shared__ T tile[32][33];                             // (padded: the transposed reads are conflict-free)
     src += off;
-    const int r0 = blockIdx.y * 32, c0 = blockIdx.x * 32, tx = threadIdx.x, ty = threadIdx.y;    // 32 x 8 threads
-    if (TRANS == 0) {
-        for (int i = ty; i < 32; i += 8) {
-            const int r = r0 + i, c = c0 + tx;
-            if (r < rows && c < cols)
-                dst[(size_t)r * cols + c] = r < rows_in && c < cols_in ? src[(size_t)r * ld + c] : T(0);
-        }
-    } else {
-        for (int i = ty; i < 32; i += 8) {                 // lanes down a column of X: rows r0 .. r0 + 31
-            const int r = r0 + tx, c = c0 + i;
-            tile[i][tx] = r < rows_in && c < cols_in ? src[r + (size_t)c * ld] : T(0);
-        }
-        __syncthreads();
-        for (int i = ty; i < 32; i += 8) {                 // lanes along a row of dst
-            const int r = r0 + i, c = c0 + tx;
-            if (r < rows && c < cols)
-                dst[(size_t)r * cols + c] = tile[tx][i];
+    const int c0 = blockIdx.x * 32, tx = threadIdx.x, ty = threadIdx.y;                // 32 x 8 threads
+    for (int r0 = blockIdx.y * 32; r0 < rows; r0 += gridDim.y * 32) {                  // (rows past the grid's)
+        if (TRANS == 0) {
+            for (int i = ty; i < 32; i += 8) {
+                const int r = r0 + i, c = c0 + tx;
+                if (r < rows && c < cols)
+                    dst[(size_t)r * cols + c] = r < rows_in && c < cols_in ? src[(size_t)r * ld + c] : T(0);
+            }
+        } else {
+            for (int i = ty; i < 32; i += 8) {             // lanes down a column of X: rows r0 .. r0 + 31
+                const int r = r0 + tx, c = c0 + i;
+                tile[i][tx] = r < rows_in && c < cols_in ? src[r + (size_t)c * ld] : T(0);
+            }
+            __syncthreads();
+            for (int i = ty; i < 32; i += 8) {             // lanes along a row of dst
+                const int r = r0 + i, c = c0 + tx;
+                if (r < rows && c < cols)
+                    dst[(size_t)r * cols + c] = tile[tx][i];
+            }
+            __syncthreads();                               // (the tile is refilled for the next rows)
         }
     }
 }
