@@ -1107,15 +1107,15 @@ ROUNDS = r'''
 // never fires on a GPU (the other warps read the scale long before warp 0 is through its loops)
 __global__ void rounds(const float* x, float* out, int n, int rounds)
 {
-    __shared__ float scale[1];
-    if (threadIdx.x == 0) scale[0] = 1.0f;
+    __shared__ float scale;
+    if (threadIdx.x == 0) scale = 1.0f;
     float acc = 0.0f;
     for (int r = 0; r < rounds; ++r) {
         __syncthreads();
-        const float s = scale[0];
+        const float s = scale;
         for (int i = 0; i < n; ++i) acc += s * x[i];
         for (int i = 0; i < n; ++i) acc -= 0.5f * s * x[i];
-        if (threadIdx.x == 0) scale[0] = s * 2.0f;
+        if (threadIdx.x == 0) scale = s * 2.0f;
     }
     out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
 }
@@ -1126,7 +1126,8 @@ def test_warps_interleaved_give_the_gpus_answer_to_a_race_that_rarely_fires_and_
         monkeypatch):
     """By default the emulator runs warp 0 to its next barrier before warp 1 starts, so warp 1 reads the next
     round's scale; with GEMMLAB_EMULATOR_INTERLEAVE=1 the warps take turns access by access, as they run side by
-    side on a GPU, and every thread gets the GPU's 224. Racecheck reports the race either way."""
+    side on a GPU, and every thread gets the GPU's 224. Racecheck reports the race either way (on the scalar
+    __shared__ variable, as on an array)."""
     if gl.backend != "emulator":
         pytest.skip("the emulator's schedule")
     x, want = numpy.ones(64, dtype=numpy.float32), 32.0 * (1 + 2 + 4)

@@ -189,6 +189,16 @@ _SHARED_ARRAY = re.compile(
     r"(?P<name>[A-Za-z_]\w*)[ \t]*(?P<dims>(?:\[[^\[\];{}\n]+\][ \t]*)+);")
 
 
+# `__shared__ T name;` (one scalar, one line): a reference to a one-element array of the arena, so that racecheck
+# sees its accesses as it sees an array's
+_SHARED_SCALAR = re.compile(
+    r"(?<![\w.])(?:static\s+)?__shared__\s+"
+    r"(?:__align__\s*\(\s*(?P<n1>\d+)\s*\)\s+)?"
+    r"(?P<type>(?:(?:const|volatile|unsigned|signed|short|long)\s+)*[A-Za-z_][\w:]*(?:\s*<[^<>;{}\n]*>)?)[ \t]+"
+    r"(?:__align__\s*\(\s*(?P<n2>\d+)\s*\)\s+)?"
+    r"(?P<name>[A-Za-z_]\w*)[ \t]*;")
+
+
 _STATIC_QUALIFIED = re.compile(r"\bstatic(\s+)(?=__shared__|__constant__)")
 # A __device__ variable (not a function, not const): kept in one section of the library, which the
 # launch copies back, so that its value lasts from one launch of the module to the next, as on a GPU.
@@ -212,7 +222,16 @@ def translate(source: str) -> str:
         align = m.group("n1") or m.group("n2") or "0"
         return (f"static {t} (&{name}){dims} = *::gl_emu::shared_array<{t}{dims}>"
                 f"(\"{name}\", __FILE__, __LINE__, {align});")
-    return _SHARED_ARRAY.sub(shared, source)
+    source = _SHARED_ARRAY.sub(shared, source)
+
+    def scalar(m):
+        t, name = m.group("type"), m.group("name")
+        if t in ("const", "volatile", "unsigned", "signed", "short", "long"):
+            return m.group(0)                 # `__shared__ unsigned x;`: the type is the whole of it, left as it is
+        align = m.group("n1") or m.group("n2") or "0"
+        return (f"static {t}& {name} = (*::gl_emu::shared_array<{t}[1]>(\"{name}\", __FILE__, __LINE__, "
+                f"{align}))[0];")
+    return _SHARED_SCALAR.sub(scalar, source)
 
 
 def _find_unsupported(module, preprocess=None):
