@@ -1147,3 +1147,29 @@ def test_the_interleave_setting_is_checked(monkeypatch):
     monkeypatch.setenv("GEMMLAB_EMULATOR_INTERLEAVE", "yes")
     with pytest.raises(ValueError, match=r"GEMMLAB_EMULATOR_INTERLEAVE='yes' must be 0 \(the default\) or 1"):
         gl.load(code="__global__ void k(int* y) { y[0] = 1; }\n").get("k")
+
+
+def test_which_pointer_arguments_a_kernel_only_reads():
+    """The emulator's lockstep for global loads after stores covers the arguments a kernel may write: a pointer to
+    const, or one the body only indexes to read, moves (p += n, p++) or dereferences to read, is left out (its
+    accesses stay on the memory check's fast path); anything else counts as written."""
+    from gemmlab.runtime.source import only_read, parse_kernels
+    src = r"""
+__global__ void k(float* a, float* b, float* c, float* d, float* e, float* f, int n, float* g, float* h,
+                  float* m1, float* m2, float* m3, float* m4) {
+    float x = a[i] + a[idx[i]];
+    b[i] = x;
+    c[i] += 1;
+    foo(d);
+    float* p = e + 4;
+    x += f[g[i]] == 2;
+    h[i].x = 3;
+    m1 += 4; x += m1[0] + *m1;
+    ++m2; *m2 = 1.0f;
+    m3++; x = x * *m3;
+    *(m4 + 1) = 2;
+}"""
+    found = parse_kernels(src)
+    sig = list(found.values())[0] if isinstance(found, dict) else found[0]
+    read = dict(zip((p.name for p in sig.params), only_read(src, sig)))
+    assert {name for name, r in read.items() if r} == {"a", "f", "g", "m1", "m3"}

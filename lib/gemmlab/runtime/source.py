@@ -187,6 +187,7 @@ def _matching(text: str, at: int, open_: str, close: str) -> int:
     return len(text)
 
 
+_MOVED = re.compile(r"\s*(?:\+=|-=|\+\+|--)")
 _WRITE_AFTER = re.compile(r"\s*(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\+\+|--|\.|->)")
 
 
@@ -209,8 +210,17 @@ def only_read(source: str, sig: Signature) -> list:
             for use in re.finditer(r"(?<![\w.>])" + re.escape(p.name) + r"\b", body):
                 after = use.end() + len(body[use.end():]) - len(body[use.end():].lstrip())
                 before = body[:use.start()].rstrip()
-                if (after >= len(body) or body[after] != "[" or before.endswith(("&", "++", "--"))
-                        or _WRITE_AFTER.match(body, _matching(body, after, "[", "]"))):
+                if after < len(body) and body[after] == "[":
+                    if before.endswith(("&", "++", "--")) or _WRITE_AFTER.match(body, _matching(body, after, "[", "]")):
+                        ok = False
+                        break
+                elif _MOVED.match(body, use.end()) or (before.endswith(("++", "--")) and not before.endswith(
+                        ("+++", "---"))):
+                    continue                  # the pointer moved (p += n, p++): what it points at is not written
+                elif before.endswith("*") and not before.endswith(("**", "*=")) and not _WRITE_AFTER.match(
+                        body, use.end()):
+                    continue                  # *p read
+                else:
                     ok = False
                     break
         out.append(ok)
