@@ -132,6 +132,30 @@ def test_gemm_strided_batched(mode, out, shared):
         assert_close(decode(C, out)[i], want[i], size[i], MODES[mode, out])
 
 
+@needs_tc
+@pytest.mark.parametrize("mode", ["fp16", "bf16", "tf32", "3xtf32"])
+@pytest.mark.parametrize("ta, tb", [("N", "N"), ("T", "N"), ("N", "T")])
+def test_operands_that_already_are_the_kernels_are_not_copied(mode, ta, tb):
+    """48 x 32 x 64, every array dense (multiples of every kernel's tile): an operand that is not transposed is
+    the kernel's operand as it lies, and C takes the product itself when alpha = 1 and beta = 0; a view that
+    starts one element into its array is copied instead (unaligned), with the same answer."""
+    kind, kw, (m, n, k) = inputs_kind(mode), call_kw(mode), (48, 32, 64)
+    A = mat(m, k, kind) if ta == "N" else mat(k, m, kind)
+    B = mat(k, n, kind) if tb == "N" else mat(n, k, kind)
+    flat = xp.asarray(encode(RNG.standard_normal(m * k + 1), kind))
+    shifted = flat[1:].reshape(k, m).T if ta == "N" else flat[1:].reshape(m, k).T     # lda as A's, one element in
+    for a in (A, shifted):
+        for alpha, beta in ((1.0, 0.0), (0.5, 0.25)):
+            C = mat(m, n, "fp32", fill=numpy.nan if beta == 0.0 else None)
+            want, size = expect(ta, tb, alpha, a, B, beta, C, mode, "fp32")
+            gl.blas.gemm(ta, tb, alpha, a, B, beta, C, **kw)
+            assert_close(decode(C, "fp32"), want, size, MODES[mode, "fp32"])
+    steps = gl.blas.plan_of("gemm", ta, tb, 1.0, A, B, 0.0, C, **kw).steps
+    assert steps.direct == (tb == "N", ta == "N", True)
+    C16 = mat(m, n, kind if mode in ("fp16", "bf16") else "fp32", 2)
+    assert gl.blas.plan_of("gemm", ta, tb, 1.0, A, B, 0.0, C16, **kw).steps.direct[2] is False   # ldc > m
+
+
 def test_fp32_strided_batched_on_the_cuda_cores():
     """The s routine batched: GEMM 5 once per product, each matrix's own 16-byte alignment."""
     A, B, C = mat(9, 10, "fp32", 1, batch=4), mat(10, 11, "fp32", 0, batch=4), mat(9, 11, "fp32", 3, batch=4)
@@ -201,15 +225,16 @@ def test_each_mode_plans_the_kernel_its_gpu_runs():
 @pytest.mark.parametrize("ta, tb", [("N", "N"), ("T", "T")])
 def test_every_kernel_gemm_6_can_run_behind_the_contract(key, mode, ta, tb):
     """Each of Part V's kernels that GEMM 6 may run on some GPU, configured on this one (where it can run it), at
-    sizes that are multiples of none of their tiles: 300 x 200 x 170 and 129 x 257 x 72."""
+    sizes that are multiples of none of their tiles: 300 x 200 x 170, 129 x 257 x 72, and 200 x 136 x 70 with
+    leading dimensions of 16 bytes' multiples (208, 72), which tc/06 reads in place through its tensor maps."""
     v = gl.registry.get(key)
     problem = gl.ops.TcGemm(m=16, n=16, k=16, precision=mode) if mode != "3xtf32" else gl.ops.Gemm(m=16, n=16, k=16)
     if v.unsupported(problem):
         pytest.skip(v.unsupported(problem))
     kind = inputs_kind(mode)
-    for m, n, k in ((300, 200, 170), (129, 257, 72)):
-        A = mat(m, k, kind, 3) if ta == "N" else mat(k, m, kind, 3)
-        B = mat(k, n, kind, 1) if tb == "N" else mat(n, k, kind, 1)
+    for m, n, k, ea, eb in ((300, 200, 170, 3, 1), (129, 257, 72, 3, 1), (200, 136, 70, 8, 2)):
+        A = mat(m, k, kind, ea) if ta == "N" else mat(k, m, kind, ea)
+        B = mat(k, n, kind, eb) if tb == "N" else mat(n, k, kind, eb)
         C = mat(m, n, "fp32", 2)
         want, size = expect(ta, tb, 0.75, A, B, 0.5, C, mode, "fp32")
         args = (ta, tb, 0.75, A, B, 0.5, C)

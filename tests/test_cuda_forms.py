@@ -1005,6 +1005,79 @@ def test_binary_and_labeled_partitions_and_tile_scans(samples):
     assert list(got[97:]) == scans[1:] and got[96] // 1000 == v[0]       # (rank 0's exclusive scan: no value)
 
 
+LIBRARY_HEADERS = r'''
+#include <stdio.h>
+#include "assert.h"
+#include <math.h>
+#include <float.h>
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+#include <stdlib.h>
+#include <cstdint>
+#include <cmath>
+#include <cfloat>
+#include <climits>
+#include <cstddef>
+#include <limits>
+#include <type_traits>
+#include <algorithm>
+#include <utility>
+using namespace std;
+
+template <typename T>
+__global__ void library_names(const T* in, T* out, uint32_t* bits)
+{
+    static_assert(std::is_floating_point<T>::value && !std::is_same<T, int>::value, "a floating-point type");
+    const int i = threadIdx.x;
+    const T x = in[i];
+    assert(x >= 0);
+    if (i == 0 && x < 0) printf("negative input %f\n", (double)x);
+    T a = std::sqrt(x) + sqrt(x), b = std::max(x, (T)2) + min(x, (T)1) + std::abs(-x) + fabs(x);
+    swap(a, b);
+    out[4 * i] = a + std::exp(x * (T)0.01) + pow(x, (T)2) + (std::isnan(x) ? (T)1 : (T)0);
+    out[4 * i + 1] = b + (T)M_PI + std::numeric_limits<T>::epsilon() * (T)0;
+    out[4 * i + 2] = (T)(FLT_MAX > 1e38f) + (T)(INT_MAX == 2147483647) + (T)(DBL_EPSILON < 1e-15);
+    T copy;
+    memcpy(&copy, &x, sizeof(T));
+    out[4 * i + 3] = copy + (T)std::min<int64_t>(i, 3) + (T)sizeof(std::size_t);
+    bits[i] = (uint32_t)std::numeric_limits<std::uint16_t>::max() + (uint32_t)CHAR_BIT;
+}
+'''
+
+
+@pytest.mark.parametrize("ctype, dtype", [("float", numpy.float32), ("double", numpy.float64)])
+def test_the_c_and_cpp_library_headers_device_code_uses(ctype, dtype):
+    """A kernel written for nvcc includes the C and C++ library headers (stdio.h, "assert.h", cmath, cstdint,
+    limits, type_traits, ...): NVRTC has none of them, so gemmlab stands in for them there; the emulator's
+    compiler has them. The answers are the same on both."""
+    x = numpy.linspace(0.5, 9.0, 32).astype(dtype)
+    y, bits = xp.zeros(128, dtype=dtype), xp.zeros(32, dtype=numpy.uint32)
+    gl.load(code=LIBRARY_HEADERS).get(f"library_names<{ctype}>")(1, 32, (xp.asarray(x), y, bits))
+    got, i = gl.to_host(y).reshape(32, 4), numpy.arange(32)
+    tol = dict(rtol=1e-5 if dtype == numpy.float32 else 1e-12)
+    b = numpy.maximum(x, 2) + numpy.minimum(x, 1) + 2 * x
+    numpy.testing.assert_allclose(got[:, 0], b + numpy.exp(x * 0.01) + x * x, **tol)
+    numpy.testing.assert_allclose(got[:, 1], 2 * numpy.sqrt(x) + numpy.pi, **tol)
+    assert (got[:, 2] == 3).all()
+    numpy.testing.assert_allclose(got[:, 3], x + numpy.minimum(i, 3) + 8, **tol)
+    assert (gl.to_host(bits) == 65535 + 8).all()
+
+
+def test_the_library_headers_stand_in_for_nvrtc_only_where_a_source_includes_one():
+    from gemmlab.paths import NVRTC_STD
+    from gemmlab.runtime.source import nvrtc_std_include
+    for header in ("stdio.h", "assert.h", "cmath", "cstdint", "limits", "type_traits", "float.h", "algorithm"):
+        assert (NVRTC_STD / header).is_file()
+        for form in (f"#include <{header}>", f'#include "{header}"', f"  #  include <{header}>"):
+            options, key = nvrtc_std_include((f"{form}\n__global__ void k() {{}}\n",))
+            assert options == (f"-I{NVRTC_STD}",) and len(key) == 16, form
+    for source in ("#include <cuda_fp16.h>\n#include <cooperative_groups.h>\n", "// #include <stdio.h>\n",
+                   "/* #include <cmath> */\n", "#include <mma.h>\n"):
+        assert nvrtc_std_include((source,)) == ((), ""), source
+    assert nvrtc_std_include(("", "#include <cstdint>\n"))[0], "a header's include counts as the source's"
+
+
 def test_extern_declarations_defined_later_in_the_source():
     code = r'''
 extern __device__ float scale_of(float x);

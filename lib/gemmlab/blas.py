@@ -46,7 +46,7 @@ import struct
 
 import numpy
 
-from .runtime import backend as hw, workspaces
+from .runtime import backend as hw, tma, workspaces
 from .runtime.limits import cdiv
 from . import ops, registry
 from .runtime.loader import data_address
@@ -779,8 +779,11 @@ def _tc_kernel(mode) -> tuple:
 
 
 class _Steps:
-    """GEMM 6's launches for one form of call: the two packs, Part V's kernel and the epilogue."""
-    __slots__ = ("pack_a", "pack_b", "epilogue", "dims", "item", "out_item", "sizes", "maps", "precision")
+    """GEMM 6's launches for one form of call: the two packs, Part V's kernel and the epilogue; which of the packs
+    and the epilogue a call may go without (``direct``: B is A' as it lies, A is B', C can take W), and the
+    workspace's views, made once (``views``)."""
+    __slots__ = ("pack_a", "pack_b", "epilogue", "dims", "item", "out_item", "sizes", "precision", "direct",
+                 "align", "views")
 
 
 def _glue(expression):
@@ -819,8 +822,7 @@ def _tc_plan(name, mode, out, m, n, k, ta, tb, choice=None) -> Plan:
     plan.routine, plan.key, plan.params, plan.problem, plan.why = name, key, full, problem, why
     plan.kernel = v.kernel(problem, **full)
     plan.grid, plan.block, plan.shared = v.launch(problem, full)
-    plan.send = (plan.kernel.launcher(plan.grid, plan.block, plan.shared)
-                 if hw.on_gpu and key != "tc/06_wgmma_tma" else None)
+    plan.send = plan.kernel.launcher(plan.grid, plan.block, plan.shared) if hw.on_gpu else None
     plan.extra, plan.extra_ptrs = (), ()
     steps = plan.steps = _Steps()
     item = steps.item = 4 if mode in COMPUTES else 2
@@ -832,8 +834,29 @@ def _tc_plan(name, mode, out, m, n, k, ta, tb, choice=None) -> Plan:
     steps.out_item = 4 if out == "fp32" else 2
     steps.dims = (rows, cols, depth)
     steps.sizes = (item * rows * depth, item * depth * cols, 4 * rows * cols)
-    steps.maps, steps.precision = {}, mode
+    steps.precision, steps.views, steps.direct = mode, None, (False, False, False)
+    steps.align = 32 if key == "tc/03_wmma_pipelined" else 16      # WMMA's loads: 256 bits; cp.async, TMA: 16 bytes
     return plan
+
+
+def _tc_direct(plan, ta, tb, out):
+    """Which of GEMM 6's copies a call of this form can go without. The kernel computes W (rows x cols, row-major)
+    = A' (rows x depth) B' (depth x cols), A' = op(B)^T and B' = op(A)^T: a column-major B that is not transposed
+    is A' as it lies (rows ldb apart), an A that is not transposed is B' (rows lda apart), and W is C when C is
+    FP32 with ldc = cols. tc/06 reads its operands through tensor maps, which take any row stride of 16 bytes and
+    fill zeros past the matrix; the other kernels read dense, padded operands, so there the sizes must already be
+    the kernel's multiples and the leading dimensions the sizes. (Each call also needs the start aligned, and
+    alpha = 1, beta = 0 for W to be C.)"""
+    lda, ldb, ldc, m, n, k = plan.fixed
+    s = plan.steps
+    rows, cols, depth = s.dims
+    if plan.key == "tc/06_wgmma_tma":
+        a = tb == "N" and (ldb * s.item) % 16 == 0
+        b = ta == "N" and (lda * s.item) % 16 == 0
+    else:
+        a = tb == "N" and ldb == depth == k and rows == n
+        b = ta == "N" and lda == cols == m and depth == k
+    s.direct = (a, b, out == "fp32" and ldc == cols == m and rows == n)
 
 
 def _gemm_plan(transa, transb, alpha, A, B, beta, C, choice=None, compute=None, input_type=None, batched=False):
@@ -884,6 +907,8 @@ def _gemm_plan(transa, transb, alpha, A, B, beta, C, choice=None, compute=None, 
         plan.mode = mode
         plan.fixed = (lda, ldb, ldc, m, n, k)
         plan.batch = (batch, sa, sb, sc)
+        if plan.steps is not None:
+            _tc_direct(plan, ta, tb, out)
         plan.form = key
         _keep(key, plan)
     return plan, (ta, tb)
@@ -950,15 +975,27 @@ def _gemm_call(transa, transb, alpha, A, B, beta, C, compute, input_type, batche
     return C
 
 
-def _maps(steps, a_buf, b_buf):
-    """tc/06's tensor maps of the packed operands (A' in 128 x 64 boxes, B' in 64 x 64), made once per buffer."""
-    key = (data_address(a_buf), data_address(b_buf))
-    if key not in steps.maps:
-        from .runtime import tma
-        precision = steps.precision
-        steps.maps.clear()
-        steps.maps[key] = (tma.tensor_map(a_buf, precision, 128, 64), tma.tensor_map(b_buf, precision, 64, 64))
-    return steps.maps[key]
+def _tc_views(plan, raw):
+    """(raw, A' at, B' at, W at, A' map, B' map): the workspace's packed operands and product as the kernels take
+    them (addresses on a GPU, typed views on the emulator) and, for tc/06, their tensor maps (A' in 128 x 64
+    boxes, B' in 64 x 64); made once per workspace (a new one when it grows)."""
+    s = plan.steps
+    rows, cols, depth = s.dims
+    bits = numpy.float32 if s.item == 4 else numpy.uint16
+    a_buf = raw[0][:s.sizes[0]].view(bits).reshape(rows, depth)
+    b_buf = raw[1][:s.sizes[1]].view(bits).reshape(depth, cols)
+    w_buf = raw[2][:s.sizes[2]].view(numpy.float32).reshape(rows, cols)
+    maps = (None, None)
+    if hw.on_gpu:
+        a_at, b_at, w_at = (data_address(x) for x in (a_buf, b_buf, w_buf))
+        if plan.key == "tc/06_wgmma_tma":
+            from .runtime import tma
+            maps = (tma.map_bytes(a_at, s.precision, rows, depth, depth, 128, 64),
+                    tma.map_bytes(b_at, s.precision, depth, cols, cols, 64, 64))
+    else:
+        a_at, b_at, w_at = a_buf, b_buf, w_buf
+    s.views = (raw, a_at, b_at, w_at, *maps)
+    return s.views
 
 
 def _send(step, args):
@@ -970,38 +1007,57 @@ def _send(step, args):
 
 
 def _tc_run(plan, alpha, beta, placed):
-    """GEMM 6's launches: for each product of the batch, op(B)^T and op(A)^T packed, W = A' B' on the tensor
-    cores, C = alpha W + beta C (the epilogue alone when alpha or k is 0: W is not read)."""
+    """GEMM 6's launches: for each product of the batch, op(B)^T and op(A)^T packed (unless the arrays are already
+    the kernel's operands, :func:`_tc_direct`), W = A' B' on the tensor cores, C = alpha W + beta C (the epilogue
+    alone when alpha or k is 0: W is not read; nothing more when W was C)."""
     s = plan.steps
     (am, ao), (bm, bo), (cm, co) = placed
     lda, ldb, ldc, m, n, k = plan.fixed
     batch, sa, sb, sc = plan.batch
     rows, cols, depth = s.dims
     raw = workspaces.tc_buffers(*s.sizes)
-    bits = numpy.float32 if s.item == 4 else numpy.uint16
-    a_buf = raw[0][:s.sizes[0]].view(bits).reshape(rows, depth)
-    b_buf = raw[1][:s.sizes[1]].view(bits).reshape(depth, cols)
-    w_buf = raw[2][:s.sizes[2]].view(numpy.float32).reshape(rows, cols)
+    views = s.views
+    if views is None or views[0] is not raw:
+        views = _tc_views(plan, raw)
+    _, a_at, b_at, w_at, map_a, map_b = views
     gpu = hw.on_gpu
-    a_at, b_at, w_at = (data_address(x) for x in (a_buf, b_buf, w_buf)) if gpu else (a_buf, b_buf, w_buf)
+    item, out_item, align = s.item, s.out_item, s.align
     if not gpu:                       # the emulator checks each array's type against its parameter's: the bits
+        bits = numpy.float32 if item == 4 else numpy.uint16
         am, bm = am.view(bits), bm.view(bits)
-        cm = cm.view(numpy.float32 if s.out_item == 4 else numpy.uint16)
+        cm = cm.view(numpy.float32 if out_item == 4 else numpy.uint16)
+    at = (lambda memory, off, size: memory + size * off) if gpu else (lambda memory, off, size: memory[off:])  # noqa
+    fits = (lambda memory, off, size: (memory + size * off) % align == 0) if gpu else \
+        (lambda memory, off, size: (size * off) % align == 0)                                           # noqa
     product = alpha != 0.0 and k != 0
-    if product and plan.send is None and plan.key == "tc/06_wgmma_tma":
-        main_args = (*_maps(s, a_buf, b_buf), w_buf, rows, cols, depth)
-    else:
-        main_args = (a_at, b_at, w_at, rows, cols, depth)
-    item = s.item
+    direct_a, direct_b, direct_w = s.direct
+    direct_w = direct_w and product and alpha == 1.0 and beta == 0.0
+    hopper = plan.key == "tc/06_wgmma_tma"
+    send = plan.send
     for i in range(batch):
+        ci, cio = _item(cm, co, i, sc, out_item)
+        into_c = direct_w and fits(ci, cio, out_item)
         if product:
             bi, bio = _item(bm, bo, i, sb, item)
             ai, aio = _item(am, ao, i, sa, item)
-            _send(s.pack_a, (bi, bio, ldb, n, k, a_at, rows, depth))
-            _send(s.pack_b, (ai, aio, lda, k, m, b_at, depth, cols))
-            if plan.send is not None:
-                plan.send(main_args)
+            if direct_a and fits(bi, bio, item):
+                a_in = at(bi, bio, item)
+                if hopper:
+                    a_in = tma.map_bytes(a_in, s.precision, n, k, ldb, 128, 64)
             else:
-                plan.kernel(plan.grid, plan.block, main_args, shared_mem=plan.shared)
-        ci, cio = _item(cm, co, i, sc, s.out_item)
-        _send(s.epilogue, (w_at, cols, ci, cio, ldc, m, n, alpha if product else 0.0, beta))
+                _send(s.pack_a, (bi, bio, ldb, n, k, a_at, rows, depth))
+                a_in = map_a if hopper else a_at
+            if direct_b and fits(ai, aio, item):
+                b_in = at(ai, aio, item)
+                if hopper:
+                    b_in = tma.map_bytes(b_in, s.precision, k, m, lda, 64, 64)
+            else:
+                _send(s.pack_b, (ai, aio, lda, k, m, b_at, depth, cols))
+                b_in = map_b if hopper else b_at
+            w_out = at(ci, cio, 4) if into_c else w_at
+            if send is not None:
+                send((a_in, b_in, w_out, rows, cols, depth))
+            else:
+                plan.kernel(plan.grid, plan.block, (a_in, b_in, w_out, rows, cols, depth), shared_mem=plan.shared)
+        if not into_c:
+            _send(s.epilogue, (w_at, cols, ci, cio, ldc, m, n, alpha if product else 0.0, beta))

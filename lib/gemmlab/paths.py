@@ -17,6 +17,8 @@ def _locate(name: str) -> Path:
 KERNELS = _locate("kernels")
 # the emulator's data: its runtime header and, under include/, CUDA's system headers as it has them
 EMULATOR = PACKAGE / "emulator"
+# stand-ins for the C and C++ library headers (<stdio.h>, "assert.h", <cmath>, ...), which NVRTC has none of
+NVRTC_STD = PACKAGE / "nvrtc"
 RESULTS = _locate("results")
 REPO = PACKAGE.parents[1] if (PACKAGE.parents[1] / "_toc.yml").is_file() else None
 

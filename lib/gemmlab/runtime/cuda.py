@@ -13,6 +13,7 @@ import cupy
 import numpy
 
 from ..paths import KERNELS
+from .source import nvrtc_std_include
 
 OPTIONS = ("-std=c++17",)
 _NULL = numpy.uint64(0)
@@ -54,9 +55,9 @@ class CudaFunction:
             self._dynamic_allowed = shared_mem
         layout, offsets, at = "=", [], 0
         for f in formats:
-            size = struct.calcsize("=" + f)
-            pad = -at % size
-            layout += "x" * pad + f
+            code, size, align = ("128s", 128, 64) if f == "m" else (f, struct.calcsize("=" + f), None)
+            pad = -at % (align or size)
+            layout += "x" * pad + code
             at += pad
             offsets.append(at)
             at += size
@@ -99,11 +100,13 @@ def compile(module, expr: str, signature):
     options = OPTIONS + (f"-I{KERNELS}",)
     if module.path is not None:
         options += (f"-I{module.path.parent}",)
-    if any("<mma.h>" in text for text in (module.source, *module.headers.values())):
+    texts = (module.source, *module.headers.values())
+    if any("<mma.h>" in text for text in texts):
         options += _crt_include()
-    options += module.options
+    std, std_key = nvrtc_std_include(texts)
+    options += module.options + std
     # CuPy caches compiled code on disk by source and options only: the header hash goes into the source.
-    code = module.source + f"\n// gemmlab cache key (source and headers): {module.key}\n"
+    code = module.source + f"\n// gemmlab cache key (source and headers): {module.key}{std_key}\n"
     from .profiles import compile_arch, current
     arch = compile_arch()
     try:

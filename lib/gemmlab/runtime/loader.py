@@ -225,7 +225,7 @@ class Kernel:
         ``args`` as plain Python numbers in the kernel's parameter order (a pointer as its address, 0 for NULL):
         the CUDA backend's direct launch (:meth:`gemmlab.runtime.cuda.CudaFunction.launcher`). None on the
         emulator (whose launches copy arrays in and out and so take the checked call), and for a kernel taking a
-        value this layout does not model (a vector type or a struct by value)."""
+        value this layout does not model (a vector type, or a struct by value other than a tensor map)."""
         grid, block = self.check_launch(grid, block, shared_mem)
         make = getattr(self.impl, "launcher", None)
         formats = ""
@@ -233,6 +233,8 @@ class Kernel:
             known = C_TYPES.get(ctype)
             if p.pointer:
                 formats += "Q"
+            elif ctype.split("::")[-1] == "TensorMap":
+                formats += "m"                          # a TMA tensor map by value: its 128 bytes (tma.py)
             elif known is None or known[1] != 1:
                 return None
             else:

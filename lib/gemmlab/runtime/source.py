@@ -4,6 +4,7 @@ only asked once where its system headers are (a quoted include found nowhere els
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import re
 import shutil
@@ -12,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import processes
-from ..paths import EMULATOR, KERNELS
+from ..paths import EMULATOR, KERNELS, NVRTC_STD
 
 class CompileError(RuntimeError):
     """A kernel failed to compile; the message shows file, line and the source around it."""
@@ -293,6 +294,27 @@ def _system_include_dirs() -> tuple:
 
 def _system_header(name: str) -> bool:
     return any((Path(d) / name).is_file() for d in _system_include_dirs())
+
+
+@functools.lru_cache(maxsize=None)
+def _nvrtc_std_headers() -> tuple:
+    """The library headers gemmlab stands in for under NVRTC (paths.NVRTC_STD), and a hash of the folder."""
+    files = sorted(p for p in NVRTC_STD.iterdir() if p.is_file())
+    digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in files)).hexdigest()[:16]
+    return frozenset(p.name for p in files), digest
+
+
+def nvrtc_std_include(texts) -> tuple:
+    """``(options, key)`` for NVRTC, which has no C or C++ library headers: for a source that includes one
+    (<stdio.h>, "assert.h", <cmath>, <cstdint>, <limits>, ...), the folder of gemmlab's stand-ins as an -I
+    option to put last (a header of that name beside the source or in kernels/ still comes first) and a hash
+    of the stand-ins for the compile cache's key; ``((), "")`` for any other source."""
+    names, digest = _nvrtc_std_headers()
+    for text in texts:
+        for m in _INCLUDE.finditer(strip_comments(text)):
+            if (m["quoted"] or m["angled"]).strip() in names:
+                return (f"-I{NVRTC_STD}",), digest
+    return (), ""
 
 
 def include_dirs(options) -> tuple:

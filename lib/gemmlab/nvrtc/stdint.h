@@ -1,0 +1,3 @@
+// <stdint.h> for NVRTC: see gemmlab_nvrtc_std.h
+#pragma once
+#include "gemmlab_nvrtc_std.h"

@@ -1,0 +1,3 @@
+// <stdlib.h> for NVRTC: see gemmlab_nvrtc_std.h
+#pragma once
+#include "gemmlab_nvrtc_std.h"
