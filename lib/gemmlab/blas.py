@@ -783,7 +783,7 @@ class _Steps:
     and the epilogue a call may go without (``direct``: B is A' as it lies, A is B', C can take W), and the
     workspace's views, made once (``views``)."""
     __slots__ = ("pack_a", "pack_b", "epilogue", "dims", "item", "out_item", "sizes", "precision", "direct",
-                 "align", "views")
+                 "align", "views", "maps")
 
 
 def _glue(expression):
@@ -834,7 +834,7 @@ def _tc_plan(name, mode, out, m, n, k, ta, tb, choice=None) -> Plan:
     steps.out_item = 4 if out == "fp32" else 2
     steps.dims = (rows, cols, depth)
     steps.sizes = (item * rows * depth, item * depth * cols, 4 * rows * cols)
-    steps.precision, steps.views, steps.direct = mode, None, (False, False, False)
+    steps.precision, steps.views, steps.direct, steps.maps = mode, None, (False, False, False), {}
     steps.align = 32 if key == "tc/03_wmma_pipelined" else 16      # WMMA's loads: 256 bits; cp.async, TMA: 16 bytes
     return plan
 
@@ -975,11 +975,12 @@ def _gemm_call(transa, transb, alpha, A, B, beta, C, compute, input_type, batche
     return C
 
 
-def _tc_views(plan, raw):
-    """(raw, A' at, B' at, W at, A' map, B' map): the workspace's packed operands and product as the kernels take
-    them (addresses on a GPU, typed views on the emulator) and, for tc/06, their tensor maps (A' in 128 x 64
-    boxes, B' in 64 x 64); made once per workspace (a new one when it grows)."""
+def _tc_views(plan):
+    """(generation, A' at, B' at, W at, A' map, B' map): GEMM 6's workspace (packed operands and product) as the
+    kernels take it (addresses on a GPU, typed views on the emulator) and, for tc/06, its tensor maps (A' in
+    128 x 64 boxes, B' in 64 x 64); made once, and again when the workspace has grown (its generation)."""
     s = plan.steps
+    raw = workspaces.tc_buffers(*s.sizes)
     rows, cols, depth = s.dims
     bits = numpy.float32 if s.item == 4 else numpy.uint16
     a_buf = raw[0][:s.sizes[0]].view(bits).reshape(rows, depth)
@@ -989,12 +990,11 @@ def _tc_views(plan, raw):
     if hw.on_gpu:
         a_at, b_at, w_at = (data_address(x) for x in (a_buf, b_buf, w_buf))
         if plan.key == "tc/06_wgmma_tma":
-            from .runtime import tma
             maps = (tma.map_bytes(a_at, s.precision, rows, depth, depth, 128, 64),
                     tma.map_bytes(b_at, s.precision, depth, cols, cols, 64, 64))
     else:
         a_at, b_at, w_at = a_buf, b_buf, w_buf
-    s.views = (raw, a_at, b_at, w_at, *maps)
+    s.views = (workspaces.tc_generation, a_at, b_at, w_at, *maps)
     return s.views
 
 
@@ -1015,10 +1015,9 @@ def _tc_run(plan, alpha, beta, placed):
     lda, ldb, ldc, m, n, k = plan.fixed
     batch, sa, sb, sc = plan.batch
     rows, cols, depth = s.dims
-    raw = workspaces.tc_buffers(*s.sizes)
     views = s.views
-    if views is None or views[0] is not raw:
-        views = _tc_views(plan, raw)
+    if views is None or views[0] != workspaces.tc_generation:
+        views = _tc_views(plan)
     _, a_at, b_at, w_at, map_a, map_b = views
     gpu = hw.on_gpu
     item, out_item, align = s.item, s.out_item, s.align
@@ -1026,38 +1025,58 @@ def _tc_run(plan, alpha, beta, placed):
         bits = numpy.float32 if item == 4 else numpy.uint16
         am, bm = am.view(bits), bm.view(bits)
         cm = cm.view(numpy.float32 if out_item == 4 else numpy.uint16)
-    at = (lambda memory, off, size: memory + size * off) if gpu else (lambda memory, off, size: memory[off:])  # noqa
-    fits = (lambda memory, off, size: (memory + size * off) % align == 0) if gpu else \
-        (lambda memory, off, size: (size * off) % align == 0)                                           # noqa
     product = alpha != 0.0 and k != 0
     direct_a, direct_b, direct_w = s.direct
     direct_w = direct_w and product and alpha == 1.0 and beta == 0.0
     hopper = plan.key == "tc/06_wgmma_tma"
     send = plan.send
     for i in range(batch):
-        ci, cio = _item(cm, co, i, sc, out_item)
-        into_c = direct_w and fits(ci, cio, out_item)
+        ci, cio = _item(cm, co, i, sc, out_item) if i else (cm, co)
+        into_c = direct_w and _aligned(ci, cio, out_item, align)
         if product:
-            bi, bio = _item(bm, bo, i, sb, item)
-            ai, aio = _item(am, ao, i, sa, item)
-            if direct_a and fits(bi, bio, item):
-                a_in = at(bi, bio, item)
+            bi, bio = _item(bm, bo, i, sb, item) if i else (bm, bo)
+            ai, aio = _item(am, ao, i, sa, item) if i else (am, ao)
+            if direct_a and _aligned(bi, bio, item, align):
+                a_in = _at(bi, bio, item)
                 if hopper:
-                    a_in = tma.map_bytes(a_in, s.precision, n, k, ldb, 128, 64)
+                    a_in = _map(s, a_in, n, k, ldb, 128)
             else:
                 _send(s.pack_a, (bi, bio, ldb, n, k, a_at, rows, depth))
                 a_in = map_a if hopper else a_at
-            if direct_b and fits(ai, aio, item):
-                b_in = at(ai, aio, item)
+            if direct_b and _aligned(ai, aio, item, align):
+                b_in = _at(ai, aio, item)
                 if hopper:
-                    b_in = tma.map_bytes(b_in, s.precision, k, m, lda, 64, 64)
+                    b_in = _map(s, b_in, k, m, lda, 64)
             else:
                 _send(s.pack_b, (ai, aio, lda, k, m, b_at, depth, cols))
                 b_in = map_b if hopper else b_at
-            w_out = at(ci, cio, 4) if into_c else w_at
+            w_out = _at(ci, cio, 4) if into_c else w_at
             if send is not None:
                 send((a_in, b_in, w_out, rows, cols, depth))
             else:
                 plan.kernel(plan.grid, plan.block, (a_in, b_in, w_out, rows, cols, depth), shared_mem=plan.shared)
         if not into_c:
             _send(s.epilogue, (w_at, cols, ci, cio, ldc, m, n, alpha if product else 0.0, beta))
+
+
+def _aligned(memory, off, size, align):
+    """Whether an element lies on an ``align``-byte boundary: at memory + size * off on a GPU (an address), at
+    size * off bytes into the owner's memory on the emulator."""
+    return ((memory if memory.__class__ is int else 0) + size * off) % align == 0
+
+
+def _at(memory, off, size):
+    """An operand as a kernel takes it, the element ``off`` into ``memory``: its address on a GPU, a view from it
+    on the emulator."""
+    return memory + size * off if memory.__class__ is int else memory[off:]
+
+
+def _map(steps, at, rows, cols, ld, box_rows):
+    """tc/06's tensor map (as its bytes) of a caller's operand read in place: 64 columns a box, zeros past it."""
+    key = (at, rows, cols, ld, box_rows)
+    got = steps.maps.get(key)
+    if got is None:
+        if len(steps.maps) >= 16:
+            steps.maps.clear()
+        got = steps.maps[key] = tma.map_bytes(at, steps.precision, rows, cols, ld, box_rows, 64)
+    return got

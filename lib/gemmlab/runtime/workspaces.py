@@ -58,16 +58,19 @@ def result_buffer():
 
 _counted_work = {}
 _tc_work = {}
+tc_generation = 0       # counts GEMM 6's allocations: a caller that kept views of the buffers knows they are current
 
 
 def tc_buffers(*sizes):
     """GEMM 6's buffers on the device and stream in use, one per size in bytes (the packed operands and the FP32
     product), each a uint8 array of at least that many bytes, 256-byte aligned; grown when a larger one is asked
-    for, and otherwise reused by every call."""
+    for (``tc_generation`` then counts one more), and otherwise reused by every call."""
 
+    global tc_generation
     key = _device_key()
     have = _tc_work.get(key)
     if have is None or len(have) != len(sizes) or any(b.size < s for b, s in zip(have, sizes)):
+        tc_generation += 1
         old = have if have is not None and len(have) == len(sizes) else [None] * len(sizes)
         have = _tc_work[key] = [b if b is not None and b.size >= s else hw.xp.empty(max(s, 256), dtype="uint8")
                                 for b, s in zip(old, sizes)]
