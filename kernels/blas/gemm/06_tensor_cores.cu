@@ -15,7 +15,13 @@
 //                  W = A' B', row-major n_p x m_p, which is column-major m_p x n_p;
 //   gemm_epilogue  C = alpha * W + beta * C, column by column with C's leading dimension, rounded to nearest
 //                  into C's type; beta = 0 never reads C (a NaN there cannot leak), alpha = 0 never reads W.
-// gemm_strided_batched runs the three steps once per product of the batch, through the same buffers.
+// A step is left out where its work is already done: an operand that is not transposed is A' or B' as it
+// lies (B's columns are the rows of A', ldb apart; A's columns are the rows of B'), which tc/06 reads in place
+// through tensor maps (any leading dimension of 16 bytes' multiples, zeros past the matrix) and the other
+// kernels where the sizes are their multiples and the leading dimensions the sizes; and C takes W itself when
+// it is FP32 with ldc = m (m a multiple of the kernel's), alpha = 1 and beta = 0. So an ordinary call,
+// gemm('N', 'N', 1, A, B, 0, C), is one launch of Part V's kernel.
+// gemm_strided_batched runs the steps once per product of the batch, through the same buffers.
 // The copies cost what the product does not: 2(mk + kn) + 8mn bytes of traffic against 2mnk FLOPs.
 // Sizes: any m, n, k >= 1 (k = 0 and alpha = 0 take the epilogue alone).
 
