@@ -156,13 +156,33 @@ def test_operands_that_already_are_the_kernels_are_not_copied(mode, ta, tb):
     assert gl.blas.plan_of("gemm", ta, tb, 1.0, A, B, 0.0, C16, **kw).steps.direct[2] is False   # ldc > m
 
 
-def test_fp32_strided_batched_on_the_cuda_cores():
-    """The s routine batched: GEMM 5 once per product, each matrix's own 16-byte alignment."""
-    A, B, C = mat(9, 10, "fp32", 1, batch=4), mat(10, 11, "fp32", 0, batch=4), mat(9, 11, "fp32", 3, batch=4)
-    want, size = expect("N", "N", 1.5, A, B, 0.25, C, "fp32", "fp32")
-    gl.blas.gemm_strided_batched("N", "N", 1.5, A, B, 0.25, C)
-    assert_close(decode(C, "fp32"), want, size, 2e-5)
-    assert gl.blas.plan_of("gemm_strided_batched", "N", "N", 1.5, A, B, 0.25, C).key == gl.blas.GEMM
+@pytest.mark.parametrize("shared", ["none", "A", "B"])
+@pytest.mark.parametrize("per_launch", [65535, 2])
+def test_fp32_strided_batched_on_the_cuda_cores(shared, per_launch, monkeypatch):
+    """The s routine batched: GEMM 5 in one launch, blockIdx.z the product (or as many launches as the grid's z
+    needs), each matrix's own 16-byte alignment (odd leading dimensions: some are aligned, some not); beta = 0
+    over a C of NaN; K long enough that one product alone would be split, which a batch is not."""
+    monkeypatch.setattr(gl.blas, "BATCH_PER_LAUNCH", per_launch)
+    gl.blas.clear_plans()
+    batch, (m, n, k) = 5, (9, 11, 600)
+    A = mat(m, k, "fp32", 1, batch=1 if shared == "A" else batch)
+    B = mat(k, n, "fp32", 0, batch=1 if shared == "B" else batch)
+    if shared == "A":
+        A = xp.broadcast_to(A, (batch,) + A.shape[1:])
+    if shared == "B":
+        B = xp.broadcast_to(B, (batch,) + B.shape[1:])
+    try:
+        for beta in (0.25, 0.0):
+            C = mat(m, n, "fp32", 3, batch=batch, fill=numpy.nan if beta == 0.0 else None)
+            want, size = expect("N", "N", 1.5, A, B, beta, C, "fp32", "fp32")
+            gl.blas.gemm_strided_batched("N", "N", 1.5, A, B, beta, C)
+            assert_close(decode(C, "fp32"), want, size, 2e-5)
+        plan = gl.blas.plan_of("gemm_strided_batched", "N", "N", 1.5, A, B, 0.25, C)
+        assert plan.key == gl.blas.GEMM and plan.params["SPLITK"] == 1 and plan.grid[2] == min(batch, per_launch)
+        if not gl.on_gpu:             # (by rule: a GPU's shape record may not split this product either)
+            assert gl.blas.plan_of("gemm", "N", "N", 1.5, A[0], B[0], 0.25, C[0]).params["SPLITK"] > 1
+    finally:
+        gl.blas.clear_plans()
 
 
 @pytest.mark.parametrize("call, match", [

@@ -68,6 +68,7 @@ GEMM_SMALL = {"BM": 64, "BN": 64, "BK": 16, "WM": 32, "WN": 32, "GROUP": 8, "MIN
 STREAMING_BYTES = 256 << 20   # below this, streaming loads (evict-first in L2) measured faster on the H200
 SPLIT_WORKSPACE = 64 << 20    # the most device memory a split-K GEMM's partial tiles may take (bytes)
 SHAPES_RECORD = "blas-shapes-"
+BATCH_PER_LAUNCH = 65535      # products of a strided batch one launch of GEMM 5 takes (a grid's z)
 
 
 def _dot_params(n: int, sms: int | None = None) -> dict:
@@ -899,8 +900,13 @@ def _gemm_plan(transa, transb, alpha, A, B, beta, C, choice=None, compute=None, 
         if m == 0 or n == 0 or batch == 0:
             plan = _no_kernel(name, (A, B, C))
         elif mode == "fp32":
-            plan = _make_plan(name, ops.Gemm(m=m, n=n, k=k, transa=ta, transb=tb, layout="col"),
-                              choice or choose("gemm", m, n, k, ta + tb), (A, B, C))
+            choice = choice or choose("gemm", m, n, k, ta + tb)
+            if batch > 1 and choice[1].get("SPLITK", 1) != 1:
+                choice = (choice[0], {**choice[1], "SPLITK": 1}, choice[2] + "; K whole (a batch fills the GPU)")
+            plan = _make_plan(name, ops.Gemm(m=m, n=n, k=k, transa=ta, transb=tb, layout="col"), choice, (A, B, C))
+            if batch > 1:                 # one launch: blockIdx.z picks the product
+                plan.grid = (*plan.grid[:2], min(batch, BATCH_PER_LAUNCH))
+                plan.send = plan.kernel.launcher(plan.grid, plan.block, plan.shared) if hw.on_gpu else None
         else:
             plan = _tc_plan(name, mode, out, m, n, k, ta, tb, choice)
             plan.extents = tuple(_extent(a, 0) for a in (A, B, C))
@@ -965,13 +971,23 @@ def _gemm_call(transa, transb, alpha, A, B, beta, C, compute, input_type, batche
         return C
     (am, ao), (bm, bo), (cm, co) = placed
     batch, sa, sb, sc = plan.batch
-    for i in range(batch):
-        (ai, aio), (bi, bio), (ci, cio) = (_item(am, ao, i, sa, 4), _item(bm, bo, i, sb, 4), _item(cm, co, i, sc, 4))
-        args = (ai, aio, lda, bi, bio, ldb, ci, cio, ldc, m, n, k, alpha, beta)
+    if batch == 1:
+        args = (am, ao, lda, bm, bo, ldb, cm, co, ldc, m, n, k, alpha, beta, 0, 0, 0)
         if plan.send is not None:
             plan.send((*args, *plan.extra_ptrs))
         else:
             plan.kernel(plan.grid, plan.block, (*args, *plan.extra), shared_mem=plan.shared)
+        return C
+    per = plan.grid[2]
+    for first in range(0, batch, per):
+        (ai, aio), (bi, bio), (ci, cio) = (_item(am, ao, first, sa, 4), _item(bm, bo, first, sb, 4),
+                                           _item(cm, co, first, sc, 4))
+        args = (ai, aio, lda, bi, bio, ldb, ci, cio, ldc, m, n, k, alpha, beta, sa, sb, sc)
+        count = min(per, batch - first)
+        if plan.send is not None and count == per:
+            plan.send((*args, *plan.extra_ptrs))
+        else:
+            plan.kernel((*plan.grid[:2], count), plan.block, (*args, *plan.extra), shared_mem=plan.shared)
     return C
 
 

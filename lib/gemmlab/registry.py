@@ -126,6 +126,11 @@ def _gemm_col_args(p, inputs, out):
     return (_memory(A), 0, A.shape[0], _memory(B), 0, B.shape[0], _memory(out), 0, p.m, p.m, p.n, p.k, 1.0, 0.0)
 
 
+def _gemm_batched_args(p, inputs, out):
+    """GEMM 5's: as the others', and the batch's strides (one product here: 0)."""
+    return _gemm_col_args(p, inputs, out) + (0, 0, 0)
+
+
 _TRANS = lambda p: {"TRANS": int(p.trans == "T")}                                # noqa: E731
 _TRANS2 = lambda p: {"TA": int(p.transa == "T"), "TB": int(p.transb == "T")}     # noqa: E731
 
@@ -497,7 +502,7 @@ VARIANTS = [
         valid=_warp_tiled_valid, problem_params=_TRANS2,
         launch=lambda p, c: ((max(1, cdiv(p.m, c["BM"]) * cdiv(p.n, c["BN"])), c["SPLITK"]), _warp_threads(c),
                              8 * c["BK"] * (c["BM"] + c["BN"] + 8)),
-        args=_gemm_col_args, workspace=lambda p, c: gemm_split_workspace(p.m, p.n, c),
+        args=_gemm_batched_args, workspace=lambda p, c: gemm_split_workspace(p.m, p.n, c),
     ),
     # tc/: tensor cores (chapter 14: WMMA and 3xTF32; chapter 15: mma.sync, and Hopper's wgmma fed by TMA)
     Variant(

@@ -21,8 +21,8 @@
 // advanced with atomicAdd after a __threadfence, and reset by that block) adds the SPLITK partials in slice
 // order and writes C = alpha * sum + beta * C as SPLITK = 1 does: one launch, the same bits every run, beta
 // honoured (no atomics into C, which would need C zeroed first). counters is zeroed once when allocated.
-// Shared memory is dynamic: 4 * 2 * (BK * (BM + 4) + BK * (BN + 4)) bytes.
-// Sizes: any M, N, K >= 0.
+// A strided batch is one launch: blockIdx.z picks the product, sa, sb, sc elements apart (0: shared), SPLITK 1.
+// Shared memory is dynamic: 4 * 2 * (BK * (BM + 4) + BK * (BN + 4)) bytes. Sizes: any M, N, K >= 0.
 
 #include "common/blas.cuh"
 #include "common/sgemm_tiles.cuh"
@@ -32,7 +32,7 @@ template <int BM, int BN, int BK, int WM, int WN, int GROUP, int MINB, int SPLIT
 __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
 gemm_warp_tiled(const float* __restrict__ A, int aoff, int lda, const float* __restrict__ B, int boff, int ldb,
                 float* __restrict__ C, int coff, int ldc, int M, int N, int K, float alpha, float beta,
-                unsigned int* counters, float* partials)
+                long long sa, long long sb, long long sc, unsigned int* counters, float* partials)
 {
     using W = gl_warp_tiling<BM, BN, BK, WM, WN>;          // (common/sgemm_tiles.cuh)
     constexpr int THREADS = W::THREADS, LR = W::LR, LC = W::LC, MI = W::MI, NI = W::NI;
@@ -47,9 +47,9 @@ gemm_warp_tiled(const float* __restrict__ A, int aoff, int lda, const float* __r
     const int lm = (lane / LC) * 4, ln = (lane % LC) * 4;
     const int2 corner = gl_band_tile<BM, BN, GROUP>(M, N);          // (common/sgemm_tiles.cuh)
     const int row0 = corner.x, col0 = corner.y;
-    const float* a = A + aoff;
-    const float* b = B + boff;
-    const bool avec = aoff % 4 == 0 && lda % 4 == 0, bvec = boff % 4 == 0 && ldb % 4 == 0;
+    const long long ea = aoff + sa * blockIdx.z, eb = boff + sb * blockIdx.z;     // product blockIdx.z of a batch
+    const float* a = A + ea; const float* b = B + eb;
+    const bool avec = ea % 4 == 0 && lda % 4 == 0, bvec = eb % 4 == 0 && ldb % 4 == 0;
 
     float4 ra[A_LOADS], rb[B_LOADS];
     // The next tile, global memory -> registers: op(A)'s BM x BK and op(B)'s BK x BN, in their storage's rows.
@@ -145,8 +145,9 @@ gemm_warp_tiled(const float* __restrict__ A, int aoff, int lda, const float* __r
     }
 
     // C: column by column, the lane's 4 consecutive rows of each sub-tile in one 16-byte access
-    float* c = C + coff;
-    const bool cvec = coff % 4 == 0 && ldc % 4 == 0;
+    const long long ec = coff + sc * blockIdx.z;
+    float* c = C + ec;
+    const bool cvec = ec % 4 == 0 && ldc % 4 == 0;
     #pragma unroll
     for (int i = 0; i < MI; ++i)
         #pragma unroll
