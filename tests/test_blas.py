@@ -425,7 +425,7 @@ def test_the_direct_launch_gives_the_checked_launchs_bits(routine, shape, fresh_
         v = gl.registry.get(plan.key)
         grid, block, shared = v.launch(problem, plan.params)
         v.kernel(problem, **plan.params)(grid, block, (A.ravel(order="K"), 0, A.shape[0], B.ravel(order="K"), 0,
-                                                       B.shape[0], C.ravel(order="K"), 0, m, m, n, k, 1.5, -1.0,
+                                                       B.shape[0], C.ravel(order="K"), 0, m, m, n, k, 1.5, -1.0, 0, 0, 0,
                                                        *v.workspace(problem, plan.params)), shared_mem=shared)
         assert plan.params["SPLITK"] > 1 or shape[0] != 64
         assert numpy.array_equal(gl.to_host(direct), gl.to_host(C))

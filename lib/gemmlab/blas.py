@@ -986,6 +986,8 @@ def _gemm_call(transa, transb, alpha, A, B, beta, C, compute, input_type, batche
         count = min(per, batch - first)
         if plan.send is not None and count == per:
             plan.send((*args, *plan.extra_ptrs))
+        elif hw.on_gpu:                                      # the last, shorter launch of a long batch
+            plan.kernel.launcher((*plan.grid[:2], count), plan.block, plan.shared)((*args, *plan.extra_ptrs))
         else:
             plan.kernel((*plan.grid[:2], count), plan.block, (*args, *plan.extra), shared_mem=plan.shared)
     return C
