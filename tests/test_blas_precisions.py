@@ -116,8 +116,12 @@ def test_alpha_zero_and_k_zero_never_read_a_or_b_and_beta_zero_never_reads_c(mod
 @needs_tc
 @pytest.mark.parametrize("mode, out", list(MODES))
 @pytest.mark.parametrize("shared", ["none", "A", "B"])
-def test_gemm_strided_batched(mode, out, shared):
-    """Three products, matrices a stride apart (0 for an operand the products share), C's beta honoured."""
+@pytest.mark.parametrize("workspace", [256 << 20, 1])
+def test_gemm_strided_batched(mode, out, shared, workspace, monkeypatch):
+    """Three products, matrices a stride apart (0 for an operand the products share), C's beta honoured; packed
+    and finished three a launch, or one (a workspace too small for more)."""
+    monkeypatch.setattr(gl.blas, "TC_BATCH_BYTES", workspace)
+    gl.blas.clear_plans()
     kind, batch, (m, n, k) = inputs_kind(mode), 3, (21, 18, 35)
     A = mat(k, m, kind, 1, batch=1 if shared == "A" else batch)          # op(A) = A^T
     B = mat(k, n, kind, 3, batch=1 if shared == "B" else batch)
@@ -130,6 +134,33 @@ def test_gemm_strided_batched(mode, out, shared):
     assert gl.blas.gemm_strided_batched("T", "N", 0.5, A, B, -2.0, C, **call_kw(mode)) is C
     for i in range(batch):
         assert_close(decode(C, out)[i], want[i], size[i], MODES[mode, out])
+    steps = gl.blas.plan_of("gemm_strided_batched", "T", "N", 0.5, A, B, -2.0, C, **call_kw(mode)).steps
+    assert steps.per == (3 if workspace > 1 else 1)
+    gl.blas.clear_plans()
+
+
+@needs_tc
+@pytest.mark.parametrize("mode", ["fp16", "bf16", "tf32", "3xtf32"])
+def test_a_batch_of_operands_that_already_are_the_kernels(mode, monkeypatch):
+    """Five dense 48 x 32 x 64 products, 'N', 'N': every operand read in place and C taking the products (alpha 1,
+    beta 0), or in place and finished by the epilogue (beta 0.5), in groups of two (a small workspace): the
+    groups' last is shorter."""
+    kind, kw, batch, (m, n, k) = inputs_kind(mode), call_kw(mode), 5, (48, 32, 64)
+    A, B = mat(m, k, kind, batch=batch), mat(k, n, kind, batch=batch)
+    one = gl.blas.plan_of("gemm", "N", "N", 1.0, A[0], B[0], 0.0, mat(m, n, "fp32"), **kw).steps
+    monkeypatch.setattr(gl.blas, "TC_BATCH_BYTES", 2 * sum(one.sizes))
+    gl.blas.clear_plans()
+    try:
+        for alpha, beta in ((1.0, 0.0), (0.75, 0.5)):
+            C = mat(m, n, "fp32", batch=batch, fill=numpy.nan if beta == 0.0 else None)
+            want, size = expect("N", "N", alpha, A, B, beta, C, mode, "fp32")
+            gl.blas.gemm_strided_batched("N", "N", alpha, A, B, beta, C, **kw)
+            for i in range(batch):
+                assert_close(decode(C, "fp32")[i], want[i], size[i], MODES[mode, "fp32"])
+        steps = gl.blas.plan_of("gemm_strided_batched", "N", "N", 1.0, A, B, 0.0, C, **kw).steps
+        assert steps.direct == (True, True, True) and steps.per == 2
+    finally:
+        gl.blas.clear_plans()
 
 
 @needs_tc
@@ -275,7 +306,7 @@ def test_the_pack_kernel_loops_over_rows_past_its_grid(trans):
     src = RNG.standard_normal(ld * (cols_in if trans else rows_in)).astype(numpy.float32)
     dst = xp.full(rows * cols, numpy.nan, dtype=numpy.float32)
     kernel = gl.load("blas/gemm/06_tensor_cores.cu").get(f"gemm_pack<float, {trans}>")
-    kernel((2, 1), (32, 8), (xp.asarray(src), 3, ld, rows_in, cols_in, dst, rows, cols))
+    kernel((2, 1), (32, 8), (xp.asarray(src), 3, ld, rows_in, cols_in, dst, rows, cols, 0))
     X = numpy.zeros((rows, cols))
     for r in range(rows_in):
         for c in range(cols_in):

@@ -69,6 +69,7 @@ STREAMING_BYTES = 256 << 20   # below this, streaming loads (evict-first in L2) 
 SPLIT_WORKSPACE = 64 << 20    # the most device memory a split-K GEMM's partial tiles may take (bytes)
 SHAPES_RECORD = "blas-shapes-"
 BATCH_PER_LAUNCH = 65535      # products of a strided batch one launch of GEMM 5 takes (a grid's z)
+TC_BATCH_BYTES = 256 << 20    # the most workspace GEMM 6 takes to pack and finish a batch's products together
 
 
 def _dot_params(n: int, sms: int | None = None) -> dict:
@@ -784,7 +785,7 @@ class _Steps:
     and the epilogue a call may go without (``direct``: B is A' as it lies, A is B', C can take W), and the
     workspace's views, made once (``views``)."""
     __slots__ = ("pack_a", "pack_b", "epilogue", "dims", "item", "out_item", "sizes", "precision", "direct",
-                 "align", "views", "maps")
+                 "align", "views", "maps", "per", "one")
 
 
 def _glue(expression):
@@ -858,6 +859,14 @@ def _tc_direct(plan, ta, tb, out):
         a = tb == "N" and ldb == depth == k and rows == n
         b = ta == "N" and lda == cols == m and depth == k
     s.direct = (a, b, out == "fp32" and ldc == cols == m and rows == n)
+    # a batch: as many products a launch of the packs and the epilogue as TC_BATCH_BYTES of workspace holds
+    batch = plan.batch[0]
+    s.one = s.sizes
+    s.per = max(1, min(batch, 65535, TC_BATCH_BYTES // max(sum(s.one), 1)))
+    if s.per > 1:
+        s.sizes = tuple(x * s.per for x in s.one)
+        s.pack_a, s.pack_b, s.epilogue = (_launch(step[0], (*step[1][:2], s.per), step[2])
+                                          for step in (s.pack_a, s.pack_b, s.epilogue))
 
 
 def _gemm_plan(transa, transb, alpha, A, B, beta, C, choice=None, compute=None, input_type=None, batched=False):
@@ -994,26 +1003,27 @@ def _gemm_call(transa, transb, alpha, A, B, beta, C, compute, input_type, batche
 
 
 def _tc_views(plan):
-    """(generation, A' at, B' at, W at, A' map, B' map): GEMM 6's workspace (packed operands and product) as the
-    kernels take it (addresses on a GPU, typed views on the emulator) and, for tc/06, its tensor maps (A' in
-    128 x 64 boxes, B' in 64 x 64); made once, and again when the workspace has grown (its generation)."""
+    """(generation, A' at, B' at, W at): GEMM 6's workspace (the packed operands and the product, ``per`` products'
+    of each one after another) as the kernels take it, the first product's address on a GPU, flat typed views
+    on the emulator; made once, and again when the workspace has grown (its generation)."""
     s = plan.steps
     raw = workspaces.tc_buffers(*s.sizes)
-    rows, cols, depth = s.dims
     bits = numpy.float32 if s.item == 4 else numpy.uint16
-    a_buf = raw[0][:s.sizes[0]].view(bits).reshape(rows, depth)
-    b_buf = raw[1][:s.sizes[1]].view(bits).reshape(depth, cols)
-    w_buf = raw[2][:s.sizes[2]].view(numpy.float32).reshape(rows, cols)
-    maps = (None, None)
-    if hw.on_gpu:
-        a_at, b_at, w_at = (data_address(x) for x in (a_buf, b_buf, w_buf))
-        if plan.key == "tc/06_wgmma_tma":
-            maps = (tma.map_bytes(a_at, s.precision, rows, depth, depth, 128, 64),
-                    tma.map_bytes(b_at, s.precision, depth, cols, cols, 64, 64))
-    else:
-        a_at, b_at, w_at = a_buf, b_buf, w_buf
-    s.views = (workspaces.tc_generation, a_at, b_at, w_at, *maps)
+    flat = (raw[0][:s.sizes[0]].view(bits), raw[1][:s.sizes[1]].view(bits), raw[2][:s.sizes[2]].view(numpy.float32))
+    at = tuple(data_address(x) for x in flat) if hw.on_gpu else flat
+    s.views = (workspaces.tc_generation, *at)
     return s.views
+
+
+def _grouped(step, steps, count, args):
+    """A pack or the epilogue for ``count`` products of a batch (the plan's launch for a full group of them)."""
+    kernel, grid, block, shared, send = step
+    if count == steps.per:
+        _send(step, args)
+    elif hw.on_gpu:
+        kernel.launcher((*grid[:2], count), block, shared)(args)
+    else:
+        kernel((*grid[:2], count), block, args, shared_mem=shared)
 
 
 def _send(step, args):
@@ -1025,9 +1035,10 @@ def _send(step, args):
 
 
 def _tc_run(plan, alpha, beta, placed):
-    """GEMM 6's launches: for each product of the batch, op(B)^T and op(A)^T packed (unless the arrays are already
-    the kernel's operands, :func:`_tc_direct`), W = A' B' on the tensor cores, C = alpha W + beta C (the epilogue
-    alone when alpha or k is 0: W is not read; nothing more when W was C)."""
+    """GEMM 6's launches: op(B)^T and op(A)^T packed for a group of the batch's products (unless the arrays already
+    are the kernel's operands, :func:`_tc_direct`: in place where every product's matrix is aligned), W = A' B' on
+    the tensor cores for each product, C = alpha W + beta C for the group (the epilogue alone when alpha or k is 0:
+    W is not read; nothing more when W was C)."""
     s = plan.steps
     (am, ao), (bm, bo), (cm, co) = placed
     lda, ldb, ldc, m, n, k = plan.fixed
@@ -1036,7 +1047,7 @@ def _tc_run(plan, alpha, beta, placed):
     views = s.views
     if views is None or views[0] != workspaces.tc_generation:
         views = _tc_views(plan)
-    _, a_at, b_at, w_at, map_a, map_b = views
+    _, a_at, b_at, w_at = views
     gpu = hw.on_gpu
     item, out_item, align = s.item, s.out_item, s.align
     if not gpu:                       # the emulator checks each array's type against its parameter's: the bits
@@ -1045,36 +1056,47 @@ def _tc_run(plan, alpha, beta, placed):
         cm = cm.view(numpy.float32 if out_item == 4 else numpy.uint16)
     product = alpha != 0.0 and k != 0
     direct_a, direct_b, direct_w = s.direct
-    direct_w = direct_w and product and alpha == 1.0 and beta == 0.0
+    direct_a = direct_a and _aligned(bm, bo, item, align) and (sb * item) % align == 0
+    direct_b = direct_b and _aligned(am, ao, item, align) and (sa * item) % align == 0
+    into_c = (direct_w and product and alpha == 1.0 and beta == 0.0 and _aligned(cm, co, out_item, align)
+              and (sc * out_item) % align == 0)
     hopper = plan.key == "tc/06_wgmma_tma"
     send = plan.send
-    for i in range(batch):
-        ci, cio = _item(cm, co, i, sc, out_item) if i else (cm, co)
-        into_c = direct_w and _aligned(ci, cio, out_item, align)
+    size_a, size_b, size_w = (x // y for x, y in zip(s.one, (item, item, 4)))    # elements a product of each
+    for first in range(0, batch, s.per):
+        count = min(s.per, batch - first)
+        ai, aio = _item(am, ao, first, sa, item) if first else (am, ao)
+        bi, bio = _item(bm, bo, first, sb, item) if first else (bm, bo)
+        ci, cio = _item(cm, co, first, sc, out_item) if first else (cm, co)
         if product:
-            bi, bio = _item(bm, bo, i, sb, item) if i else (bm, bo)
-            ai, aio = _item(am, ao, i, sa, item) if i else (am, ao)
-            if direct_a and _aligned(bi, bio, item, align):
-                a_in = _at(bi, bio, item)
-                if hopper:
-                    a_in = _map(s, a_in, n, k, ldb, 128)
-            else:
-                _send(s.pack_a, (bi, bio, ldb, n, k, a_at, rows, depth))
-                a_in = map_a if hopper else a_at
-            if direct_b and _aligned(ai, aio, item, align):
-                b_in = _at(ai, aio, item)
-                if hopper:
-                    b_in = _map(s, b_in, k, m, lda, 64)
-            else:
-                _send(s.pack_b, (ai, aio, lda, k, m, b_at, depth, cols))
-                b_in = map_b if hopper else b_at
-            w_out = _at(ci, cio, 4) if into_c else w_at
-            if send is not None:
-                send((a_in, b_in, w_out, rows, cols, depth))
-            else:
-                plan.kernel(plan.grid, plan.block, (a_in, b_in, w_out, rows, cols, depth), shared_mem=plan.shared)
+            if not direct_a:
+                _grouped(s.pack_a, s, count, (bi, bio, ldb, n, k, a_at, rows, depth, sb))
+            if not direct_b:
+                _grouped(s.pack_b, s, count, (ai, aio, lda, k, m, b_at, depth, cols, sa))
+            for j in range(count):
+                if direct_a:
+                    a_in = _at(bi, bio + j * sb, item)
+                    if hopper:
+                        a_in = _map(s, a_in, n, k, ldb, 128)
+                else:
+                    a_in = _at(a_at, j * size_a, item)
+                    if hopper:
+                        a_in = _map(s, a_in, rows, depth, depth, 128)
+                if direct_b:
+                    b_in = _at(ai, aio + j * sa, item)
+                    if hopper:
+                        b_in = _map(s, b_in, k, m, lda, 64)
+                else:
+                    b_in = _at(b_at, j * size_b, item)
+                    if hopper:
+                        b_in = _map(s, b_in, depth, cols, cols, 64)
+                w_out = _at(ci, cio + j * sc, 4) if into_c else _at(w_at, j * size_w, 4)
+                if send is not None:
+                    send((a_in, b_in, w_out, rows, cols, depth))
+                else:
+                    plan.kernel(plan.grid, plan.block, (a_in, b_in, w_out, rows, cols, depth), shared_mem=plan.shared)
         if not into_c:
-            _send(s.epilogue, (w_at, cols, ci, cio, ldc, m, n, alpha if product else 0.0, beta))
+            _grouped(s.epilogue, s, count, (w_at, cols, ci, cio, ldc, m, n, alpha if product else 0.0, beta, size_w, sc))
 
 
 def _aligned(memory, off, size, align):
@@ -1094,7 +1116,7 @@ def _map(steps, at, rows, cols, ld, box_rows):
     key = (at, rows, cols, ld, box_rows)
     got = steps.maps.get(key)
     if got is None:
-        if len(steps.maps) >= 16:
+        if len(steps.maps) >= 1024:
             steps.maps.clear()
         got = steps.maps[key] = tma.map_bytes(at, steps.precision, rows, cols, ld, box_rows, 64)
     return got

@@ -21,7 +21,8 @@
 // kernels where the sizes are their multiples and the leading dimensions the sizes; and C takes W itself when
 // it is FP32 with ldc = m (m a multiple of the kernel's), alpha = 1 and beta = 0. So an ordinary call,
 // gemm('N', 'N', 1, A, B, 0, C), is one launch of Part V's kernel.
-// gemm_strided_batched runs the steps once per product of the batch, through the same buffers.
+// gemm_strided_batched packs and finishes many products a launch (blockIdx.z; as many as the workspace holds)
+// and runs Part V's kernel once per product.
 // The copies cost what the product does not: 2(mk + kn) + 8mn bytes of traffic against 2mnk FLOPs.
 // Sizes: any m, n, k >= 1 (k = 0 and alpha = 0 take the epilogue alone).
 
@@ -35,10 +36,12 @@
 // T is the element's bits: unsigned short (FP16, BF16) or float.
 template <typename T, int TRANS>
 __global__ void __launch_bounds__(256)
-gemm_pack(const T* __restrict__ src, int off, int ld, int rows_in, int cols_in, T* __restrict__ dst, int rows, int cols)
+gemm_pack(const T* __restrict__ src, int off, int ld, int rows_in, int cols_in, T* __restrict__ dst, int rows, int cols,
+          long long stride)
 {
     __shared__ T tile[32][33];                             // (padded: the transposed reads are conflict-free)
-    src += off;
+    src += off + stride * blockIdx.z;                      // product blockIdx.z of a batch: X stride apart,
+    dst += (size_t)blockIdx.z * rows * cols;               // its copies one after another
     const int c0 = blockIdx.x * 32, tx = threadIdx.x, ty = threadIdx.y;                // 32 x 8 threads
     for (int r0 = blockIdx.y * 32; r0 < rows; r0 += gridDim.y * 32) {                  // (rows past the grid's)
         if (TRANS == 0) {
@@ -82,16 +85,17 @@ template <> struct gl_blas_out<2> {
 };
 
 // C (m x n, column-major, ldc) = alpha * W (column-major, ldw) + beta * C: a thread per element, threadIdx.x
-// down a column
+// down a column; product blockIdx.z of a batch reads the W sw floats on and writes the C sc elements on
 template <int OUT>
 __global__ void __launch_bounds__(256)
 gemm_epilogue(const float* __restrict__ W, int ldw, typename gl_blas_out<OUT>::t* __restrict__ C, int coff, int ldc,
-              int m, int n, float alpha, float beta)
+              int m, int n, float alpha, float beta, long long sw, long long sc)
 {
     using O = gl_blas_out<OUT>;
     const int r = blockIdx.x * 32 + threadIdx.x;
     if (r >= m) return;
-    C += coff;
+    C += coff + sc * blockIdx.z;
+    W += sw * blockIdx.z;
     for (int c = blockIdx.y * 8 + threadIdx.y; c < n; c += gridDim.y * 8) {
         const float w = alpha == 0.0f ? 0.0f : alpha * W[(size_t)c * ldw + r];
         typename O::t* out = C + (size_t)c * ldc + r;
