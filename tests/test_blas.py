@@ -85,7 +85,8 @@ GEMM_CASES = list(itertools.product(("N", "T"), ("n", "T"), ((1, 1, 1), (33, 17,
 # configurations of GEMM 5 that gl.blas.gemm chooses among (16-byte paths where ld is a multiple of 4), split
 # over K too: the partial tiles meet in the kernel, beta and the NaN-poisoned C as without a split
 GEMM_KERNELS = {"small": gl.blas.GEMM_SMALL, "large": gl.blas.GEMM_LARGE,
-                "small, K in 3 slices": {**gl.blas.GEMM_SMALL, "SPLITK": 3}}
+                "small, K in 3 slices": {**gl.blas.GEMM_SMALL, "SPLITK": 3},
+                "skinny, K in 32 slices": {**gl.blas.GEMM_SKINNY, "SPLITK": 32}, "short": gl.blas.GEMM_SHORT}
 
 
 @pytest.fixture

@@ -65,6 +65,9 @@ GEMM = "blas/gemm/05_warp_tiled"
 GEMM_LARGE = {"BM": 128, "BN": 256, "BK": 8, "WM": 64, "WN": 64, "GROUP": 8, "MINB": 1}
 GEMM_MIDDLE = {"BM": 128, "BN": 128, "BK": 8, "WM": 64, "WN": 32, "GROUP": 8, "MINB": 2}
 GEMM_SMALL = {"BM": 64, "BN": 64, "BK": 16, "WM": 32, "WN": 32, "GROUP": 8, "MINB": 2}
+# and two for a C with one side of a few dozen (m or n of 32: the 64 x 64 tile would leave half of it idle)
+GEMM_SKINNY = {"BM": 32, "BN": 128, "BK": 16, "WM": 32, "WN": 32, "GROUP": 8, "MINB": 2}
+GEMM_SHORT = {"BM": 128, "BN": 32, "BK": 16, "WM": 32, "WN": 32, "GROUP": 8, "MINB": 2}
 STREAMING_BYTES = 256 << 20   # below this, streaming loads (evict-first in L2) measured faster on the H200
 SPLIT_WORKSPACE = 64 << 20    # the most device memory a split-K GEMM's partial tiles may take (bytes)
 SHAPES_RECORD = "blas-shapes-"
@@ -95,11 +98,11 @@ def _gemm_split_limit(m: int, n: int, tile: dict) -> int:
     return max(1, SPLIT_WORKSPACE // (4 * tiles * tile["BM"] * tile["BN"]))
 
 
-GEMM_SPLITS = (1, 2, 3, 4, 6, 8, 12, 16)
+GEMM_SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 32, 64)
 # per-SM speed of each tile relative to the large one, and the cost of meeting partial tiles, in k steps of
 # one element of C (a write and SPLITK reads of 4 bytes against an FMA per k): the rules' model, for GPUs
 # without a shape record
-_TILE_SPEED = ((GEMM_LARGE, 1.0), (GEMM_MIDDLE, 0.92), (GEMM_SMALL, 0.78))
+_TILE_SPEED = ((GEMM_LARGE, 1.0), (GEMM_MIDDLE, 0.92), (GEMM_SMALL, 0.78), (GEMM_SKINNY, 0.6), (GEMM_SHORT, 0.6))
 _SPLIT_COST = 64
 
 

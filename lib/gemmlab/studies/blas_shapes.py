@@ -78,8 +78,9 @@ _ROUNDING = {"fp32": 0.0, "tf32": 2.0 ** -10, "3xtf32": 2.0 ** -21, "fp16": 0.0,
 _OUT_ROUNDING = {"fp32": 0.0, "fp16": 2.0 ** -11, "bf16": 2.0 ** -8}
 CALL_SIZES = {"dot": [1 << 10, 1 << 20, 1 << 24], "gemv": [512, 2048, 4096], "gemm": [256, 1024, 4096]}
 
-TILES = {"128x256": blas.GEMM_LARGE, "128x128": blas.GEMM_MIDDLE, "64x64": blas.GEMM_SMALL}
-SPLITS = (1, 2, 3, 4, 8, 16)          # the SPLITK values tried (gl.blas takes any of blas.GEMM_SPLITS)
+TILES = {"128x256": blas.GEMM_LARGE, "128x128": blas.GEMM_MIDDLE, "64x64": blas.GEMM_SMALL,
+         "32x128": blas.GEMM_SKINNY, "128x32": blas.GEMM_SHORT}
+SPLITS = (1, 2, 3, 4, 8, 16, 32, 64)  # the SPLITK values tried (gl.blas takes any of blas.GEMM_SPLITS)
 
 
 def gemm_candidates(m: int, n: int, k: int, sms: int | None = None) -> list:
