@@ -1061,12 +1061,19 @@ GL_NOSAN inline bool race_access(uintptr_t a, size_t n, bool write, const void* 
 // (GLOBAL: every access to them comes here, where their exact bounds are checked), and a warp that has stored
 // to one since its last barrier or warp operation makes its loads in lockstep (step): every lane one access
 // before any lane the next, as the volatile accesses of warp-synchronous code are made.
+// Whether [a, a + n) lies in one array argument: within the bytes its kernel may touch, or (touchable false)
+// within the array at all.
+GL_NOSAN inline bool in_argument(uintptr_t a, size_t n, bool touchable)
+{
+    for (unsigned i = 0; i < g.region_count; ++i) {
+        const Region& r = g.regions[i];
+        if (a >= r.data && a + n <= r.data + (touchable ? r.touchable : r.bytes)) return true;
+    }
+    return false;
+}
 GL_NOSAN inline bool global_access(uintptr_t a, size_t n, bool write)
 {
-    bool inside = false;
-    for (unsigned i = 0; i < g.region_count && !inside; ++i)
-        inside = a >= g.regions[i].data && a + n <= g.regions[i].data + g.regions[i].touchable;
-    if (!inside) return false;
+    if (!in_argument(a, n, true)) return false;
     if (!g.fibers || g.cur >= g.n) return true;
     const unsigned w = (g.fibers[g.cur].linear >> 5) & 31;
     if (write) {
@@ -1258,10 +1265,9 @@ namespace gl_emu {
 GL_NOSAN inline void interleave_turn(uintptr_t a)
 {
     const uintptr_t dyn = reinterpret_cast<uintptr_t>(dynamic_shared), arena = reinterpret_cast<uintptr_t>(shared_arena);
-    bool kernels = (a >= dyn && a < dyn + DYNAMIC_SHARED_BYTES) || (a >= arena && a < arena + SHARED_ARENA_BYTES);
-    for (unsigned i = 0; i < g.region_count && !kernels; ++i)
-        kernels = a >= g.regions[i].data && a < g.regions[i].data + g.regions[i].bytes;
-    if (kernels) step("(a memory access: warps interleaved)");
+    if ((a >= dyn && a < dyn + DYNAMIC_SHARED_BYTES) || (a >= arena && a < arena + SHARED_ARENA_BYTES) ||
+        in_argument(a, 1, false))
+        step("(a memory access: warps interleaved)");
 }
 #endif
 GL_NOSAN inline void shadow_check(uintptr_t a, size_t n, bool write, const void* ret)

@@ -22,8 +22,8 @@ import numpy
 from . import backend as hw
 from ..paths import KERNELS
 from .source import (_CAST, CompileError, Param, Signature, TemplateParam, _param_type, _split_top,
-                     find_includes, format_compile_log, include_dirs, only_read, parse_kernels, parse_name_expression,
-                     parse_overloads, strip_comments)
+                     find_includes, format_compile_log, include_dirs, parse_kernels, parse_name_expression,
+                     parse_overloads, readonly_params, strip_comments)
 
 # the front end, and the parser's names as the loader has always offered them (the parser is .source)
 __all__ = ["load", "Module", "Kernel", "CompileError", "C_TYPES", "data_address", "Param", "Signature",
@@ -394,8 +394,7 @@ class Module:
         kernel._arg_types = [substitution.get(p.ctype, p.ctype) for p in sig.params]
         if hasattr(impl, "param_names"):
             impl.param_names = [p.name for p in sig.params]
-            read = only_read(self.source, sig)
-            impl.param_readonly = [p.pointer and (p.const or r) for p, r in zip(sig.params, read)]
+            impl.param_readonly = readonly_params(self.source, sig)
         self._cache[expr] = kernel
         return kernel
 

@@ -21,7 +21,7 @@ import numpy
 from . import emulator as _emulator
 from . import backend as hw
 from .loader import Kernel, Module
-from .source import only_read
+from .source import readonly_params
 
 
 @dataclass
@@ -55,8 +55,7 @@ def racecheck(kernel: Kernel, grid, block, args, shared_mem: int = 0) -> RaceRep
                                                                  backend="emulator")
     impl = _emulator.compile(module, kernel.name, kernel.signature, racecheck=True)
     impl.param_names = [p.name for p in kernel.signature.params]
-    read = only_read(module.source, kernel.signature)
-    impl.param_readonly = [p.pointer and (p.const or r) for p, r in zip(kernel.signature.params, read)]
+    impl.param_readonly = readonly_params(module.source, kernel.signature)
     checked = Kernel(name=kernel.name, signature=kernel.signature, impl=impl, limits=impl.limits,
                      origin=kernel.origin, array_type=numpy.ndarray, module=module)
     checked._arg_types = list(kernel._arg_types)

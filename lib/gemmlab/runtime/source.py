@@ -231,6 +231,12 @@ def only_read(source: str, sig: Signature) -> list:
 _CAST = re.compile(r"\(\s*void\s*\(\s*\*\s*\)\s*\((?P<params>.*)\)\s*\)\s*(?P<name>(?:::)?[A-Za-z_][\w:]*)", re.S)
 
 
+
+def readonly_params(source: str, sig: Signature) -> list:
+    """Per parameter of ``sig``: whether it is a pointer whose memory the kernel only reads (to const, or only
+    read through, :func:`only_read`): what the emulator's memory check leaves off its writable arrays."""
+    return [p.pointer and (p.const or r) for p, r in zip(sig.params, only_read(source, sig))]
+
 def parse_name_expression(expr: str) -> tuple:
     """``"k<16, float>"`` -> ``("k", ["16", "float"])``; ``"k"`` -> ``("k", [])``."""
     expr = expr.strip()
