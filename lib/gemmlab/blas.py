@@ -1063,7 +1063,8 @@ def _tc_run(plan, alpha, beta, placed):
     direct_b = direct_b and _aligned(am, ao, item, align) and (sa * item) % align == 0
     into_c = (direct_w and product and alpha == 1.0 and beta == 0.0 and _aligned(cm, co, out_item, align)
               and (sc * out_item) % align == 0)
-    hopper = plan.key == "tc/06_wgmma_tma"
+    # tc/06 takes its operands as tensor maps (A' in 128-row boxes, B' in 64-row ones), the others as addresses
+    box_a, box_b = (128, 64) if plan.key == "tc/06_wgmma_tma" else (0, 0)
     send = plan.send
     size_a, size_b, size_w = (x // y for x, y in zip(s.one, (item, item, 4)))    # elements a product of each
     for first in range(0, batch, s.per):
@@ -1076,28 +1077,18 @@ def _tc_run(plan, alpha, beta, placed):
                 _grouped(s.pack_a, s, count, (bi, bio, ldb, n, k, a_at, rows, depth, sb))
             if not direct_b:
                 _grouped(s.pack_b, s, count, (ai, aio, lda, k, m, b_at, depth, cols, sa))
+            # each operand's source (memory, first offset, offset from one product to the next, its matrix's
+            # rows, columns and leading dimension): the caller's array, or the workspace the packs filled
+            a_src = (bi, bio, sb, (n, k, ldb)) if direct_a else (a_at, 0, size_a, (rows, depth, depth))
+            b_src = (ai, aio, sa, (k, m, lda)) if direct_b else (b_at, 0, size_b, (depth, cols, cols))
+            w_src = (ci, cio, sc) if into_c else (w_at, 0, size_w)
             for j in range(count):
-                if direct_a:
-                    a_in = _at(bi, bio + j * sb, item)
-                    if hopper:
-                        a_in = _map(s, a_in, n, k, ldb, 128)
-                else:
-                    a_in = _at(a_at, j * size_a, item)
-                    if hopper:
-                        a_in = _map(s, a_in, rows, depth, depth, 128)
-                if direct_b:
-                    b_in = _at(ai, aio + j * sa, item)
-                    if hopper:
-                        b_in = _map(s, b_in, k, m, lda, 64)
-                else:
-                    b_in = _at(b_at, j * size_b, item)
-                    if hopper:
-                        b_in = _map(s, b_in, depth, cols, cols, 64)
-                w_out = _at(ci, cio + j * sc, 4) if into_c else _at(w_at, j * size_w, 4)
+                args = (_operand(s, a_src, j, item, box_a), _operand(s, b_src, j, item, box_b),
+                        _at(w_src[0], w_src[1] + j * w_src[2], 4), rows, cols, depth)
                 if send is not None:
-                    send((a_in, b_in, w_out, rows, cols, depth))
+                    send(args)
                 else:
-                    plan.kernel(plan.grid, plan.block, (a_in, b_in, w_out, rows, cols, depth), shared_mem=plan.shared)
+                    plan.kernel(plan.grid, plan.block, args, shared_mem=plan.shared)
         if not into_c:
             _grouped(s.epilogue, s, count, (w_at, cols, ci, cio, ldc, m, n, alpha if product else 0.0, beta, size_w, sc))
 
@@ -1114,8 +1105,17 @@ def _at(memory, off, size):
     return memory + size * off if memory.__class__ is int else memory[off:]
 
 
+def _operand(steps, src, j, size, box_rows):
+    """Product ``j``'s operand from ``src`` (memory, offset, offset per product, (rows, cols, ld)): its address (or
+    view), or with ``box_rows`` its tensor map in boxes of that many rows."""
+    memory, off, stride, shape = src
+    at = _at(memory, off + j * stride, size)
+    return _map(steps, at, *shape, box_rows) if box_rows else at
+
+
 def _map(steps, at, rows, cols, ld, box_rows):
-    """tc/06's tensor map (as its bytes) of a caller's operand read in place: 64 columns a box, zeros past it."""
+    """tc/06's tensor map (as its bytes) of an operand, a caller's array or the workspace: 64 columns a box, zeros
+    past it; kept per plan (a batch has one per product)."""
     key = (at, rows, cols, ld, box_rows)
     got = steps.maps.get(key)
     if got is None:

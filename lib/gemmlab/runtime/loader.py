@@ -233,7 +233,7 @@ class Kernel:
             known = C_TYPES.get(ctype)
             if p.pointer:
                 formats += "Q"
-            elif ctype.split("::")[-1] == "TensorMap":
+            elif ctype in ("gl_hopper::TensorMap", "TensorMap", "CUtensorMap"):
                 formats += "m"                          # a TMA tensor map by value: its 128 bytes (tma.py)
             elif known is None or known[1] != 1:
                 return None

@@ -75,11 +75,11 @@ def tensor_map(a, precision: str, box_rows: int, box_cols: int, cols: int | None
     return _encoded(precision, a.data.ptr, rows, cols, ld, box_rows, box_cols)
 
 
-@functools.lru_cache(maxsize=256)
 def map_bytes(ptr: int, precision: str, rows: int, cols: int, ld: int, box_rows: int, box_cols: int) -> bytes:
     """The 128 bytes of the tensor map of a row-major ``rows`` x ``cols`` matrix at address ``ptr`` whose rows are
     ``ld`` elements apart (boxes, swizzle and zero fill as :func:`tensor_map`): the form a direct launch
-    (``Kernel.launcher``'s 'm' parameters) takes. ``ptr`` and ``ld``'s bytes must be multiples of 16."""
+    (``Kernel.launcher``'s 'm' parameters) takes. ``ptr`` and ``ld``'s bytes must be multiples of 16. (Encoded
+    once per distinct map, as :func:`tensor_map`'s are; gemmlab.blas keeps the bytes per plan.)"""
     size = _DTYPES[precision][1]
     if ptr % 16 or (ld * size) % 16:
         raise ValueError(f"TMA needs a 16-byte aligned start and row stride: {ptr:#x}, {ld} x {size} bytes")
