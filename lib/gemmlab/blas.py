@@ -60,16 +60,20 @@ DOT = "blas/dot/07_bandwidth"
 GEMV = "blas/gemv/04_bandwidth"          # 'N'
 GEMV_T = "blas/gemv/05_any_shape"        # 'T'
 GEMM = "blas/gemm/05_warp_tiled"
-# GEMM 5's tiles: the large one, the fastest of the climb's candidates at N = 4096 in all four transpose cases,
-# a middle one and a small one for C of fewer tiles
-GEMM_LARGE = {"BM": 128, "BN": 256, "BK": 8, "WM": 64, "WN": 64, "GROUP": 8, "MINB": 1}
-GEMM_MIDDLE = {"BM": 128, "BN": 128, "BK": 8, "WM": 64, "WN": 32, "GROUP": 8, "MINB": 2}
-GEMM_SMALL = {"BM": 64, "BN": 64, "BK": 16, "WM": 32, "WN": 32, "GROUP": 8, "MINB": 2}
-# and two for a C with one side of a few dozen (m or n of 32: the 64 x 64 tile would leave half of it idle)
-GEMM_SKINNY = {"BM": 32, "BN": 128, "BK": 16, "WM": 32, "WN": 32, "GROUP": 8, "MINB": 2}
-GEMM_SHORT = {"BM": 128, "BN": 32, "BK": 16, "WM": 32, "WN": 32, "GROUP": 8, "MINB": 2}
+# GEMM 5's tiles, as the shape search on the H200 found them best: the large one (256 x 128, 16-wide k steps, lanes
+# 4 x 8) for C of many tiles, two of 128 x 128 (16-wide k steps with lanes 4 x 8 or 8 x 4; 8-wide with 4 x 8) and a
+# small one for C of fewer tiles ...
+GEMM_LARGE = {"BM": 256, "BN": 128, "BK": 16, "WM": 64, "WN": 64, "LANES": 4, "GROUP": 8, "MINB": 1}
+GEMM_MIDDLE = {"BM": 128, "BN": 128, "BK": 16, "WM": 64, "WN": 32, "LANES": 4, "GROUP": 8, "MINB": 2}
+GEMM_MIDDLE_8X4 = {"BM": 128, "BN": 128, "BK": 16, "WM": 64, "WN": 32, "LANES": 8, "GROUP": 8, "MINB": 2}
+GEMM_MIDDLE_K8 = {"BM": 128, "BN": 128, "BK": 8, "WM": 64, "WN": 32, "LANES": 4, "GROUP": 8, "MINB": 2}
+GEMM_SMALL = {"BM": 64, "BN": 64, "BK": 16, "WM": 32, "WN": 32, "LANES": 4, "GROUP": 8, "MINB": 2}
+# ... and two for a C with one side of a few dozen (m or n of 32: the 64 x 64 tile would leave half of it idle)
+GEMM_SKINNY = {"BM": 32, "BN": 128, "BK": 16, "WM": 32, "WN": 32, "LANES": 4, "GROUP": 8, "MINB": 2}
+GEMM_SHORT = {"BM": 128, "BN": 32, "BK": 16, "WM": 32, "WN": 32, "LANES": 8, "GROUP": 8, "MINB": 2}
 STREAMING_BYTES = 256 << 20   # below this, streaming loads (evict-first in L2) measured faster on the H200
-SPLIT_WORKSPACE = 64 << 20    # the most device memory a split-K GEMM's partial tiles may take (bytes)
+SPLIT_WORKSPACE = 64 << 20    # the most device memory a split-K GEMM's partial tiles may take (bytes), or three
+                              # times C's size where that is more
 SHAPES_RECORD = "blas-shapes-"
 BATCH_PER_LAUNCH = 65535      # products of a strided batch one launch of GEMM 5 takes (a grid's z)
 TC_BATCH_BYTES = 256 << 20    # the most workspace GEMM 6 takes to pack and finish a batch's products together
@@ -93,16 +97,16 @@ def _sms() -> int:
 
 
 def _gemm_split_limit(m: int, n: int, tile: dict) -> int:
-    """The largest SPLITK whose partial tiles fit in SPLIT_WORKSPACE."""
+    """The largest SPLITK whose partial tiles fit in SPLIT_WORKSPACE or three times C's size, the larger."""
     tiles = cdiv(m, tile["BM"]) * cdiv(n, tile["BN"])
-    return max(1, SPLIT_WORKSPACE // (4 * tiles * tile["BM"] * tile["BN"]))
+    return max(1, max(SPLIT_WORKSPACE, 12 * m * n) // (4 * tiles * tile["BM"] * tile["BN"]))
 
 
 GEMM_SPLITS = (1, 2, 3, 4, 6, 8, 12, 16, 32, 64)
 # per-SM speed of each tile relative to the large one, and the cost of meeting partial tiles, in k steps of
 # one element of C (a write and SPLITK reads of 4 bytes against an FMA per k): the rules' model, for GPUs
 # without a shape record
-_TILE_SPEED = ((GEMM_LARGE, 1.0), (GEMM_MIDDLE, 0.92), (GEMM_SMALL, 0.78), (GEMM_SKINNY, 0.6), (GEMM_SHORT, 0.6))
+_TILE_SPEED = ((GEMM_LARGE, 1.0), (GEMM_MIDDLE, 0.97), (GEMM_SMALL, 0.8), (GEMM_SKINNY, 0.6), (GEMM_SHORT, 0.6))
 _SPLIT_COST = 64
 
 

@@ -59,8 +59,10 @@ def _zero_for_split_k(p, c, inputs, out):
 
 
 def _warp_tiled_valid(c):
-    """Warp tiles that fill the block tile, lanes as 8 x 4 with 4 x 4 sub-tiles, whole float4 loads per thread."""
-    if c["BM"] % c["WM"] or c["BN"] % c["WN"] or c["WM"] % 32 or c["WN"] % 16:
+    """Warp tiles that fill the block tile, lanes as LANES rows x 32 / LANES columns (8 x 4 where the kernel has
+    no LANES) of 4 x 4 sub-tiles, whole float4 loads per thread."""
+    lanes = c.get("LANES", 8)
+    if c["BM"] % c["WM"] or c["BN"] % c["WN"] or c["WM"] % (4 * lanes) or c["WN"] % (4 * (32 // lanes)):
         return False
     threads = _warp_threads(c)
     return 64 <= threads <= 1024 and (c["BM"] * c["BK"]) % (4 * threads) == 0 and (c["BK"] * c["BN"]) % (4 * threads) == 0
@@ -376,8 +378,7 @@ VARIANTS = [
         params={**_WARP_TILES, "LANES": (4, 8), **_PROBLEM_SHAPE},
         defaults={"BM": 128, "BN": 256, "BK": 16, "WM": 64, "WN": 64, "LANES": 4, "GROUP": 8, "SPLITK": 1,
                   "MINB": 1},
-        valid=lambda c: _warp_tiled_valid(c) and c["WM"] % (4 * c["LANES"]) == 0
-        and c["WN"] % (4 * (32 // c["LANES"])) == 0,
+        valid=_warp_tiled_valid,
         launch=_double_buffer_launch,
         args=_gemm_args,
         prepare=_zero_for_split_k,
@@ -444,8 +445,8 @@ VARIANTS = [
     Variant(
         key="blas/gemv/04_bandwidth", chapter="12-bandwidth-roof", entry="gemv_bandwidth<{WARPS}, {UNROLL}, {SPLIT}, {VEC}, {CS}, {TRANS}>",
         op=ops.Gemv, layout="col", title="GEMV 4: coalesced for 'N' and 'T', UNROLL loads in flight per thread",
-        params={"WARPS": (4, 8, 16, 32), "UNROLL": (1, 4, 8), "SPLIT": (1, 2, 4, 8, 16, 32, 64, 128), "VEC": (1, 4),
-                "CS": (0, 1)},
+        params={"WARPS": (4, 8, 16, 32), "UNROLL": (1, 4, 8), "SPLIT": (1, 2, 4, 8, 16, 32, 64, 128, 256, 512),
+                "VEC": (1, 4), "CS": (0, 1)},
         defaults={"WARPS": 16, "UNROLL": 4, "SPLIT": 1, "VEC": 1, "CS": 1},
         problem_params=_TRANS,
         launch=lambda p, c: ((max(1, cdiv(p.out_len, 32 * c["VEC"])), c["SPLIT"]) if p.trans == "N"
@@ -494,11 +495,12 @@ VARIANTS = [
     ),
     Variant(
         key="blas/gemm/05_warp_tiled", chapter="13-sgemm-climb",
-        entry="gemm_warp_tiled<{BM}, {BN}, {BK}, {WM}, {WN}, {GROUP}, {MINB}, {SPLITK}, {TA}, {TB}>", op=ops.Gemm,
-        layout="col", title="GEMM 5: Part IV's warp tiles, two stages, for every transpose, split over K when C is small",
+        entry="gemm_warp_tiled<{BM}, {BN}, {BK}, {WM}, {WN}, {LANES}, {GROUP}, {MINB}, {SPLITK}, {TA}, {TB}>",
+        op=ops.Gemm, layout="col",
+        title="GEMM 5: Part IV's warp tiles, two stages, for every transpose, split over K when C is small",
         params={"BM": (32, 64, 128, 256), "BN": (32, 64, 128, 256), "BK": (8, 16), "WM": (32, 64), "WN": (32, 64),
-                "GROUP": (1, 8), "MINB": (1, 2), "SPLITK": (1, 2, 3, 4, 6, 8, 12, 16, 32, 64)},
-        defaults={"BM": 128, "BN": 128, "BK": 8, "WM": 64, "WN": 32, "GROUP": 8, "MINB": 2, "SPLITK": 1},
+                "LANES": (4, 8), "GROUP": (1, 8), "MINB": (1, 2), "SPLITK": (1, 2, 3, 4, 6, 8, 12, 16, 32, 64)},
+        defaults={"BM": 128, "BN": 128, "BK": 8, "WM": 64, "WN": 32, "LANES": 8, "GROUP": 8, "MINB": 2, "SPLITK": 1},
         valid=_warp_tiled_valid, problem_params=_TRANS2,
         launch=lambda p, c: ((max(1, cdiv(p.m, c["BM"]) * cdiv(p.n, c["BN"])), c["SPLITK"]), _warp_threads(c),
                              8 * c["BK"] * (c["BM"] + c["BN"] + 8)),

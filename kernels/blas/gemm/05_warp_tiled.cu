@@ -2,9 +2,10 @@
 //
 // C = alpha * op(A) op(B) + beta * C, all column-major with leading dimensions and offsets (common/blas.cuh).
 // What changed since 04_double_buffer: the block, warp and lane tiles of sgemm/10_double_buffer
-// (common/sgemm_tiles.cuh: BM x BN block tiles of WM x WN warp tiles, 8 x 4 lanes of 4 x 4 sub-tiles,
-// the A tile stored as As[k][m] and the B tile as Bs[k][n], two stages fed through registers, blocks
-// in bands of GROUP block-rows). Column-major storage read as row-major is the transpose, so each
+// (common/sgemm_tiles.cuh: BM x BN block tiles of WM x WN warp tiles, a warp's lanes as LANES rows x 32/LANES
+// columns of 4 x 4 sub-tiles, the A tile stored as As[k][m] and the B tile as Bs[k][n], two stages fed through
+// registers, blocks in bands of GROUP block-rows) and sgemm/12_interior's main loop without bounds checks for
+// the blocks whose tiles lie inside the matrices (gemm_main_loop below). Column-major storage read as row-major is the transpose, so each
 // operand comes in one of two ways, and the transpose flags choose:
 //   op(A) = A   ('N'): memory holds k rows of m (lda apart); a 16-byte load of 4 consecutive m lands
 //                      in As[k][m] as it is;
@@ -28,28 +29,23 @@
 #include "common/sgemm_tiles.cuh"
 
 // [kernel]
-template <int BM, int BN, int BK, int WM, int WN, int GROUP, int MINB, int SPLITK, int TA, int TB>
-__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
-gemm_warp_tiled(const float* __restrict__ A, int aoff, int lda, const float* __restrict__ B, int boff, int ldb,
-                float* __restrict__ C, int coff, int ldc, int M, int N, int K, float alpha, float beta,
-                long long sa, long long sb, long long sc, unsigned int* counters, float* partials)
+// The main loop over `tiles` BK steps of K from kbase. INSIDE = true: the block's tiles of op(A) and op(B) lie
+// inside the matrices in whole 16-byte groups, so the loads are plain LDG.128 with no checks and no scalar
+// fall-back between the FMAs, and the next tile's loads are issued on every step (the last reloads its own
+// tile, which nobody reads): straight-line code but for the branch back. Blocks at C's edges, operands of
+// leading dimensions or offsets that are not multiples of 4, and a K that ends inside a step take the checked
+// loop.
+template <int BM, int BN, int BK, int WM, int WN, int LANES, int TA, int TB, bool INSIDE, int MI, int NI>
+__device__ __forceinline__ void gemm_main_loop(const float* __restrict__ a, int lda, const float* __restrict__ b,
+                                               int ldb, int M, int N, int K, int kbase, int tiles, int row0,
+                                               int col0, bool avec, bool bvec, float* smem, int tid, int wm,
+                                               int wn, int lm, int ln, float (&acc)[MI * 4][NI * 4])
 {
-    using W = gl_warp_tiling<BM, BN, BK, WM, WN>;          // (common/sgemm_tiles.cuh)
-    constexpr int THREADS = W::THREADS, LR = W::LR, LC = W::LC, MI = W::MI, NI = W::NI;
-    constexpr int A_LOADS = W::A_LOADS, B_LOADS = W::B_LOADS;
+    using W = gl_warp_tiling<BM, BN, BK, WM, WN, LANES>;   // (common/sgemm_tiles.cuh)
+    constexpr int THREADS = W::THREADS, A_LOADS = W::A_LOADS, B_LOADS = W::B_LOADS;
     constexpr int AP = BM + 4, BP = BN + 4;                 // padded rows: the transposing stores are conflict-free
-    extern __shared__ __align__(16) float smem[];
     auto As = reinterpret_cast<float (*)[BK][AP]>(smem);                // [2][BK][AP]
     auto Bs = reinterpret_cast<float (*)[BK][BP]>(smem + 2 * BK * AP);  // [2][BK][BP]
-
-    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-    const int wm = (warp / (BN / WN)) * WM, wn = (warp % (BN / WN)) * WN;
-    const int lm = (lane / LC) * 4, ln = (lane % LC) * 4;
-    const int2 corner = gl_band_tile<BM, BN, GROUP>(M, N);          // (common/sgemm_tiles.cuh)
-    const int row0 = corner.x, col0 = corner.y;
-    const long long ea = aoff + sa * blockIdx.z, eb = boff + sb * blockIdx.z;     // product blockIdx.z of a batch
-    const float* a = A + ea; const float* b = B + eb;
-    const bool avec = ea % 4 == 0 && lda % 4 == 0, bvec = eb % 4 == 0 && ldb % 4 == 0;
 
     float4 ra[A_LOADS], rb[B_LOADS];
     // The next tile, global memory -> registers: op(A)'s BM x BK and op(B)'s BK x BN, in their storage's rows.
@@ -57,14 +53,28 @@ gemm_warp_tiled(const float* __restrict__ A, int aoff, int lda, const float* __r
         #pragma unroll
         for (int l = 0; l < A_LOADS; ++l) {
             const int i = tid + l * THREADS;
-            if (TA == 0) { const int r = i / (BM / 4), c = (i % (BM / 4)) * 4; ra[l] = gl_load4(a, K, M, k0 + r, row0 + c, avec, lda); }
-            else         { const int r = i / (BK / 4), c = (i % (BK / 4)) * 4; ra[l] = gl_load4(a, M, K, row0 + r, k0 + c, avec, lda); }
+            if (TA == 0) {
+                const int r = i / (BM / 4), c = (i % (BM / 4)) * 4;
+                ra[l] = INSIDE ? *reinterpret_cast<const float4*>(a + (size_t)(k0 + r) * lda + row0 + c)
+                               : gl_load4(a, K, M, k0 + r, row0 + c, avec, lda);
+            } else {
+                const int r = i / (BK / 4), c = (i % (BK / 4)) * 4;
+                ra[l] = INSIDE ? *reinterpret_cast<const float4*>(a + (size_t)(row0 + r) * lda + k0 + c)
+                               : gl_load4(a, M, K, row0 + r, k0 + c, avec, lda);
+            }
         }
         #pragma unroll
         for (int l = 0; l < B_LOADS; ++l) {
             const int i = tid + l * THREADS;
-            if (TB == 1) { const int r = i / (BN / 4), c = (i % (BN / 4)) * 4; rb[l] = gl_load4(b, K, N, k0 + r, col0 + c, bvec, ldb); }
-            else         { const int r = i / (BK / 4), c = (i % (BK / 4)) * 4; rb[l] = gl_load4(b, N, K, col0 + r, k0 + c, bvec, ldb); }
+            if (TB == 1) {
+                const int r = i / (BN / 4), c = (i % (BN / 4)) * 4;
+                rb[l] = INSIDE ? *reinterpret_cast<const float4*>(b + (size_t)(k0 + r) * ldb + col0 + c)
+                               : gl_load4(b, K, N, k0 + r, col0 + c, bvec, ldb);
+            } else {
+                const int r = i / (BK / 4), c = (i % (BK / 4)) * 4;
+                rb[l] = INSIDE ? *reinterpret_cast<const float4*>(b + (size_t)(col0 + r) * ldb + k0 + c)
+                               : gl_load4(b, N, K, col0 + r, k0 + c, bvec, ldb);
+            }
         }
     };
     // registers -> stage s: as they are, or transposed
@@ -93,11 +103,6 @@ gemm_warp_tiled(const float* __restrict__ A, int aoff, int lda, const float* __r
         }
     };
 
-    float acc[MI * 4][NI * 4] = {};
-    // this block's BK steps of K: all of them, or slice blockIdx.y of SPLITK
-    const int steps = (K + BK - 1) / BK, per = (steps + SPLITK - 1) / SPLITK;
-    const int first = SPLITK == 1 ? 0 : min((int)blockIdx.y * per, steps);
-    const int tiles = SPLITK == 1 ? steps : min(first + per, steps) - first, kbase = first * BK;
     if (tiles > 0) {
         fetch(kbase);
         stash(0);
@@ -105,13 +110,47 @@ gemm_warp_tiled(const float* __restrict__ A, int aoff, int lda, const float* __r
     __syncthreads();
     for (int t = 0; t < tiles; ++t) {
         const int s = t & 1;
-        if (t + 1 < tiles) fetch(kbase + (t + 1) * BK);
+        if (INSIDE) fetch(kbase + (t + 1 < tiles ? t + 1 : t) * BK);   // no branch: the last reloads itself
+        else if (t + 1 < tiles) fetch(kbase + (t + 1) * BK);
         #pragma unroll
         for (int k = 0; k < BK; ++k)
-            gl_warp_tile_fma<MI, NI, LR, LC>(As[s][k], Bs[s][k], wm, wn, lm, ln, acc);
-        if (t + 1 < tiles) stash(s ^ 1);
+            gl_warp_tile_fma<MI, NI, W::LR, W::LC>(As[s][k], Bs[s][k], wm, wn, lm, ln, acc);
+        if (INSIDE || t + 1 < tiles) stash(s ^ 1);          // stage s ^ 1 was left at the last barrier
         __syncthreads();
     }
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int LANES, int GROUP, int MINB, int SPLITK, int TA, int TB>
+__global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, MINB)
+gemm_warp_tiled(const float* __restrict__ A, int aoff, int lda, const float* __restrict__ B, int boff, int ldb,
+                float* __restrict__ C, int coff, int ldc, int M, int N, int K, float alpha, float beta,
+                long long sa, long long sb, long long sc, unsigned int* counters, float* partials)
+{
+    using W = gl_warp_tiling<BM, BN, BK, WM, WN, LANES>;   // (common/sgemm_tiles.cuh)
+    constexpr int THREADS = W::THREADS, LR = W::LR, LC = W::LC, MI = W::MI, NI = W::NI;
+    extern __shared__ __align__(16) float smem[];
+
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    const int wm = (warp / (BN / WN)) * WM, wn = (warp % (BN / WN)) * WN;
+    const int lm = (lane / LC) * 4, ln = (lane % LC) * 4;
+    const int2 corner = gl_band_tile<BM, BN, GROUP>(M, N);          // (common/sgemm_tiles.cuh)
+    const int row0 = corner.x, col0 = corner.y;
+    const long long ea = aoff + sa * blockIdx.z, eb = boff + sb * blockIdx.z;     // product blockIdx.z of a batch
+    const float* a = A + ea; const float* b = B + eb;
+    const bool avec = ea % 4 == 0 && lda % 4 == 0, bvec = eb % 4 == 0 && ldb % 4 == 0;
+
+    float acc[MI * 4][NI * 4] = {};
+    // this block's BK steps of K: all of them, or slice blockIdx.y of SPLITK
+    const int steps = (K + BK - 1) / BK, per = (steps + SPLITK - 1) / SPLITK;
+    const int first = SPLITK == 1 ? 0 : min((int)blockIdx.y * per, steps);
+    const int tiles = SPLITK == 1 ? steps : min(first + per, steps) - first, kbase = first * BK;
+    const bool inside = avec && bvec && row0 + BM <= M && col0 + BN <= N && kbase + tiles * BK <= K;
+    if (inside)
+        gemm_main_loop<BM, BN, BK, WM, WN, LANES, TA, TB, true, MI, NI>(a, lda, b, ldb, M, N, K, kbase, tiles, row0, col0,
+                                                               avec, bvec, smem, tid, wm, wn, lm, ln, acc);
+    else
+        gemm_main_loop<BM, BN, BK, WM, WN, LANES, TA, TB, false, MI, NI>(a, lda, b, ldb, M, N, K, kbase, tiles, row0, col0,
+                                                                avec, bvec, smem, tid, wm, wn, lm, ln, acc);
 
     if (SPLITK > 1) {
         // partial tiles meet: thread tid's accumulators are float4 e of the tile's slot at [e][tid]

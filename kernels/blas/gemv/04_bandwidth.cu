@@ -12,8 +12,8 @@
 //       too few to keep the whole HBM busy. SPLIT > 1 cuts the columns into SPLIT slices,
 //       one block each (gridDim.y): each block writes its 32 partial sums to partials[slice][row]; the
 //       last of a row group's SPLIT blocks to finish (its counter in counters[blockIdx.x], advanced with
-//       atomicAdd after a __threadfence, and reset by that block) adds the SPLIT partials in slice order
-//       and writes y: one launch, the same bits every run. counters is zeroed once when allocated;
+//       atomicAdd after a __threadfence, and reset by that block) adds the SPLIT partials, its warps taking
+//       every WARPS-th slice and then warp 0 their sums, and writes y: one launch, the same bits every run. counters is zeroed once when allocated;
 //       partials holds SPLIT * M floats. ('T' ignores SPLIT.)
 //   'T' (y = A^T x): output i is column i of A dotted with x, so a warp takes a column: lanes read
 //       16 bytes each (LDG.128, 512 contiguous bytes per warp load) when the column starts 16-byte
@@ -85,35 +85,53 @@ gemv_bandwidth(const float* __restrict__ A, int aoff, int lda, const float* __re
         #pragma unroll
         for (int v = 0; v < VEC; ++v) partial[warp][lane * VEC + v] = mine[v];
         __syncthreads();
-        if (warp != 0) return;
-        // warp 0: lane l finishes rows l, l + 32, ... of the block (consecutive lanes, consecutive rows)
+        // warp 0: lane l totals rows l, l + 32, ... of the block (consecutive lanes, consecutive rows)
         float total[VEC];
-        #pragma unroll
-        for (int v = 0; v < VEC; ++v) {
-            total[v] = 0.0f;
-            #pragma unroll
-            for (int w = 0; w < WARPS; ++w) total[v] += partial[w][lane + 32 * v];
-        }
         const long long base = blockIdx.x * (long long)R + lane;
-        if (SPLIT > 1) {
-            __shared__ bool last;
-            #pragma unroll
-            for (int v = 0; v < VEC; ++v)
-                if (base + 32 * v < M) partials[blockIdx.y * (long long)M + base + 32 * v] = total[v];
-            __threadfence();                            // the partials are visible before the count says so
-            __syncwarp();
-            if (lane == 0) last = atomicAdd(counters + blockIdx.x, 1u) == SPLIT - 1;
-            __syncwarp();
-            if (!last) return;
-            __threadfence();
+        if (warp == 0) {
             #pragma unroll
             for (int v = 0; v < VEC; ++v) {
                 total[v] = 0.0f;
-                for (int s = 0; s < SPLIT; ++s)         // slice order: the same bits every run
-                    if (base + 32 * v < M) total[v] += __ldcg(partials + s * (long long)M + base + 32 * v);
+                #pragma unroll
+                for (int w = 0; w < WARPS; ++w) total[v] += partial[w][lane + 32 * v];
+            }
+        }
+        if (SPLIT > 1) {
+            __shared__ bool last;
+            if (warp == 0) {
+                #pragma unroll
+                for (int v = 0; v < VEC; ++v)
+                    if (base + 32 * v < M) partials[blockIdx.y * (long long)M + base + 32 * v] = total[v];
+                __threadfence();                        // the partials are visible before the count says so
+            }
+            __syncthreads();
+            if (threadIdx.x == 0) last = atomicAdd(counters + blockIdx.x, 1u) == SPLIT - 1;
+            __syncthreads();
+            if (!last) return;
+            __threadfence();
+            // the last block: warp w adds slices w, w + WARPS, ... of the rows, then warp 0 the WARPS sums, in
+            // that order (the same bits every run); SPLIT / WARPS loads per lane instead of SPLIT
+            float part[VEC];
+            #pragma unroll
+            for (int v = 0; v < VEC; ++v) {
+                part[v] = 0.0f;
+                if (base + 32 * v < M) {
+                    #pragma unroll 8
+                    for (int s = warp; s < SPLIT; s += WARPS) part[v] += __ldcg(partials + s * (long long)M + base + 32 * v);
+                }
+                partial[warp][lane + 32 * v] = part[v];  // (warp 0 read partial before the barriers above)
+            }
+            __syncthreads();
+            if (warp != 0) return;
+            #pragma unroll
+            for (int v = 0; v < VEC; ++v) {
+                total[v] = 0.0f;
+                #pragma unroll
+                for (int w = 0; w < WARPS; ++w) total[v] += partial[w][lane + 32 * v];
             }
             if (lane == 0) counters[blockIdx.x] = 0u;  // ready for the next launch
         }
+        if (warp != 0) return;
         #pragma unroll
         for (int v = 0; v < VEC; ++v) {
             const long long i = base + 32 * v;

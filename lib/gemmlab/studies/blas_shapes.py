@@ -78,21 +78,25 @@ _ROUNDING = {"fp32": 0.0, "tf32": 2.0 ** -10, "3xtf32": 2.0 ** -21, "fp16": 0.0,
 _OUT_ROUNDING = {"fp32": 0.0, "fp16": 2.0 ** -11, "bf16": 2.0 ** -8}
 CALL_SIZES = {"dot": [1 << 10, 1 << 20, 1 << 24], "gemv": [512, 2048, 4096], "gemm": [256, 1024, 4096]}
 
-TILES = {"128x256": blas.GEMM_LARGE, "128x128": blas.GEMM_MIDDLE, "64x64": blas.GEMM_SMALL,
-         "32x128": blas.GEMM_SKINNY, "128x32": blas.GEMM_SHORT}
+TILES = {"256x128": blas.GEMM_LARGE, "128x128": blas.GEMM_MIDDLE, "128x128, lanes 8 x 4": blas.GEMM_MIDDLE_8X4,
+         "128x128, k steps of 8": blas.GEMM_MIDDLE_K8, "64x64": blas.GEMM_SMALL, "32x128": blas.GEMM_SKINNY,
+         "128x32": blas.GEMM_SHORT}
 SPLITS = (1, 2, 3, 4, 8, 16, 32, 64)  # the SPLITK values tried (gl.blas takes any of blas.GEMM_SPLITS)
 
 
 def gemm_candidates(m: int, n: int, k: int, sms: int | None = None) -> list:
-    """GEMM 5's configurations worth timing at (m, n, k): every tile, and each SPLITK that keeps its blocks
-    within four waves, cuts K into slices of at least 128 and fits the workspace."""
+    """GEMM 5's configurations worth timing at (m, n, k): every tile, and each SPLITK that cuts K into slices of
+    at least 128, fits the workspace, and keeps its blocks within four waves, or (2 and 3) evens out a last wave
+    that is less than half full."""
     sms = sms or blas._sms()
     out = []
     for tile in TILES.values():
-        tiles = cdiv(m, tile["BM"]) * cdiv(n, tile["BN"])
+        tiles, places = cdiv(m, tile["BM"]) * cdiv(n, tile["BN"]), sms * tile["MINB"]
         limit = blas._gemm_split_limit(m, n, tile)
+        ragged = 0 < tiles % places < places // 2
         for split in SPLITS:
-            if split == 1 or (split <= limit and k >= 128 * split and tiles * split <= 4 * sms * tile["MINB"]):
+            if split == 1 or (split <= limit and k >= 128 * split
+                              and (tiles * split <= 4 * places or (ragged and split <= 3))):
                 out.append({**tile, "SPLITK": split})
     return out
 
@@ -105,7 +109,7 @@ def gemv_candidates(m: int, n: int, trans: str, sms: int | None = None) -> list:
     out = []
     if trans == "N":
         shapes = [(8, 8, 4), (4, 8, 4), (8, 4, 4)] + ([(8, 8, 1), (16, 8, 1), (32, 8, 1)] if m <= 256 else [])
-        for (warps, unroll, vec), split in itertools.product(shapes, (1, 2, 4, 8, 16, 32, 64, 128)):
+        for (warps, unroll, vec), split in itertools.product(shapes, (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)):
             groups = cdiv(m, 32 * vec)
             if split == 1 or (groups * split <= 8 * sms and n >= 16 * split):
                 out.append({"WARPS": warps, "UNROLL": unroll, "SPLIT": split, "VEC": vec, "CS": cs})
