@@ -132,7 +132,7 @@ def test_the_racecheck_setting_makes_every_hazard_an_error(monkeypatch, tmp_path
     monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("GEMMLAB_EMULATOR_RACECHECK", "1")
     k = gl.load(code=RACES).get("reverse")
-    with pytest.raises(gl.EmulatorError, match=r"racecheck found 64 shared-memory hazards"):
+    with pytest.raises(gl.EmulatorError, match=r"racecheck found 64 hazards"):
         k(1, 64, (numpy.zeros(64, dtype=numpy.float32), 0))
     y = numpy.zeros(64, dtype=numpy.float32)
     k(1, 64, (y, 1))
@@ -160,3 +160,51 @@ def test_the_h200_sanitizer_record_launched_every_configuration_of_every_variant
         t = data["tools"][tool]
         assert t["clean"] and t["exit_code"] == 0, (tool, t["summary"])
         assert t["configurations"] == want, (tool, t["configurations"], want)
+
+
+GLOBAL_LANES = r'''
+__global__ void neighbours(float* buf, float* out)          // lanes read what their neighbours just stored
+{
+    const int i = threadIdx.x;
+    buf[i] = i * 2.0f;
+    out[i] = buf[(i + 1) % 32 + (i & ~31)];
+}
+__global__ void neighbours_synced(float* buf, float* out)
+{
+    const int i = threadIdx.x;
+    buf[i] = i * 2.0f;
+    __syncwarp();
+    out[i] = buf[(i + 1) % 32 + (i & ~31)];
+}
+__global__ void own_words(float* buf, float* out)          // each lane its own word: nothing shared
+{
+    const int i = threadIdx.x;
+    buf[i] = i * 2.0f;
+    buf[i] += 1.0f;
+    out[i] = buf[i];
+}
+__global__ void across_blocks(float* buf, float* out)      // block 1 reads what block 0 wrote: not followed
+{
+    if (blockIdx.x == 0) buf[threadIdx.x] = 1.0f;
+    else out[threadIdx.x] = buf[(threadIdx.x + 1) % 32];
+}
+'''
+
+
+@needs_memcheck
+def test_lanes_of_a_warp_that_read_each_others_global_writes_are_a_hazard_and_syncwarp_makes_them_clean():
+    m = gl.load(code=GLOBAL_LANES)
+    buf, out = numpy.zeros(64, dtype=numpy.float32), numpy.zeros(64, dtype=numpy.float32)
+    report = gl.racecheck(m.get("neighbours"), 1, 64, (buf, out))
+    assert not report.clean and {h.kind for h in report.hazards} == {"read-after-write"}
+    h = report.hazards[0]
+    assert h.array == "argument 0 ('buf')" and h.memory == "global" and 0 <= h.offset < 64 * 4 and h.bytes == 4
+    assert (h.first_line, h.second_line) == ("<code>:5", "<code>:6")
+    assert h.first_thread[0] // 32 == h.second_thread[0] // 32, "two lanes of one warp"
+    assert "no __syncwarp (two lanes of one warp) between them" in str(report)
+    assert report.total == 64                      # every lane's read, in both warps
+    for name in ("neighbours_synced", "own_words"):
+        assert gl.racecheck(m.get(name), 1, 64, (buf, out)).clean, name
+    assert gl.racecheck(m.get("across_blocks"), 2, 32, (buf, out)).clean
+    assert str(gl.racecheck(m.get("own_words"), 1, 64, (buf, out))).endswith("no hazards (shared memory, and global "
+                                                                            "memory between the lanes of a warp)")

@@ -166,7 +166,8 @@ struct Status {
     unsigned long long stack_size;  // bytes of stack a thread has (stack overflow)
     unsigned long long stack_used;  // bytes in use at the fault (stack overflow)
     char message[4096];
-    // racecheck (GL_EMU_RACECHECK): shared-memory hazards between threads with no barrier between them
+    // racecheck (GL_EMU_RACECHECK): shared-memory hazards between threads with no barrier between them, and
+    // global-memory ones between lanes of a warp with no __syncwarp between them
     unsigned hazard_count;          // all found (the first MAX_HAZARDS distinct ones are kept)
     unsigned hazards_kept;
     struct Hazard {
@@ -1003,6 +1004,12 @@ GL_NOSAN inline void hazard(int kind, const Access& first, unsigned long long pc
             return;
         }
     }
+    for (unsigned i = 0; i < g.region_count; ++i)
+        if (a >= g.regions[i].data && a < g.regions[i].data + g.regions[i].bytes) {
+            h.offset = (long long)a;                 // (the launcher names the argument and the byte in it)
+            std::snprintf(h.array, sizeof h.array, "global memory");
+            return;
+        }
     h.offset = 0;
     std::snprintf(h.array, sizeof h.array, "shared memory");
 }
@@ -1050,6 +1057,57 @@ GL_NOSAN inline bool race_access(uintptr_t a, size_t n, bool write, const void* 
     }
     return true;
 }
+
+// Global memory within a warp: the words of the array arguments a kernel writes, recorded as shared memory's
+// are but only between lanes of one warp (lanes that store and then read or overwrite each other's words with
+// no __syncwarp between: the emulator gives them a converged warp's answer, and racecheck reports them as
+// compute-sanitizer would report the same code on shared memory). Accesses of different warps or blocks
+// through global memory are ordered by barriers, fences and atomics that racecheck does not follow, and are
+// not reported. The table is open-addressed by word address; an entry of an earlier block counts as empty.
+struct GlobalWord { unsigned long long key, block; WordState s; };
+constexpr size_t GLOBAL_WORDS = size_t(1) << 21;
+inline GlobalWord* global_table = nullptr;
+inline unsigned long long global_block = 0;          // the block whose accesses the table holds (g.epoch at its start)
+
+GL_NOSAN inline bool same_warp_unsynced(const Access& a, unsigned me)
+{
+    return concurrent(a, me) && (a.thread >> 5) == (me >> 5);
+}
+
+GL_NOSAN inline void race_global(uintptr_t a, size_t n, bool write, const void* ret)
+{
+    if (!global_table) {
+        void* m = mmap(nullptr, GLOBAL_WORDS * sizeof(GlobalWord), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED) return;
+        global_table = static_cast<GlobalWord*>(m);
+    }
+    const unsigned me = g.cur;
+    const uintptr_t base = library_base();
+    const unsigned long long pc = base > 1 ? reinterpret_cast<uintptr_t>(ret) - base : 0;
+    const Access now{g.epoch, g.warp_epoch[(me >> 5) & 31], pc, me};
+    for (uintptr_t w = a / 4; w < (a + n + 3) / 4; ++w) {
+        size_t slot = (w * 0x9E3779B97F4A7C15ull) >> 43, probes = 0;
+        while (global_table[slot].block == global_block && global_table[slot].key != w) {
+            slot = (slot + 1) & (GLOBAL_WORDS - 1);
+            if (++probes == GLOBAL_WORDS) return;     // a block wrote more words than the table holds: stop recording
+        }
+        GlobalWord& e = global_table[slot];
+        if (e.block != global_block) e = GlobalWord{w, global_block, {}};
+        WordState& s = e.s;
+        if (write) {
+            if (same_warp_unsynced(s.writer, me)) hazard(3, s.writer, pc, a, (unsigned)n);
+            for (const Access& r : s.reader)
+                if (same_warp_unsynced(r, me)) { hazard(2, r, pc, a, (unsigned)n); break; }
+            s.writer = now;
+            s.reader[0] = s.reader[1] = Access{0, 0, 0, 0};
+        } else {
+            if (same_warp_unsynced(s.writer, me)) hazard(1, s.writer, pc, a, (unsigned)n);
+            if (s.reader[0].epoch != g.epoch || s.reader[0].thread == me) s.reader[0] = now;
+            else if (s.reader[1].epoch != g.epoch || s.reader[1].thread == me) s.reader[1] = now;
+        }
+    }
+}
 #endif
 
 // What every failed check of the instrumentation comes to: a recorded shared access (racecheck), or
@@ -1092,7 +1150,12 @@ GL_NOSAN inline void checked_access(uintptr_t a, size_t n, bool write, const voi
 #if defined(GL_EMU_RACECHECK)
     if (*shadow_of(a) == TRACKED && race_access(a, n, write, ret)) return;
 #endif
-    if (*shadow_of(a) == GLOBAL && global_access(a, n, write)) return;
+    if (*shadow_of(a) == GLOBAL && global_access(a, n, write)) {
+#if defined(GL_EMU_RACECHECK)
+        race_global(a, n, write, ret);
+#endif
+        return;
+    }
     out_of_bounds(a, n, write, ret);
 }
 
@@ -1183,6 +1246,9 @@ GL_NOSAN inline void run_grid()
             for (unsigned bx = 0; bx < g.grid_dim.x; ++bx) {
                 g.block_idx = dim3(bx, by, bz);
                 ++g.epoch;                       // nothing in one block races with another's accesses
+#if defined(GL_EMU_RACECHECK)
+                global_block = g.epoch;          // (the global words recorded so far belong to earlier blocks)
+#endif
                 if (g.status) { g.status->block[0] = bx; g.status->block[1] = by; g.status->block[2] = bz; }
                 for (unsigned i = 0; i < g.n; ++i) {
                     Fiber& f = g.fibers[i];

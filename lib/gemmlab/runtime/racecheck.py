@@ -1,4 +1,4 @@
-"""``gl.racecheck``: shared-memory races found on the CPU emulator, as compute-sanitizer's racecheck finds
+"""``gl.racecheck``: shared-memory races (and global-memory ones within a warp) found on the CPU emulator, as compute-sanitizer's racecheck finds
 them on a GPU (chapter 2's missing barrier is the book's example).
 
     report = gl.racecheck(kernel, grid, block, args, shared_mem=0)
@@ -8,7 +8,11 @@ them on a GPU (chapter 2's missing barrier is the book's example).
 The kernel runs once on the emulator, built so that every access to shared memory is recorded: two
 accesses to one word by different threads, at least one of them a write, with no ``__syncthreads()``
 between them (and no ``__syncwarp()`` when both threads are in one warp) make a hazard: read-after-write,
-write-after-read or write-after-write. A kernel loaded for the GPU is rebuilt for the emulator; its array
+write-after-read or write-after-write. The words of the array arguments a kernel writes are recorded too, and
+two lanes of one warp that touch one of them the same way with no ``__syncwarp()`` between are a hazard as well
+(the emulator gives such code a converged warp's answer, which a GPU gives only in practice); accesses of
+different warps or blocks to global memory are not followed (their order comes from barriers, fences and
+atomics). A kernel loaded for the GPU is rebuilt for the emulator; its array
 arguments are copied to the host, and the launch writes only those copies. ``GEMMLAB_EMULATOR_RACECHECK=1``
 checks every emulated launch this way and makes a hazard an error.
 """
@@ -36,7 +40,8 @@ class RaceReport:
 
     def __str__(self):
         if self.clean:
-            return f"racecheck: kernel {self.kernel}: no shared-memory hazards"
+            return (f"racecheck: kernel {self.kernel}: no hazards (shared memory, and global memory between the "
+                    f"lanes of a warp)")
         kinds = sorted({h.kind for h in self.hazards})
         lines = [f"racecheck: kernel {self.kernel}: {self.total} hazardous accesses ({', '.join(kinds)}), "
                  f"{len(self.hazards)} distinct pairs of lines:"]

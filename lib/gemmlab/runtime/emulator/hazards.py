@@ -1,4 +1,4 @@
-"""What went wrong in an emulated launch, in words: the shared-memory hazards racecheck found, and where a bad
+"""What went wrong in an emulated launch, in words: the hazards racecheck found, and where a bad
 access or a crash happened (the source line of a code address, the argument an address belongs to)."""
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Hazard:
-    """One shared-memory race found by the emulator's racecheck: two accesses with no barrier between them."""
+    """One race found by the emulator's racecheck: two accesses to shared memory with no barrier between them, or
+    to global memory by two lanes of a warp with no __syncwarp between them."""
     kind: str                 # read-after-write, write-after-read or write-after-write
-    array: str                # the __shared__ array's name, or "dynamic shared memory"
+    array: str                # the __shared__ array's name, "dynamic shared memory", or an argument ("argument 0 ('y')")
     offset: int               # byte offset into it
     bytes: int
     block: tuple
@@ -21,12 +22,14 @@ class Hazard:
     second_thread: tuple
     first_line: str           # file:line of each access
     second_line: str
+    memory: str = "shared"    # or "global" (two lanes of one warp)
 
     def describe(self) -> str:
         t1, t2 = (",".join(map(str, t)) for t in (self.first_thread, self.second_thread))
+        between = "no barrier" if self.memory == "shared" else "no __syncwarp (two lanes of one warp)"
         return (f"{self.kind} hazard on {self.array} (byte {self.offset}, {self.bytes} bytes) in block "
                 f"({','.join(map(str, self.block))}): thread ({t1}) at {self.first_line or '?'}, then thread ({t2}) "
-                f"at {self.second_line or '?'}, with no barrier between them")
+                f"at {self.second_line or '?'}, with {between} between them")
 
 
 
@@ -43,13 +46,19 @@ class Explains:
     """The part of :class:`~gemmlab.runtime.emulator.launch.EmulatedFunction` that turns a launch's status into
     words; it needs the kernel's ``library`` (for its line table), ``_locations`` (a cache) and ``_argument``."""
 
-    def _hazards(self, status) -> list:
+    def _hazards(self, status, regions=(), args=()) -> list:
         out = []
         for h in status.hazards[:status.hazards_kept]:
-            out.append(Hazard(kind=HAZARD_KINDS.get(h.kind, "hazard"), array=h.array.decode(errors="replace"),
-                              offset=h.offset, bytes=h.bytes, block=tuple(h.block), first_thread=tuple(h.first),
-                              second_thread=tuple(h.second), first_line=self._location(h.pc_first),
-                              second_line=self._location(h.pc_second)))
+            array, offset, memory = h.array.decode(errors="replace"), h.offset, "shared"
+            if array == "global memory":                 # offset: the address in the argument's copy
+                memory = "global"
+                nearest = self._nearest_argument(offset, regions, args)
+                if nearest is not None:
+                    array, offset = self._argument(nearest[0]), offset - nearest[1]
+            out.append(Hazard(kind=HAZARD_KINDS.get(h.kind, "hazard"), array=array, offset=offset, bytes=h.bytes,
+                              block=tuple(h.block), first_thread=tuple(h.first), second_thread=tuple(h.second),
+                              first_line=self._location(h.pc_first), second_line=self._location(h.pc_second),
+                              memory=memory))
         self.hazard_total = status.hazard_count
         return out
 

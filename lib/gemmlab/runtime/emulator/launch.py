@@ -275,10 +275,10 @@ class EmulatedFunction(Explains):
         if os.WIFEXITED(code) and os.WEXITSTATUS(code) == 0 and status.code == 0:
             self.last_switches = status.switches
             if getattr(self, "racecheck", False):
-                self.last_hazards = self._hazards(status)
+                self.last_hazards = self._hazards(status, regions, args)
                 if self.raise_hazards and self.last_hazards:
-                    raise EmulatorError(f"kernel {self.name}: racecheck found {status.hazard_count} shared-memory "
-                                        f"hazards (GEMMLAB_EMULATOR_RACECHECK=1):\n"
+                    raise EmulatorError(f"kernel {self.name}: racecheck found {status.hazard_count} hazards "
+                                        f"(GEMMLAB_EMULATOR_RACECHECK=1):\n"
                                         + "\n".join("  " + h.describe() for h in self.last_hazards))
             return
         where = self._where(status_addr)
