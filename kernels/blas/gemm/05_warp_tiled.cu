@@ -2,11 +2,11 @@
 //
 // C = alpha * op(A) op(B) + beta * C, all column-major with leading dimensions and offsets (common/blas.cuh).
 // What changed since 04_double_buffer: the block, warp and lane tiles of sgemm/10_double_buffer
-// (common/sgemm_tiles.cuh: BM x BN block tiles of WM x WN warp tiles, a warp's lanes as LANES rows x 32/LANES
-// columns of 4 x 4 sub-tiles, the A tile stored as As[k][m] and the B tile as Bs[k][n], two stages fed through
-// registers, blocks in bands of GROUP block-rows) and sgemm/12_interior's main loop without bounds checks for
-// the blocks whose tiles lie inside the matrices (gemm_main_loop below). Column-major storage read as row-major is the transpose, so each
-// operand comes in one of two ways, and the transpose flags choose:
+// (common/sgemm_tiles.cuh: BM x BN block tiles of WM x WN warp tiles, 4 x 4 sub-tiles per lane, the A tile stored
+// as As[k][m] and the B tile as Bs[k][n], two stages fed through registers, blocks in bands of GROUP block-rows),
+// and sgemm/12_interior's two additions: LANES (a warp's lanes as LANES rows x 32/LANES columns of sub-tiles) and
+// the main loop without bounds checks for the blocks whose tiles lie inside the matrices (gemm_main_loop below).
+// Column-major storage read as row-major is the transpose, so each operand comes in one of two ways, and the transpose flags choose:
 //   op(A) = A   ('N'): memory holds k rows of m (lda apart); a 16-byte load of 4 consecutive m lands
 //                      in As[k][m] as it is;
 //   op(A) = A^T ('T'): memory holds m rows of k; 4 consecutive k are transposed into As on the way;
@@ -33,8 +33,8 @@
 // inside the matrices in whole 16-byte groups, so the loads are plain LDG.128 with no checks and no scalar
 // fall-back between the FMAs, and the next tile's loads are issued on every step (the last reloads its own
 // tile, which nobody reads): straight-line code but for the branch back. Blocks at C's edges, operands of
-// leading dimensions or offsets that are not multiples of 4, and a K that ends inside a step take the checked
-// loop.
+// leading dimensions or offsets that are not multiples of 4, and a block whose K slice ends inside a step take
+// the checked loop.
 template <int BM, int BN, int BK, int WM, int WN, int LANES, int TA, int TB, bool INSIDE, int MI, int NI>
 __device__ __forceinline__ void gemm_main_loop(const float* __restrict__ a, int lda, const float* __restrict__ b,
                                                int ldb, int M, int N, int K, int kbase, int tiles, int row0,

@@ -10,7 +10,7 @@
 //       every WARPS-th column each; each thread keeps UNROLL columns' loads in flight before it adds.
 //       The warps' partial sums meet in shared memory. ceil(M / (32 VEC)) blocks: for M = 4096, 128 or 32,
 //       too few to keep the whole HBM busy. SPLIT > 1 cuts the columns into SPLIT slices,
-//       one block each (gridDim.y): each block writes its 32 partial sums to partials[slice][row]; the
+//       one block each (gridDim.y): each block writes its 32 * VEC partial sums to partials[slice][row]; the
 //       last of a row group's SPLIT blocks to finish (its counter in counters[blockIdx.x], advanced with
 //       atomicAdd after a __threadfence, and reset by that block) adds the SPLIT partials, its warps taking
 //       every WARPS-th slice and then warp 0 their sums, and writes y: one launch, the same bits every run. counters is zeroed once when allocated;
