@@ -1014,6 +1014,40 @@ GL_NOSAN inline void hazard(int kind, const Access& first, unsigned long long pc
     std::snprintf(h.array, sizeof h.array, "shared memory");
 }
 
+// The access the running thread makes now, from the code at ret (the kernel's: no dladdr per access).
+GL_NOSAN inline Access access_now(const void* ret)
+{
+    const unsigned me = g.cur;
+    const uintptr_t base = library_base();
+    const unsigned long long pc = base > 1 ? reinterpret_cast<uintptr_t>(ret) - base : 0;
+    return Access{g.epoch, g.warp_epoch[(me >> 5) & 31], pc, me};
+}
+
+// One access to a recorded word: a hazard with each earlier access it is concurrent with (WITHIN_WARP: only those
+// of another lane of the same warp), then the access kept as the word's writer or one of its two readers.
+template <bool WITHIN_WARP>
+GL_NOSAN inline bool races(const Access& x, unsigned me)
+{
+    return concurrent(x, me) && (!WITHIN_WARP || (x.thread >> 5) == (me >> 5));
+}
+
+template <bool WITHIN_WARP>
+GL_NOSAN inline void record_word(WordState& s, const Access& now, bool write, uintptr_t a, size_t n)
+{
+    const unsigned me = now.thread;
+    if (write) {
+        if (races<WITHIN_WARP>(s.writer, me)) hazard(3, s.writer, now.pc, a, (unsigned)n);
+        for (const Access& r : s.reader)
+            if (races<WITHIN_WARP>(r, me)) { hazard(2, r, now.pc, a, (unsigned)n); break; }
+        s.writer = now;
+        s.reader[0] = s.reader[1] = Access{0, 0, 0, 0};
+    } else {
+        if (races<WITHIN_WARP>(s.writer, me)) hazard(1, s.writer, now.pc, a, (unsigned)n);
+        if (s.reader[0].epoch != g.epoch || s.reader[0].thread == me) s.reader[0] = now;
+        else if (s.reader[1].epoch != g.epoch || s.reader[1].thread == me) s.reader[1] = now;
+    }
+}
+
 // Record one access; false when it is out of the array's exact bounds (then it is an error).
 GL_NOSAN inline bool race_access(uintptr_t a, size_t n, bool write, const void* ret)
 {
@@ -1036,25 +1070,10 @@ GL_NOSAN inline bool race_access(uintptr_t a, size_t n, bool write, const void* 
         if (m == MAP_FAILED) return true;
         race_table = static_cast<WordState*>(m);
     }
-    const unsigned me = g.cur;
-    const uintptr_t base = library_base();            // (ret is the kernel's code: no dladdr per access)
-    const unsigned long long pc = base > 1 ? reinterpret_cast<uintptr_t>(ret) - base : 0;
-    const Access now{g.epoch, g.warp_epoch[(me >> 5) & 31], pc, me};
+    const Access now = access_now(ret);
     const size_t last = ARENA_WORDS + DYNAMIC_WORDS;
-    for (size_t w = word; w < word + (n + 3) / 4 && w < last; ++w) {
-        WordState& s = race_table[w];
-        if (write) {
-            if (concurrent(s.writer, me)) hazard(3, s.writer, pc, a, (unsigned)n);
-            for (const Access& r : s.reader)
-                if (concurrent(r, me)) { hazard(2, r, pc, a, (unsigned)n); break; }
-            s.writer = now;
-            s.reader[0] = s.reader[1] = Access{0, 0, 0, 0};
-        } else {
-            if (concurrent(s.writer, me)) hazard(1, s.writer, pc, a, (unsigned)n);
-            if (s.reader[0].epoch != g.epoch || s.reader[0].thread == me) s.reader[0] = now;
-            else if (s.reader[1].epoch != g.epoch || s.reader[1].thread == me) s.reader[1] = now;
-        }
-    }
+    for (size_t w = word; w < word + (n + 3) / 4 && w < last; ++w)
+        record_word<false>(race_table[w], now, write, a, n);
     return true;
 }
 
@@ -1069,11 +1088,6 @@ constexpr size_t GLOBAL_WORDS = size_t(1) << 21;
 inline GlobalWord* global_table = nullptr;
 inline unsigned long long global_block = 0;          // the block whose accesses the table holds (g.epoch at its start)
 
-GL_NOSAN inline bool same_warp_unsynced(const Access& a, unsigned me)
-{
-    return concurrent(a, me) && (a.thread >> 5) == (me >> 5);
-}
-
 GL_NOSAN inline void race_global(uintptr_t a, size_t n, bool write, const void* ret)
 {
     if (!global_table) {
@@ -1082,10 +1096,7 @@ GL_NOSAN inline void race_global(uintptr_t a, size_t n, bool write, const void* 
         if (m == MAP_FAILED) return;
         global_table = static_cast<GlobalWord*>(m);
     }
-    const unsigned me = g.cur;
-    const uintptr_t base = library_base();
-    const unsigned long long pc = base > 1 ? reinterpret_cast<uintptr_t>(ret) - base : 0;
-    const Access now{g.epoch, g.warp_epoch[(me >> 5) & 31], pc, me};
+    const Access now = access_now(ret);
     for (uintptr_t w = a / 4; w < (a + n + 3) / 4; ++w) {
         size_t slot = (w * 0x9E3779B97F4A7C15ull) >> 43, probes = 0;
         while (global_table[slot].block == global_block && global_table[slot].key != w) {
@@ -1094,18 +1105,7 @@ GL_NOSAN inline void race_global(uintptr_t a, size_t n, bool write, const void* 
         }
         GlobalWord& e = global_table[slot];
         if (e.block != global_block) e = GlobalWord{w, global_block, {}};
-        WordState& s = e.s;
-        if (write) {
-            if (same_warp_unsynced(s.writer, me)) hazard(3, s.writer, pc, a, (unsigned)n);
-            for (const Access& r : s.reader)
-                if (same_warp_unsynced(r, me)) { hazard(2, r, pc, a, (unsigned)n); break; }
-            s.writer = now;
-            s.reader[0] = s.reader[1] = Access{0, 0, 0, 0};
-        } else {
-            if (same_warp_unsynced(s.writer, me)) hazard(1, s.writer, pc, a, (unsigned)n);
-            if (s.reader[0].epoch != g.epoch || s.reader[0].thread == me) s.reader[0] = now;
-            else if (s.reader[1].epoch != g.epoch || s.reader[1].thread == me) s.reader[1] = now;
-        }
+        record_word<true>(e.s, now, write, a, n);
     }
 }
 #endif
