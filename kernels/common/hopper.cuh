@@ -67,4 +67,55 @@ __device__ __forceinline__ void tma_load(unsigned dst, const TensorMap* map, int
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
                  ::"r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
+// the same copy into the shared memory of every block of the cluster in mask (bit i: the block of rank i), at
+// the same offset dst in each, each counting its bytes off its own barrier at offset bar (chapter 16)
+__device__ __forceinline__ void tma_load_multicast(unsigned dst, const TensorMap* map, int c0, int c1, unsigned bar,
+                                                   unsigned short mask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%2, %3}], [%4], %5;\n"
+                 ::"r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar), "h"(mask) : "memory");
+}
+
+// TMA stores (chapter 16). Shared memory that ordinary stores wrote is read by the copy engine through the
+// async proxy: each writing thread fences before the barrier after which one thread issues the copy. A store
+// writes only the part of its box that lies inside the matrix. Stores issued by a thread form bulk groups;
+// wait_group.read N returns when at most N of its groups still read shared memory (their sources may be
+// overwritten), wait_group N when at most N are still writing global memory.
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ void tma_store(const TensorMap* map, int c0, int c1, unsigned src)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                 ::"l"(map), "r"(c0), "r"(c1), "r"(src) : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory"); }
+template <int N>
+__device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory"); }
+// a barrier for `threads` threads of the block (a multiple of 32) under hardware barrier `id` (1-15: 0 is
+// __syncthreads's)
+__device__ __forceinline__ void named_sync(unsigned id, unsigned threads)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// clusters (chapter 16): the blocks of a cluster run at once on neighbouring SMs and may arrive on each
+// other's mbarriers and receive each other's multicast copies
+__device__ __forceinline__ unsigned cluster_rank()
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void cluster_sync()              // every thread of every block of the cluster
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// arrive on the barrier at offset bar in the shared memory of the cluster's block of rank cta (this one too)
+__device__ __forceinline__ void bar_arrive_cluster(unsigned bar, unsigned cta)
+{
+    asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar), "r"(cta) : "memory");
+}
 }  // namespace gl_hopper

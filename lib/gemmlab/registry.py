@@ -232,6 +232,23 @@ def _hopper_args(p, inputs, out):
 
 
 HOPPER_SHARED = 4 * (128 * 64 + 64 * 256) * 2 + 1024      # 4 stages of A and B tiles, and room to align them
+STORE_SHARED = HOPPER_SHARED + 2 * 2 * 64 * 32 * 4         # ... and two 64 x 32 FP32 boxes of C per consumer
+
+
+def _persistent_blocks(p, pair: int = 1) -> int:
+    """Chapter 16's persistent grid: one block per SM of the GPU in use, at most one per 128 x 256 tile of C
+    (with clusters of ``pair`` blocks, one cluster per ``pair`` SMs, at most one per ``pair`` tiles stacked)."""
+    from .runtime.profiles import current
+    units = cdiv(cdiv(p.m, 128), pair) * cdiv(p.n, 256)
+    return pair * max(1, min(units, current().sm_count // pair))
+
+
+def _store_args(p, inputs, out):
+    """tc/09 and tc/10: tc/06's maps of A and B, and C's (FP32, 64 x 32 boxes: 128-byte rows, swizzled)."""
+    from .runtime import tma
+    A, B, _, _, _, _ = _tc_operands(p, inputs, out)
+    return (tma.tensor_map(A, p.precision, 128, 64), tma.tensor_map(B, p.precision, 64, 64),
+            tma.tensor_map(out, "fp32", 64, 32), p.m, p.n, p.k)
 
 
 def _split_prepare(p, c, inputs, out):
@@ -575,6 +592,35 @@ VARIANTS = [
         launch=lambda p, c: ((cdiv(p.n, 128), cdiv(p.m, 128)), 384, 3 * 4 * 128 * 32 * 4 + 1024),
         args=lambda p, inputs, out: (_split_buffers(p)[1], out, p.m, p.n, p.k),
         gpu_only="inline PTX for sm_90a: wgmma, TMA copies and mbarriers", options=("-arch=sm_90a",),
+    ),
+    # chapter 16: past cuBLAS on Hopper, one technique a step, each from the one before
+    Variant(
+        key="tc/08_persistent", chapter="16-past-cublas", entry="wgmma_persistent_gemm<{PREC}>", op=ops.TcGemm,
+        title="tc/06 persistent: one block per SM walks the tiles in bands, loading the next tile's slices during "
+              "the stores (GPU only)",
+        problem_params=_tc_precision, refuse=_hopper_refuse, needs=_HOPPER,
+        launch=lambda p, c: ((_persistent_blocks(p),), 384, HOPPER_SHARED),
+        args=_hopper_args,
+        gpu_only="inline PTX for sm_90a: wgmma, TMA copies and mbarriers", options=("-arch=sm_90a",),
+    ),
+    Variant(
+        key="tc/09_tma_store", chapter="16-past-cublas", entry="wgmma_tma_store_gemm<{PREC}>", op=ops.TcGemm,
+        title="tc/08 with a TMA-store epilogue: accumulators to swizzled shared memory, out by the copy engine "
+              "behind the next tile's main loop (GPU only)",
+        problem_params=_tc_precision, refuse=_hopper_refuse, needs=_HOPPER,
+        launch=lambda p, c: ((_persistent_blocks(p),), 384, STORE_SHARED),
+        args=_store_args,
+        gpu_only="inline PTX for sm_90a: wgmma, TMA loads and stores, mbarriers", options=("-arch=sm_90a",),
+    ),
+    Variant(
+        key="tc/10_cluster_multicast", chapter="16-past-cublas", entry="wgmma_multicast_gemm<{PREC}>",
+        op=ops.TcGemm,
+        title="tc/09 in clusters of two blocks, one above the other, sharing B's slices by TMA multicast (GPU only)",
+        problem_params=_tc_precision, refuse=_hopper_refuse, needs=_HOPPER,
+        launch=lambda p, c: ((_persistent_blocks(p, 2),), 384, STORE_SHARED),
+        args=_store_args,
+        gpu_only="inline PTX for sm_90a: wgmma, TMA multicast and stores, mbarriers, clusters",
+        options=("-arch=sm_90a",),
     ),
 ]
 

@@ -92,6 +92,15 @@ def _tensor():
                  options=(_o("--reps", type=_count, default=10),))
 
 
+def _hopper():
+    from . import past_cublas
+    return Study("hopper", "chapter 16: check and time the Hopper ladder (tc/06 onwards) against cuBLAS and a Triton "
+                           "matmul in FP16 and BF16, at the squares and two language-model shapes",
+                 run=lambda a: past_cublas.run_all(reps=a.reps), show=lambda r: print(past_cublas.summary(r)),
+                 save=lambda r: [past_cublas.save(r)], writes="results/hopper-<gpu>.json",
+                 options=(_o("--reps", type=_count, default=10),))
+
+
 def _tune():
     from . import tune
 
@@ -274,7 +283,7 @@ def _emulator_bench():
                           _o("--rounds", type=int, default=3, help="turns of each with --baseline (default 3)")))
 
 
-STUDIES = [f() for f in (_ceilings, _ladder, _climb, _tensor, _tune, _blas, _profile, _sanitize, _crosscheck,
+STUDIES = [f() for f in (_ceilings, _ladder, _climb, _tensor, _hopper, _tune, _blas, _profile, _sanitize, _crosscheck,
                          _sass, _emulator_bench)]
 BY_NAME = {s.name: s for s in STUDIES}
 

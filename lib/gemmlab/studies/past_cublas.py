@@ -1,0 +1,182 @@
+"""Chapter 16's ladder measured in one run: ``python -m gemmlab hopper --record``.
+
+For FP16 and BF16 inputs (FP32 accumulation, FP32 C) at every shape of :data:`SHAPES`: each Hopper kernel of
+:data:`LADDER` (chapter 15's tc/06, then one technique a step) is checked against float64 on the inputs as the
+tensor cores see them, then timed with cuBLAS in the same mode (cublasGemmEx, FP32 output) and a Triton
+matmul (:func:`triton_matmul`: the tutorial's structure, FP32 output, the fastest of :data:`TRITON_CONFIGS`
+on this shape, itself checked first) in one round-robin (:func:`gemmlab.bench`: CUDA events, medians, L2
+flushed). Where Triton is not installed the column says so; it is not a dependency of the book. Results go
+to ``results/hopper-<gpu>.json`` with the targets of :data:`TARGETS`, met or not.
+"""
+from __future__ import annotations
+
+import numpy
+
+from .. import record
+from ..check import FP32_TOLERANCE, rel_error
+from ..cases import cases, problem as problem_of
+from ..runtime import backend as hw
+from ..timing import Timings, bench
+from .core import case_name, measure_problem
+
+# (M, N, K): the squares, then two shapes from language-model layers (a projection of 8192 tokens with
+# K = 1024; a 4096-token batch through a 4096 -> 14336 MLP layer)
+SHAPES = [(2048, 2048, 2048), (4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192),
+          (8192, 8192, 1024), (4096, 14336, 4096)]
+PRECISIONS = ("fp16", "bf16")
+LADDER = cases(("tc/06_wgmma_tma", {}), ("tc/08_persistent", {}), ("tc/09_tma_store", {}),
+               ("tc/10_cluster_multicast", {}))
+# the bar: a fraction of cuBLAS at each shape (never lowered here), and faster than Triton at every one
+TARGETS = {(4096, 4096, 4096): 1.00, (8192, 8192, 8192): 1.00}
+OTHER_TARGET = 0.95
+TRITON = "Triton matmul"
+# (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, stages, warps): the tutorial's kind of candidates
+TRITON_CONFIGS = [(128, 256, 64, 8, 3, 8), (256, 128, 64, 8, 3, 8), (128, 128, 64, 8, 4, 4),
+                  (128, 256, 64, 8, 4, 8), (128, 128, 128, 8, 3, 8)]
+
+
+def target(shape) -> float:
+    return TARGETS.get(tuple(shape), OTHER_TARGET)
+
+
+def _triton_kernel():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def matmul(a, b, c, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr,
+               BK: tl.constexpr, GROUP: tl.constexpr):
+        # program -> tile of C in bands of GROUP rows of tiles (as tc/08's grouped_tile)
+        pid = tl.program_id(0)
+        rows_of_tiles, cols_of_tiles = tl.cdiv(M, BM), tl.cdiv(N, BN)
+        band = pid // (GROUP * cols_of_tiles)
+        first = band * GROUP
+        height = tl.minimum(rows_of_tiles - first, GROUP)
+        inside = pid % (GROUP * cols_of_tiles)
+        tm, tn = first + inside % height, inside // height
+        rm = (tm * BM + tl.arange(0, BM)) % M          # rows past M wrap (their results are not stored)
+        rn = (tn * BN + tl.arange(0, BN)) % N
+        rk = tl.arange(0, BK)
+        pa = a + rm[:, None] * sam + rk[None, :] * sak
+        pb = b + rk[:, None] * sbk + rn[None, :] * sbn
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            left = K - k * BK
+            acc = tl.dot(tl.load(pa, mask=rk[None, :] < left, other=0.0),
+                         tl.load(pb, mask=rk[:, None] < left, other=0.0), acc)
+            pa += BK * sak
+            pb += BK * sbk
+        cm, cn = tm * BM + tl.arange(0, BM), tn * BN + tl.arange(0, BN)
+        tl.store(c + cm[:, None] * scm + cn[None, :] * scn, acc, mask=(cm[:, None] < M) & (cn[None, :] < N))
+    return triton, matmul
+
+
+def triton_matmul(problem, inputs, out, config):
+    """A zero-argument callable: the Triton matmul of ``problem`` on CuPy arrays ``inputs`` into ``out`` (FP32),
+    with ``config`` (one of :data:`TRITON_CONFIGS`). Raises ImportError without Triton and torch."""
+    import torch
+    triton, kernel = _triton_kernel()
+    A, B = (torch.from_dlpack(x) for x in inputs)
+    if problem.precision == "bf16":                      # the book keeps BF16 values as their bits
+        A, B = A.view(torch.bfloat16), B.view(torch.bfloat16)
+    C = torch.from_dlpack(out)
+    bm, bn, bk, group, stages, warps = config
+    grid = (triton.cdiv(problem.m, bm) * triton.cdiv(problem.n, bn),)
+    m, n, k = problem.m, problem.n, problem.k
+
+    def run():
+        kernel[grid](A, B, C, m, n, k, A.stride(0), A.stride(1), B.stride(0), B.stride(1), C.stride(0), C.stride(1),
+                     BM=bm, BN=bn, BK=bk, GROUP=group, num_stages=stages, num_warps=warps)
+    return run
+
+
+def _triton_version():
+    try:
+        import triton
+        return triton.__version__
+    except ImportError:
+        return None
+
+
+def pick_triton(problem, inputs, reps: int = 5) -> dict:
+    """Each of :data:`TRITON_CONFIGS` checked against float64 and timed alone on ``problem``; the fastest that
+    is right, or why there is none ({"missing": why})."""
+    try:
+        import torch  # noqa: F401
+        _triton_kernel()
+    except ImportError as exc:
+        return {"missing": f"Triton (with torch) is not installed here ({exc})"}
+    ref = problem.reference(inputs)
+    scale = problem.error_scale(inputs)
+    tried, best = [], None
+    for config in TRITON_CONFIGS:
+        out = problem.output()
+        try:
+            run = triton_matmul(problem, inputs, out, config)
+            run()
+            hw.synchronize()
+        except Exception as exc:                      # a config this GPU cannot compile (shared memory, say)
+            tried.append({"config": list(config), "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
+            continue
+        err = rel_error(hw.to_host(out), ref, scale)
+        t = bench({"t": run}, problem, library=False, reps=reps, label=f"{TRITON} {config}")
+        ms = t["t"].median_ms
+        tried.append({"config": list(config), "error": err, "median_ms": ms})
+        if err <= problem.tolerance(FP32_TOLERANCE) and (best is None or ms < best["median_ms"]):
+            best = tried[-1]
+    if best is None:
+        return {"missing": "no Triton configuration gave the right answer", "tried": tried}
+    return {"config": best["config"], "error": best["error"], "tried": tried}
+
+
+def measure_shape(precision: str, shape, reps: int = 10, progress: bool = True) -> dict:
+    m, n, k = shape
+    problem = problem_of("tc", m, n, k, precision=precision)
+    inputs, out = problem.inputs(numpy.random.default_rng(1)), problem.output()
+    tri = pick_triton(problem, inputs)
+    extra = {}
+    if "config" in tri:
+        extra[TRITON] = triton_matmul(problem, inputs, out, tuple(tri["config"]))
+    label = f"hopper ladder {precision.upper()} {m} x {n} x {k}"
+    t, errors = measure_problem(LADDER, problem, label, reps=reps, progress=progress, extra=extra)
+    names = [case_name(key, p) for key, p in LADDER]
+    ran = [x for x in names if x not in t.skipped]
+    best = max(ran, key=lambda x: t.ratio(x))
+    ratio, goal = t.ratio(best), target(shape)
+    spread = {r["name"]: (r["q3_ms"] - r["q1_ms"]) / r["median_ms"] for r in t.records()}
+    out = {"precision": precision, "shape": list(shape), "best": best, "ratio": ratio, "target": goal,
+           "met": ratio >= goal, "errors": errors, "triton": tri, "timing": t.to_dict(), "spread": spread}
+    if TRITON in [r.name for r in t.rows]:
+        out["vs_triton"] = t[TRITON].median_ms / t[best].median_ms
+        out["faster_than_triton"] = out["vs_triton"] > 1.0
+    return out
+
+
+def run_all(reps: int = 10, shapes=None, precisions=PRECISIONS) -> dict:
+    if not hw.on_gpu:
+        raise SystemExit(f"chapter 16's ladder is measured on a GPU ({hw.backend_reason})")
+    from .climb import _warm_up
+    _warm_up()
+    points = []
+    for precision in precisions:
+        for shape in shapes or SHAPES:
+            points.append(measure_shape(precision, shape, reps=reps))
+            print(Timings.from_dict(points[-1]["timing"], recorded=False), flush=True)
+            print(_line(points[-1]), flush=True)
+    return {"points": points, "triton": _triton_version(), "command": "python -m gemmlab hopper --record"}
+
+
+def _line(p) -> str:
+    m, n, k = p["shape"]
+    tri = (f", {p['vs_triton']:.3f}x Triton" if "vs_triton" in p else
+           f", Triton: {p['triton'].get('missing', 'not timed')}")
+    return (f"{p['precision'].upper()} {m} x {n} x {k}: best {p['best']} at {p['ratio']:.1%} of cuBLAS "
+            f"(target {p['target']:.0%}: {'met' if p['met'] else 'missed'}){tri}")
+
+
+def summary(result) -> str:
+    return "\n".join(_line(p) for p in result["points"])
+
+
+def save(result: dict):
+    return record.save(f"hopper-{record.gpu_slug()}", result)

@@ -1,0 +1,87 @@
+"""Chapter 16's Hopper kernels (tc/08 onwards) and the study that measures them against cuBLAS and Triton.
+
+On the GPU: every kernel against float64 at sizes that are multiples of none of its tiles, with more tiles
+than the GPU has SMs (so each block walks several), an odd number of rows of tiles (the clusters' last pair
+half outside C) and K not a multiple of the 64-wide slices. Everywhere: the registry's refusals and grids,
+and the study's bar."""
+import pytest
+
+import gemmlab as gl
+from gemmlab import ops
+from gemmlab.runtime import backend as hw
+from gemmlab.runtime import profiles
+from gemmlab.studies import past_cublas
+
+NEW = ["tc/08_persistent", "tc/09_tma_store", "tc/10_cluster_multicast"]
+# (M, N, K): one partial tile; a few tiles; more tiles than SMs (264 on 132); an odd 31 rows of tiles, 17
+# columns and K = 200 (a partial last slice); a tall one with a single column of tiles
+SHAPES = [(1, 8, 8), (200, 136, 72), (1000, 520, 264), (3000, 2600, 520), (3900, 4104, 200), (8200, 200, 64)]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not hw.on_gpu, reason="needs a GPU")
+@pytest.mark.parametrize("key", NEW)
+@pytest.mark.parametrize("precision", ["fp16", "bf16"])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_the_new_hopper_kernels_agree_with_float64(key, precision, shape):
+    v = gl.registry.get(key)
+    problem = ops.TcGemm(m=shape[0], n=shape[1], k=shape[2], precision=precision)
+    why = v.skip_reason(problem)
+    if why:
+        pytest.skip(why)
+    result = v.check(problem)
+    assert result.ok, str(result)
+
+
+@pytest.mark.parametrize("key", NEW)
+def test_they_refuse_what_tma_cannot_copy_and_run_on_hopper_only(key):
+    v = gl.registry.get(key)
+    assert v.chapter == "16-past-cublas" and v.options == ("-arch=sm_90a",) and "wgmma" in v.gpu_only
+    assert "FP16 or BF16" in v.refuse(ops.TcGemm(m=64, n=64, k=64, precision="tf32"), {})
+    assert "multiples of 8" in v.refuse(ops.TcGemm(m=64, n=60, k=64, precision="fp16"), {})
+    assert "multiples of 8" in v.refuse(ops.TcGemm(m=64, n=64, k=36, precision="bf16"), {})
+    assert not v.refuse(ops.TcGemm(m=65, n=72, k=40, precision="bf16"), {})
+    assert any(n.capability == (9, 0) and n.only for n in v.needs)       # Hopper's own code: not after it either
+    if not hw.on_gpu:
+        with pytest.raises(hw.BackendError, match="GPU only"):
+            v.runner(ops.TcGemm(m=64, n=64, k=64, precision="fp16"))
+
+
+def test_the_persistent_grids_follow_the_gpu_in_use(monkeypatch):
+    """One block per SM of the GPU in use (the H200's 132, another GPU's own count), never more blocks than
+    tiles; the clusters' grid is whole pairs, one pair per two tiles stacked."""
+    from gemmlab import registry
+    eight = gl.registry.get("tc/08_persistent")
+    ten = gl.registry.get("tc/10_cluster_multicast")
+    for name in ("H200", "T4", "A100"):
+        gpu = profiles.PROFILES[name]
+        monkeypatch.setattr(profiles, "current", lambda gpu=gpu: gpu)
+        big = ops.TcGemm(m=8192, n=8192, k=64, precision="fp16")
+        assert eight.launch(big, {})[0] == (gpu.sm_count,)
+        assert ten.launch(big, {})[0] == (2 * (gpu.sm_count // 2),)
+    small = ops.TcGemm(m=300, n=600, k=64, precision="fp16")          # 3 x 3 tiles; 2 pairs of rows x 3
+    assert eight.launch(small, {})[0] == (9,) and ten.launch(small, {})[0] == (12,)
+    assert registry._persistent_blocks(ops.TcGemm(m=1, n=8, k=8, precision="fp16"), 2) == 2
+
+
+def test_the_bar_is_the_one_set_and_every_shape_is_measured_in_both_precisions():
+    assert past_cublas.target((4096, 4096, 4096)) == 1.00 and past_cublas.target((8192, 8192, 8192)) == 1.00
+    for shape in [(2048,) * 3, (6144,) * 3, (8192, 8192, 1024), (4096, 14336, 4096)]:
+        assert shape in past_cublas.SHAPES and past_cublas.target(shape) == 0.95
+    assert past_cublas.PRECISIONS == ("fp16", "bf16")
+    assert [k for k, _ in past_cublas.LADDER][:1] == ["tc/06_wgmma_tma"]
+    assert set(NEW) <= {k for k, _ in past_cublas.LADDER}
+
+
+def test_without_triton_the_column_says_why(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "triton", None)
+    got = past_cublas.pick_triton(ops.TcGemm(m=64, n=64, k=64, precision="fp16"), None)
+    assert "Triton (with torch) is not installed here" in got["missing"] and "config" not in got
+
+
+def test_the_study_refuses_to_run_without_a_gpu():
+    if hw.on_gpu:
+        pytest.skip("a GPU is in use")
+    with pytest.raises(SystemExit, match="measured on a GPU"):
+        past_cublas.run_all()
