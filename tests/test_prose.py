@@ -479,9 +479,11 @@ def test_chapter_15s_figures_are_its_own_run_and_the_profile():
                           "`const __grid_constant__`", "fence.proxy.tensormap"),
             never=("a few percent", "mma.sync`-fed", "cannot pass about 70%", "The same error as every", "commit b29b27e"))
     # the register budget it explains, against the kernel and its compiled form
-    src = (Path(__file__).resolve().parents[1] / "kernels" / "tc" / "06_wgmma_tma.cu").read_text()
+    kernels = Path(__file__).resolve().parents[1] / "kernels"
+    src = (kernels / "tc" / "06_wgmma_tma.cu").read_text() + (kernels / "common" / "wgmma.cuh").read_text()
     assert "__launch_bounds__(384, 1)" in src and "setmaxnreg.dec.sync.aligned.u32 40;" in src
-    assert "setmaxnreg.inc.sync.aligned.u32 232;" in src and "wgmma.wait_group.sync.aligned 1;" in src
+    assert "setmaxnreg.inc.sync.aligned.u32 232;" in src and "wait_slices<1>()" in src
+    assert "wgmma.wait_group.sync.aligned %0;" in src
     regs = record.load("sass-sm_90")["kernels"]["06_wgmma_tma[PREC=fp16]"]["registers"]
     assert regs == 168 == 65536 // 384 // 8 * 8 and 384 * regs == 128 * 40 + 256 * 232 == 64512
     for phrase in ("168 registers (65,536 per SM, divided by 384 and rounded down to a multiple of 8): 64,512 in all",
@@ -966,7 +968,8 @@ def test_chapter_15s_second_reading_fragments_descriptors_and_budget():
     ncu = {k["case"]: k for k in record.load("ncu-part5-nvidia-h200")["kernels"]}
     assert ncu["mma.sync tf32"]["kernel"].startswith("void mma_sync_gemm<2, 128, 128,")
     assert (round(ncu["mma.sync tf32"]["tensor_pipe_pct"]), round(ncu["mma.sync fp16"]["tensor_pipe_pct"])) == (68, 72)
-    src = (Path(__file__).resolve().parents[1] / "kernels" / "tc" / "06_wgmma_tma.cu").read_text()
+    kernels = Path(__file__).resolve().parents[1] / "kernels"
+    src = (kernels / "tc" / "06_wgmma_tma.cu").read_text() + (kernels / "common" / "wgmma.cuh").read_text()
     assert "desc(a + 32 * kk, 16, 1024)" in src and "(1ull << 62)" in src            # A: LBO 16 bytes, SBO 1 KiB
     b = _kept("15-hopper", "hopper-budget: fp16 4096, K = 512, 1024, 2048, 4096, 8192")
     assert tensor.budget(b)["waves"] == 4

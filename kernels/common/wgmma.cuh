@@ -6,6 +6,7 @@
 #include "common/hopper.cuh"
 
 namespace gl_wgmma {
+// [wgmma]
 // a shared-memory matrix descriptor: start address, leading and stride byte offsets (in 16-byte units),
 // layout 1 in bits 62-63: the 128-byte swizzle that the TMA copies wrote
 __device__ __forceinline__ unsigned long long desc(unsigned addr, unsigned lbo, unsigned sbo)
@@ -67,7 +68,9 @@ __device__ __forceinline__ void mma_slice(float (&d)[128], unsigned a, unsigned 
 }
 template <int N>
 __device__ __forceinline__ void wait_slices() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
+// [wgmma]
 
+// [tiles]
 // tile t of an MT x NT grid of tiles of C, in bands of `group` rows of tiles, each band walked down its
 // columns: the tiles that run at once share a few rows of A and a few columns of B, which stay in L2
 __device__ __forceinline__ void grouped_tile(int t, int MT, int NT, int group, int& mt, int& nt)
@@ -77,7 +80,9 @@ __device__ __forceinline__ void grouped_tile(int t, int MT, int NT, int group, i
     mt = first + in % rows;
     nt = in / rows;
 }
+// [tiles]
 
+// [epilogue]
 // the TMA-store epilogue of chapter 16 (tc/09, tc/10): a consumer warpgroup's 64 x 256 FP32 accumulators out to
 // C's rows row0.., columns col0.. as eight boxes of 64 x 32 (8 KiB), through two boxes of shared memory at
 // out (1024-aligned), alternating. Each box is written as TMA's 128-byte swizzle places it (the 16-byte chunk
@@ -111,4 +116,5 @@ __device__ __forceinline__ void store_tile(const float (&d)[128], unsigned out, 
         }
     }
 }
+// [epilogue]
 }  // namespace gl_wgmma

@@ -17,7 +17,7 @@
 // [kernel]
 #include <cuda_runtime.h>
 
-#include "common/hopper.cuh"
+#include "common/wgmma.cuh"
 
 namespace hopper3 {
 using namespace gl_hopper;
@@ -30,11 +30,8 @@ __device__ __forceinline__ float tf32(float x)                        // to near
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
     return __uint_as_float(r);
 }
-__device__ __forceinline__ unsigned long long desc(unsigned addr)     // K-major, 128-byte swizzle, 8 rows = 1 KiB
-{
-    return (unsigned long long)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) |
-           (1ull << 62);
-}
+// K-major, 128-byte swizzle, 8 rows = 1 KiB (common/wgmma.cuh's descriptor)
+__device__ __forceinline__ unsigned long long desc(unsigned addr) { return gl_wgmma::desc(addr, 16, 1024); }
 // d (64 x 128, FP32, 64 per thread) = A (64 x 8, TF32) B (8 x 128) + (accumulate ? d : 0)
 __device__ __forceinline__ void mma_64x128x8(float (&d)[64], unsigned long long a, unsigned long long b, int accumulate)
 {
