@@ -8,6 +8,8 @@ the device memory some kernels keep between calls is in :mod:`gemmlab.runtime.wo
 """
 from __future__ import annotations
 
+import functools
+
 import numpy
 
 from . import ops
@@ -235,12 +237,41 @@ HOPPER_SHARED = 4 * (128 * 64 + 64 * 256) * 2 + 1024      # 4 stages of A and B 
 STORE_SHARED = HOPPER_SHARED + 2 * 2 * 64 * 32 * 4         # ... and two 64 x 32 FP32 boxes of C per consumer
 
 
-def _persistent_blocks(p, pair: int = 1) -> int:
-    """Chapter 16's persistent grid: one block per SM of the GPU in use, at most one per 128 x 256 tile of C
-    (with clusters of ``pair`` blocks, one cluster per ``pair`` SMs, at most one per ``pair`` tiles stacked)."""
+def _persistent_blocks(p, pair: int = 1, at_once: int | None = None) -> int:
+    """Chapter 16's persistent grid: one block per SM of the GPU in use, at most one per 128 x 256 tile of C.
+    With clusters of ``pair`` blocks: as many clusters as the GPU runs at once (``at_once``; by default one per
+    ``pair`` SMs), at most one per ``pair`` tiles stacked."""
     from .runtime.profiles import current
     units = cdiv(cdiv(p.m, 128), pair) * cdiv(p.n, 256)
-    return pair * max(1, min(units, current().sm_count // pair))
+    return pair * max(1, min(units, at_once or current().sm_count // pair))
+
+
+def _clusters_at_once(key: str, p) -> int | None:
+    """How many clusters of tc/10 the GPU in use runs at once (cuOccupancyMaxActiveClusters): fewer than one per
+    two SMs where some SMs have no free neighbour in their GPC (the H200's 132 SMs hold 66 pairs of blocks only
+    if every GPC has an even number of them). A persistent grid with one cluster more than this would run that
+    cluster after all the others, doubling the time. None off a Hopper GPU (the kernel does not run there)."""
+    from .runtime import backend as hw
+    from .runtime.profiles import current
+    if not hw.on_gpu or current().capability != (9, 0):
+        return None
+    v = REGISTRY[key]
+    return _max_active_clusters(v.kernel(p), STORE_SHARED)
+
+
+@functools.lru_cache(maxsize=None)
+def _max_active_clusters(kernel, shared: int) -> int:
+    from cuda.bindings import driver
+    fn = kernel.impl.function
+    fn.max_dynamic_shared_size_bytes = shared           # the query counts the block's shared memory as launched
+    config = driver.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = 2, 1, 1
+    config.blockDimX, config.blockDimY, config.blockDimZ = 384, 1, 1
+    config.sharedMemBytes = shared
+    err, n = driver.cuOccupancyMaxActiveClusters(driver.CUfunction(fn.kernel.ptr), config)
+    if err != driver.CUresult.CUDA_SUCCESS or n < 1:
+        raise RuntimeError(f"cuOccupancyMaxActiveClusters gave {err}, {n} for tc/10")
+    return int(n)
 
 
 def _store_args(p, inputs, out):
@@ -617,7 +648,8 @@ VARIANTS = [
         op=ops.TcGemm,
         title="tc/09 in clusters of two blocks, one above the other, sharing B's slices by TMA multicast (GPU only)",
         problem_params=_tc_precision, refuse=_hopper_refuse, needs=_HOPPER,
-        launch=lambda p, c: ((_persistent_blocks(p, 2),), 384, STORE_SHARED),
+        launch=lambda p, c: ((_persistent_blocks(p, 2, _clusters_at_once("tc/10_cluster_multicast", p)),), 384,
+                             STORE_SHARED),
         args=_store_args,
         gpu_only="inline PTX for sm_90a: wgmma, TMA multicast and stores, mbarriers, clusters",
         options=("-arch=sm_90a",),

@@ -192,15 +192,37 @@ def recorded(results: str, label: str) -> Timings:
     return Timings.from_dict(found[0], recorded=True, source=f"results/{results}.json")
 
 
+_settle_kernel = None
+
+
+def _settle(us: float):
+    """Keep the GPU busy for ``us`` microseconds (one thread reading the global timer): the host meanwhile
+    issues the call that is timed next, so that its launch cost is not counted in the kernel's time."""
+    global _settle_kernel
+    cp = hw.xp
+    if _settle_kernel is None:
+        _settle_kernel = cp.RawKernel(r"""
+extern "C" __global__ void gl_settle(long long ns) {
+    long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do { __nanosleep(500); asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+}""", "gl_settle")
+    _settle_kernel((1,), (1,), (numpy.int64(us * 1000),))
+
+
 def bench(cases: dict, op=None, *, library: bool = True, reps: int = 20, warmup: int = 3,
           flush_l2: bool = True, progress: bool = False, label: str | None = None, seed=None,
-          fallback: str | None = None) -> Timings:
+          fallback: str | None = None, settle_us: float = 0.0) -> Timings:
     """Time each zero-argument callable in ``cases`` (name -> fn) on the current GPU.
 
     ``op`` (from :mod:`gemmlab.ops`) gives the FLOP and byte counts for the rate columns and, with
     ``library=True``, the cuBLAS column on fresh random inputs of the same shape. Callables should be
     checked before they are timed (``Variant.check``, :func:`gemmlab.check.check`): this function
     measures, it does not judge.
+
+    ``settle_us``: before each timed call (after the flush), the GPU waits this long, so that a call whose host
+    side takes longer than the flush (Python, argument packing) is timed from the moment its kernel can start:
+    for kernels of tens of microseconds, where that host time would otherwise be part of the figure.
 
     Without a GPU it never times the CPU: with ``fallback="<results name>"`` it returns the timing of
     the same label recorded on a GPU (its caption says so); without, it raises :class:`TimingUnavailable`.
@@ -238,6 +260,8 @@ def bench(cases: dict, op=None, *, library: bool = True, reps: int = 20, warmup:
             name = names[(i + r) % len(names)]
             if flush_l2:
                 _flush_l2()
+            if settle_us:
+                _settle(settle_us)
             start, stop = cp.cuda.Event(), cp.cuda.Event()
             start.record()
             cases[name]()

@@ -39,13 +39,14 @@ def resources(key: str, params: dict, problem=None) -> dict:
 
 
 def measure_problem(cases: list, problem, label: str, reps: int = 10, progress: bool = True, names=None,
-                    extra: dict | None = None):
+                    extra: dict | None = None, settle_us: float = 0.0):
     """Check (one float64 reference) and time (key, params) cases on one problem, cuBLAS a column.
 
     ``names`` optionally gives each case a display name; by default ``case_name(key, params)``.
     ``extra`` (name -> zero-argument callable) is timed in the same round-robin, unchecked (a copy, say,
     whose bandwidth the cases are compared with). A case the GPU in use cannot run (its capability, its
-    limits: ``Variant.skip_reason``) is not run: the Timings' ``skipped`` says which, and why.
+    limits: ``Variant.skip_reason``) is not run: the Timings' ``skipped`` says which, and why. ``settle_us``:
+    :func:`gemmlab.bench`'s.
     """
     names = names or [case_name(k, p) for k, p in cases]
     skipped = {name: registry.get(k).skip_reason(problem, **p) for name, (k, p) in zip(names, cases)}
@@ -61,7 +62,7 @@ def measure_problem(cases: list, problem, label: str, reps: int = 10, progress: 
     inputs, out = problem.inputs(numpy.random.default_rng()), problem.output()
     prepared = {name: (lambda r=run: r(inputs, out)) for name, run in runners.items()}
     prepared.update(extra or {})
-    t = bench(prepared, problem, reps=reps, progress=progress, label=label, warmup=2)
+    t = bench(prepared, problem, reps=reps, progress=progress, label=label, warmup=2, settle_us=settle_us)
     if skipped:
         t.skipped = skipped
         record.keep("timing", t.label, t.to_dict())

@@ -166,6 +166,14 @@ _ROWS = {
         ("3xTF32 pipelined", "tc/04_3xtf32_pipelined", dict(BM=128, BN=128, WM=64, WN=32, STAGES=3), _g(4096)),
         ("3xTF32 on wgmma", "tc/07_3xtf32_wgmma", {}, _g(4096)),
     ],
+    # chapter 16: each step of the Hopper ladder and cuBLAS, FP16 at 4096^3
+    "hopper": [
+        ("tc/06 (chapter 15)", "tc/06_wgmma_tma", {}, ("tc", 4096, "fp16")),
+        ("tc/08 persistent", "tc/08_persistent", {}, ("tc", 4096, "fp16")),
+        ("tc/09 TMA-store epilogue", "tc/09_tma_store", {}, ("tc", 4096, "fp16")),
+        ("tc/10 clusters, multicast B", "tc/10_cluster_multicast", {}, ("tc", 4096, "fp16")),
+        ("cuBLAS fp16", None, None, ("tc", 4096, "fp16")),
+    ],
 }
 
 
@@ -202,6 +210,7 @@ RAW_METRICS = {
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "shared_ld_bank_conflicts",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": "shared_st_bank_conflicts",
     "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": "tensor_pipe_pct",
+    "lts__t_bytes.sum": "l2_bytes", "dram__bytes_read.sum": "dram_read_bytes", "sm__cycles_elapsed.avg.per_second": "sm_hz",
     **{STALL.format(r): "stall_" + r for r in STALLS},
 }
 

@@ -9,8 +9,8 @@ synchronisation used illegally (a __syncthreads() some threads of a block skip, 
 lanes that do not take part); initcheck, reads of global memory never written. Every legal configuration
 (``covering``) of every variant is launched at the largest of its awkward sizes (none of its dimensions a
 multiple of any tile) in every precision it takes, and the tensor-core kernels also at 208 x 528 x 1040 (multiples of 16, of no block tile), deep
-enough that every pipeline refills its stages and wide enough for several blocks; one sanitized Python
-process per tool.
+enough that every pipeline refills its stages and wide enough for several blocks, and chapter 16's persistent
+kernels at 3900 x 2100 x 72 (more tiles than SMs); one sanitized Python process per tool.
 """
 from __future__ import annotations
 
@@ -27,6 +27,9 @@ from .. import ops, processes, record, registry
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 DEEP = (208, 528, 1040)          # tensor-core kernels: several blocks, and more k-tiles than any pipeline has stages
+# chapter 16's persistent kernels: more 128 x 256 tiles than the H200 has SMs (31 x 9, an odd number of rows of
+# tiles for the clusters' pairs), so that each block walks several tiles and its pipeline runs on across them
+WALK = (3900, 2100, 72)
 
 
 def problems(v) -> list:
@@ -44,6 +47,9 @@ def problems(v) -> list:
             deep = dataclasses.replace(p, m=m, n=n, k=k)
             if v.refuse is None or not v.refuse(deep, v.resolve()):
                 out.append(deep)
+    if v.chapter == "16-past-cublas":
+        m, n, k = WALK
+        out += [dataclasses.replace(p, m=m, n=n, k=k) for p in out if (p.m, p.n, p.k) == DEEP]
     return out
 
 
@@ -67,7 +73,8 @@ def run(tools=TOOLS) -> dict:
         raise SystemExit("compute-sanitizer is not on the PATH (it ships with the CUDA toolkit)")
     version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     out = {"problems": "each variant's largest awkward size in every precision it takes, and tensor-core kernels at "
-                       f"{DEEP[0]} x {DEEP[1]} x {DEEP[2]} too (gemmlab.sanitize.problems)", "pool": "off",
+                       f"{DEEP[0]} x {DEEP[1]} x {DEEP[2]} too, the persistent ones at {WALK[0]} x {WALK[1]} x {WALK[2]} "
+                       "(gemmlab.sanitize.problems)", "pool": "off",
            "sanitizer": version, "tools": {}, "command": "python -m gemmlab sanitize --record"}
     def sanitized(tool):
         # memcheck would also report every CUDA API call that returns an error; cuda-python's driver bindings
