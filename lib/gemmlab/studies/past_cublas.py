@@ -105,7 +105,8 @@ def pick_triton(problem, inputs, reps: int = 5) -> dict:
     """Each of :data:`TRITON_CONFIGS` checked against float64 and timed alone on ``problem``; the fastest that
     is right, or why there is none ({"missing": why})."""
     try:
-        import torch  # noqa: F401
+        import importlib
+        importlib.import_module("torch")
         _triton_kernel()
     except ImportError as exc:
         return {"missing": f"Triton (with torch) is not installed here ({exc})"}
