@@ -48,5 +48,5 @@ __all__ = [
     "load", "Module", "Kernel", "CompileError", "EmulatorError", "check", "rel_error", "CheckResult",
     "bench", "sweep", "TimingUnavailable", "racecheck", "RaceReport", "ops", "record", "device", "registry", "roofline", "ladder",
     "tilemap", "demos", "memory", "sass", "blas", "blasbench", "climb", "exercises", "explorers", "profiling", "paths",
-    "tensor", "tune", "listing", "chapter",
+    "tensor", "hopper", "tune", "listing", "chapter",
 ]

@@ -25,6 +25,7 @@ ALIASES = {
     "device": "studies.ceilings", "roofline": "models.roofline", "memory": "models.coalescing",
     "demos": "studies.missing_barrier",
     "ladder": "studies.ladder", "climb": "studies.climb", "tensor": "studies.tensor_cores",
+    "hopper": "studies.past_cublas",
     "blasbench": "studies.blas_steps", "tune": "studies.tune", "profiling": "studies.profiling",
     "sanitize": "studies.sanitize", "crosscheck": "studies.crosscheck", "sass": "studies.sass",
     "portability": "studies.portability",

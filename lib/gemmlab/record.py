@@ -148,6 +148,7 @@ SHAPES = {
     "sanitizer-": {"tools": dict},
     "sass-": {"arch": str, "kernels": dict},
     "tensor-": {"tc": list, "hopper": list, "split": dict, "accumulation": dict},
+    "hopper-": {"points": list},
     "emulator-vs-": {"cases": list},
     "tune-": {"key": str, "sizes": list},
 }

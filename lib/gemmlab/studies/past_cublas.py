@@ -185,3 +185,99 @@ def summary(result) -> str:
 
 def save(result: dict):
     return record.save(f"hopper-{record.gpu_slug()}", result)
+
+
+# --- what chapter 16 shows ---------------------------------------------------------------------------
+
+SHORT = {"06_wgmma_tma[]": "tc/06", "08_persistent[]": "tc/08", "09_tma_store[]": "tc/09",
+         "10_cluster_multicast[]": "tc/10", TRITON: "Triton", "cuBLAS": "cuBLAS"}
+
+
+def _shape_text(shape) -> str:
+    m, n, k = shape
+    return f"{m}^3" if m == n == k else f"{m} x {n} x {k}"
+
+
+def ladder_table(result: dict | None = None) -> None:
+    """Print the ladder's run (the record shown: the reader's GPU's, else the H200's): per precision and shape,
+    each kernel's TFLOP/s and share of cuBLAS's, Triton's beside them, the bar and whether the best met it."""
+    result = result or record.shown("hopper")
+    env = result["environment"]
+    print(f"shown: {result.get('shown_as', 'a record given by the caller')}")
+    print(f"{env['gpu']}, {env['date'][:10]}, Triton {result.get('triton') or 'not installed'}: FP32 C, medians of "
+          f"{result['points'][0]['timing']['reps']}, L2 flushed, one round-robin per shape; % of cuBLAS in the same run")
+    names = list(SHORT)
+    for precision in PRECISIONS:
+        points = [p for p in result["points"] if p["precision"] == precision]
+        if not points:
+            continue
+        print(f"\n{precision.upper()} {'shape':>20}" + "".join(f"{SHORT[n]:>9}" for n in names[:-1])
+              + f"{'cuBLAS':>14}   best vs bar, vs Triton")
+        for p in points:
+            rows = {r["name"]: r for r in p["timing"]["rows"]}
+            lib = rows["cuBLAS"]
+            cells = [f"{lib['median_ms'] / rows[n]['median_ms']:9.1%}" if n in rows else f"{'-':>9}" for n in names[:-1]]
+            tri = f"{p['vs_triton']:.3f}x" if "vs_triton" in p else "no Triton"
+            print(f"{'':5}{_shape_text(p['shape']):>20}" + "".join(cells) + f"{lib['gflops'] / 1e3:9.0f} TF/s"
+                  f"   {SHORT.get(p['best'], p['best'])} {p['ratio']:.1%} (bar {p['target']:.0%}: "
+                  f"{'met' if p['met'] else 'MISSED'}), {tri}")
+
+
+def plot(result: dict | None = None):
+    """Each kernel's share of cuBLAS's speed at each shape, FP16 and BF16 side by side, from the run shown."""
+    import matplotlib.pyplot as plt
+    result = result or record.shown("hopper")
+    env = result["environment"]
+    names = [n for n in SHORT if n != "cuBLAS"]
+    fig, axes = plt.subplots(1, len(PRECISIONS), figsize=(12, 4), sharey=True)
+    for ax, precision in zip(axes, PRECISIONS):
+        points = [p for p in result["points"] if p["precision"] == precision]
+        width = 0.8 / len(names)
+        for i, name in enumerate(names):
+            ys = []
+            for p in points:
+                rows = {r["name"]: r for r in p["timing"]["rows"]}
+                ys.append(rows["cuBLAS"]["median_ms"] / rows[name]["median_ms"] * 100 if name in rows else 0)
+            ax.bar([j + (i - (len(names) - 1) / 2) * width for j in range(len(points))], ys, width, label=SHORT[name])
+        ax.axhline(100, color="k", lw=1, ls="--")
+        ax.set_xticks(range(len(points)), [_shape_text(p["shape"]).replace(" x ", "x") for p in points], fontsize=8)
+        ax.set_title(f"{precision.upper()}: % of cuBLAS, same run")
+        ax.set_ylim(40, 130)
+    axes[0].set_ylabel("% of cuBLAS's speed")
+    axes[-1].legend(fontsize=8, ncol=2)
+    fig.suptitle(f"{env['gpu']}, {env['date'][:10]}", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def now(precision: str = "fp16", shape=(4096, 4096, 4096), reps: int = 10) -> dict | None:
+    """One point of the ladder measured on the GPU in use, as ``hopper --record`` measures it, printed; on a GPU
+    that cannot run the kernels (or none), one line that says why, and None."""
+    from ..runtime.profiles import current
+    if not hw.on_gpu:
+        print(f"not measured here: no GPU in use ({hw.backend_reason}); the run above is the record")
+        return None
+    if current().capability != (9, 0):
+        print(f"not measured here: the kernels of this chapter need a Hopper GPU (sm_90a), this is "
+              f"{current().describe()}")
+        return None
+    point = measure_shape(precision, shape, reps=reps)
+    print(Timings.from_dict(point["timing"], recorded=False))
+    print(_line(point))
+    return point
+
+
+def profile_table(data: dict | None = None) -> None:
+    """Print the recorded Nsight Compute run of each step and cuBLAS (``profile --study hopper``)."""
+    from .profiling import _print_columns
+    data = data or record.shown("ncu-hopper")
+    env = data["environment"]
+    print(f"Nsight Compute ({data['ncu']}), clocks not locked, {env['gpu']}, {env['date'][:10]}, FP16, 4096^3:")
+    for k in data["kernels"]:
+        if k.get("l2_bytes") is not None:
+            k["l2_mib"] = k["l2_bytes"] / 2 ** 20
+    cols = [("duration_ns", "time us", 1e-3), ("grid", "blocks", 1), ("tensor_pipe_pct", "tensor %", 1),
+            ("sm_hz", "SM GHz", 1e-9), ("l2_mib", "L2 MiB", 1), ("dram_read_bytes", "DRAM rd MiB", 2 ** -20),
+            ("issue_active_pct", "issue %", 1), ("stall_wait", "wait", 1), ("stall_barrier", "barrier", 1),
+            ("stall_long_scoreboard", "long sb", 1)]
+    _print_columns(data["kernels"], cols, label=30, width=12, spec=".1f")
