@@ -51,6 +51,7 @@ def test_the_persistent_grids_follow_the_gpu_in_use(monkeypatch):
     """One block per SM of the GPU in use (the H200's 132, another GPU's own count), never more blocks than
     tiles; the clusters' grid is whole pairs, one pair per two tiles stacked."""
     from gemmlab import registry
+    monkeypatch.setattr(registry, "_clusters_at_once", lambda key, p: None)    # the rule, not this GPU's count
     eight = gl.registry.get("tc/08_persistent")
     ten = gl.registry.get("tc/10_cluster_multicast")
     for name in ("H200", "T4", "A100"):
@@ -85,3 +86,15 @@ def test_the_study_refuses_to_run_without_a_gpu():
         pytest.skip("a GPU is in use")
     with pytest.raises(SystemExit, match="measured on a GPU"):
         past_cublas.run_all()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not hw.on_gpu, reason="needs a GPU")
+def test_the_cluster_grid_is_what_the_gpu_runs_at_once():
+    from gemmlab import registry
+    if profiles.current().capability != (9, 0):
+        pytest.skip("tc/10 runs on Hopper only")
+    big = ops.TcGemm(m=8192, n=8192, k=64, precision="fp16")
+    at_once = registry._clusters_at_once("tc/10_cluster_multicast", big)
+    assert 1 <= at_once <= profiles.current().sm_count // 2
+    assert gl.registry.get("tc/10_cluster_multicast").launch(big, {})[0] == (2 * at_once,)

@@ -256,13 +256,14 @@ def _clusters_at_once(key: str, p) -> int | None:
     if not hw.on_gpu or current().capability != (9, 0):
         return None
     v = REGISTRY[key]
-    return _max_active_clusters(v.kernel(p), STORE_SHARED)
+    return _max_active_clusters(key, v.expression(p), STORE_SHARED, current().name)
 
 
 @functools.lru_cache(maxsize=None)
-def _max_active_clusters(kernel, shared: int) -> int:
+def _max_active_clusters(key: str, expr: str, shared: int, gpu: str) -> int:
     from cuda.bindings import driver
-    fn = kernel.impl.function
+    v = REGISTRY[key]
+    fn = _load(v.source, v.options).get(expr).impl.function
     fn.max_dynamic_shared_size_bytes = shared           # the query counts the block's shared memory as launched
     config = driver.CUlaunchConfig()
     config.gridDimX, config.gridDimY, config.gridDimZ = 2, 1, 1

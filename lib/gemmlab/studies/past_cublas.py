@@ -270,7 +270,13 @@ def now(precision: str = "fp16", shape=(4096, 4096, 4096), reps: int = 10) -> di
 def profile_table(data: dict | None = None) -> None:
     """Print the recorded Nsight Compute run of each step and cuBLAS (``profile --study hopper``)."""
     from .profiling import _print_columns
-    data = data or record.shown("ncu-hopper")
+    if data is None:
+        try:
+            data = record.shown("ncu-hopper")
+        except FileNotFoundError:
+            print("no profile of this chapter's kernels is recorded yet (python -m gemmlab profile --study hopper "
+                  "--record on a Hopper GPU makes one)")
+            return
     env = data["environment"]
     print(f"Nsight Compute ({data['ncu']}), clocks not locked, {env['gpu']}, {env['date'][:10]}, FP16, 4096^3:")
     for k in data["kernels"]:
