@@ -9,7 +9,7 @@ import gemmlab as gl
 from gemmlab import studies
 from gemmlab.__main__ import main
 
-PRODUCERS = {"ceilings", "ladder", "climb", "tensor", "tune", "blas", "profile", "sanitize", "crosscheck", "sass",
+PRODUCERS = {"ceilings", "ladder", "climb", "tensor", "hopper", "tune", "blas", "profile", "sanitize", "crosscheck", "sass",
              "emulator-bench"}
 
 
