@@ -7,6 +7,10 @@
 
 namespace gl_wgmma {
 // [wgmma]
+// the tiles of tc/06-tc/10: 128 x 256 of C per block in 64-wide steps of K; a stage holds A's 128 x 64 and B's
+// 64 x 256 (four 64-column boxes), 16-bit values
+constexpr int BM = 128, BN = 256, BK = 64;
+constexpr int A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2, STAGE_BYTES = A_BYTES + B_BYTES;
 // a shared-memory matrix descriptor: start address, leading and stride byte offsets (in 16-byte units),
 // layout 1 in bits 62-63: the 128-byte swizzle that the TMA copies wrote
 __device__ __forceinline__ unsigned long long desc(unsigned addr, unsigned lbo, unsigned sbo)
@@ -62,7 +66,7 @@ __device__ __forceinline__ void mma_slice(float (&d)[128], unsigned a, unsigned 
     gl_hopper::fence_registers(d);                  // nothing of d moves into the asynchronous section
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
     #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) mma_64x256x16<PREC>(d, desc(a + 32 * kk, 16, 1024), desc(b + 2048 * kk, 64 * 128, 1024));
+    for (int kk = 0; kk < BK / 16; ++kk) mma_64x256x16<PREC>(d, desc(a + 32 * kk, 16, 1024), desc(b + 2048 * kk, BK * 128, 1024));
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     gl_hopper::fence_registers(d);
 }
@@ -81,6 +85,66 @@ __device__ __forceinline__ void grouped_tile(int t, int MT, int NT, int group, i
     nt = in / rows;
 }
 // [tiles]
+
+// [walk]
+// chapter 16's persistent pipeline (tc/08-tc/10). A block walks the tiles t = blockIdx.x, + gridDim.x, ... of
+// an MT x NT grid in grouped_tile's order; its producer and its consumers each count the k-slices they have
+// handled so far (`it`) across all of the block's tiles, so that stage it % STAGES and parity (it / STAGES) & 1
+// run on from one tile to the next and the producer loads a tile's first slices while the consumers still
+// store the one before.
+
+// the producer of tc/08 and tc/09: every k-slice of every tile of the block, A's box and B's four
+template <int STAGES>
+__device__ __forceinline__ void load_tiles(const gl_hopper::TensorMap* mapA, const gl_hopper::TensorMap* mapB,
+                                           unsigned tiles, unsigned long long* full, unsigned long long* empty,
+                                           int MT, int NT, int KT, int group)
+{
+    using namespace gl_hopper;
+    int it = 0;
+    for (int t = blockIdx.x; t < MT * NT; t += gridDim.x) {
+        int mt, nt;
+        grouped_tile(t, MT, NT, group, mt, nt);
+        for (int kt = 0; kt < KT; ++kt, ++it) {
+            const int s = it % STAGES;
+            bar_wait(smem(&empty[s]), ((it / STAGES) & 1) ^ 1);          // the first round passes at once
+            bar_expect_bytes(smem(&full[s]), STAGE_BYTES);
+            const unsigned a = tiles + s * STAGE_BYTES, b = a + A_BYTES;
+            tma_load(a, mapA, kt * BK, mt * BM, smem(&full[s]));
+            #pragma unroll
+            for (int j = 0; j < BN / 64; ++j) tma_load(b + j * (BK * 128), mapB, nt * BN + 64 * j, kt * BK, smem(&full[s]));
+        }
+    }
+}
+
+// a consumer's main loop over one tile (consumer c's 64 rows), from slice `it` of its running count on; each
+// stage is released once the slice after it is issued, the tile's last after the final wait. PEERS: how many
+// blocks' "empty" barriers a release arrives on (1: its own; 2: both blocks of a cluster, tc/10)
+template <int PREC, int STAGES, int PEERS>
+__device__ __forceinline__ void multiply_tile(float (&d)[128], int& it, int KT, unsigned tiles, unsigned long long* full,
+                                              unsigned long long* empty, int c, int tid)
+{
+    using namespace gl_hopper;
+    auto release = [&](int slice) {
+        const unsigned bar = smem(&empty[slice % STAGES]);
+        if (PEERS == 1) bar_arrive(bar);
+        else
+            for (int r = 0; r < PEERS; ++r) bar_arrive_cluster(bar, r);
+    };
+    #pragma unroll
+    for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+    for (int kt = 0; kt < KT; ++kt, ++it) {
+        const int s = it % STAGES;
+        bar_wait(smem(&full[s]), (it / STAGES) & 1);
+        const unsigned a = tiles + s * STAGE_BYTES;
+        mma_slice<PREC>(d, a + c * (64 * 128), a + A_BYTES);
+        wait_slices<1>();                                                // the previous slice's are done:
+        if (kt > 0 && tid == 0) release(it - 1);                         // its stage may be refilled
+    }
+    wait_slices<0>();
+    fence_registers(d);                                                  // every read of d after this comes after the wait
+    if (tid == 0) release(it - 1);                                       // the tile's last stage too
+}
+// [walk]
 
 // [epilogue]
 // the TMA-store epilogue of chapter 16 (tc/09, tc/10): a consumer warpgroup's 64 x 256 FP32 accumulators out to

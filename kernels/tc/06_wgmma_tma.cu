@@ -22,8 +22,7 @@
 #include "common/wgmma.cuh"      // the wgmma descriptor and m64n256k16, one k-slice of them (mma_slice)
 
 namespace hopper {
-constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4;
-constexpr int A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2, STAGE_BYTES = A_BYTES + B_BYTES;
+constexpr int STAGES = 4;                         // the tiles: gl_wgmma's BM x BN = 128 x 256, BK = 64
 }  // namespace hopper
 
 template <int PREC>
@@ -32,6 +31,7 @@ __global__ void __launch_bounds__(384, 1) wgmma_tma_gemm(const __grid_constant__
                                                         float* __restrict__ C, int M, int N, int K)
 {
     using namespace gl_hopper;
+    using namespace gl_wgmma;
     using namespace hopper;
     extern __shared__ unsigned char tiles_raw[];
     __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];

@@ -19,8 +19,7 @@
 #include "common/wgmma.cuh"
 
 namespace persistent {
-constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8;
-constexpr int A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2, STAGE_BYTES = A_BYTES + B_BYTES;
+constexpr int STAGES = 4, GROUP = 8;              // the tiles: gl_wgmma's 128 x 256 in 64-wide slices, as tc/06
 }  // namespace persistent
 
 template <int PREC>
@@ -29,6 +28,7 @@ __global__ void __launch_bounds__(384, 1) wgmma_persistent_gemm(const __grid_con
                                                                float* __restrict__ C, int M, int N, int K)
 {
     using namespace gl_hopper;
+    using namespace gl_wgmma;
     using namespace persistent;
     extern __shared__ unsigned char tiles_raw[];
     __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
@@ -39,23 +39,7 @@ __global__ void __launch_bounds__(384, 1) wgmma_persistent_gemm(const __grid_con
 
     if (wg == 0) {                                                       // the producer
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-        if (tid == 0) {
-            int it = 0;                                                  // k-slices loaded by this block so far
-            for (int t = blockIdx.x; t < MT * NT; t += gridDim.x) {
-                int mt, nt;
-                gl_wgmma::grouped_tile(t, MT, NT, GROUP, mt, nt);
-                for (int kt = 0; kt < KT; ++kt, ++it) {
-                    const int s = it % STAGES;
-                    bar_wait(smem(&empty[s]), ((it / STAGES) & 1) ^ 1);
-                    bar_expect_bytes(smem(&full[s]), STAGE_BYTES);
-                    const unsigned a = tiles + s * STAGE_BYTES, b = a + A_BYTES;
-                    tma_load(a, &mapA, kt * BK, mt * BM, smem(&full[s]));
-                    #pragma unroll
-                    for (int j = 0; j < BN / 64; ++j)
-                        tma_load(b + j * (BK * 128), &mapB, nt * BN + 64 * j, kt * BK, smem(&full[s]));
-                }
-            }
-        }
+        if (tid == 0) gl_wgmma::load_tiles<STAGES>(&mapA, &mapB, tiles, full, empty, MT, NT, KT, GROUP);
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
@@ -65,19 +49,7 @@ __global__ void __launch_bounds__(384, 1) wgmma_persistent_gemm(const __grid_con
         int mt, nt;
         gl_wgmma::grouped_tile(t, MT, NT, GROUP, mt, nt);
         float d[128];
-        #pragma unroll
-        for (int i = 0; i < 128; ++i) d[i] = 0.0f;
-        for (int kt = 0; kt < KT; ++kt, ++it) {
-            const int s = it % STAGES;
-            bar_wait(smem(&full[s]), (it / STAGES) & 1);
-            const unsigned a = tiles + s * STAGE_BYTES;
-            gl_wgmma::mma_slice<PREC>(d, a + c * (64 * 128), a + A_BYTES);
-            gl_wgmma::wait_slices<1>();                                  // the previous slice's are done:
-            if (kt > 0 && tid == 0) bar_arrive(smem(&empty[(it - 1) % STAGES]));   // its stage may be refilled
-        }
-        gl_wgmma::wait_slices<0>();
-        fence_registers(d);
-        if (tid == 0) bar_arrive(smem(&empty[(it - 1) % STAGES]));      // the tile's last stage too
+        gl_wgmma::multiply_tile<PREC, STAGES, 1>(d, it, KT, tiles, full, empty, c, tid);
         // the stores of tc/06: rows 16 w + lane / 4 and 8 below, columns 8 j + 2 (lane % 4) + {0, 1}
         const int r = mt * BM + 64 * c + 16 * warp + lane / 4;
         #pragma unroll

@@ -23,8 +23,7 @@
 #include "common/wgmma.cuh"
 
 namespace multicast {
-constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 4;
-constexpr int A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2, STAGE_BYTES = A_BYTES + B_BYTES;
+constexpr int STAGES = 4, GROUP = 4;              // tc/09's tiles; bands of four pairs of tiles
 }  // namespace multicast
 
 template <int PREC>
@@ -33,6 +32,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
                          const __grid_constant__ gl_hopper::TensorMap mapC, int M, int N, int K)
 {
     using namespace gl_hopper;
+    using namespace gl_wgmma;
     using namespace multicast;
     extern __shared__ unsigned char tiles_raw[];
     __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
@@ -73,25 +73,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(384, 1)
             gl_wgmma::grouped_tile(p, MP, NT, GROUP, mp, nt);
             const int mt = 2 * mp + rank;
             float d[128];
-            #pragma unroll
-            for (int i = 0; i < 128; ++i) d[i] = 0.0f;
-            for (int kt = 0; kt < KT; ++kt, ++it) {
-                const int s = it % STAGES;
-                bar_wait(smem(&full[s]), (it / STAGES) & 1);
-                const unsigned a = tiles + s * STAGE_BYTES;
-                gl_wgmma::mma_slice<PREC>(d, a + c * (64 * 128), a + A_BYTES);
-                gl_wgmma::wait_slices<1>();
-                if (kt > 0 && tid == 0) {                                // the previous stage, in both blocks
-                    bar_arrive_cluster(smem(&empty[(it - 1) % STAGES]), 0);
-                    bar_arrive_cluster(smem(&empty[(it - 1) % STAGES]), 1);
-                }
-            }
-            gl_wgmma::wait_slices<0>();
-            fence_registers(d);
-            if (tid == 0) {
-                bar_arrive_cluster(smem(&empty[(it - 1) % STAGES]), 0);
-                bar_arrive_cluster(smem(&empty[(it - 1) % STAGES]), 1);
-            }
+            gl_wgmma::multiply_tile<PREC, STAGES, 2>(d, it, KT, tiles, full, empty, c, tid);   // releases in both blocks
             gl_wgmma::store_tile(d, out, &mapC, mt * BM + 64 * c, nt * BN, 1 + c, tid);   // tc/09's epilogue
         }
         if (tid == 0) bulk_wait<0>();

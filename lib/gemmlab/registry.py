@@ -275,6 +275,11 @@ def _max_active_clusters(key: str, expr: str, shared: int, gpu: str) -> int:
     return int(n)
 
 
+# what chapter 16's kernels have in common: tc/06's operation, precisions, refusals and target
+_PAST_CUBLAS = dict(chapter="16-past-cublas", op=ops.TcGemm, problem_params=_tc_precision, refuse=_hopper_refuse,
+                    needs=_HOPPER, options=("-arch=sm_90a",))
+
+
 def _store_args(p, inputs, out):
     """tc/09 and tc/10: tc/06's maps of A and B, and C's (FP32, 64 x 32 boxes: 128-byte rows, swizzled)."""
     from .runtime import tma
@@ -627,33 +632,26 @@ VARIANTS = [
     ),
     # chapter 16: past cuBLAS on Hopper, one technique a step, each from the one before
     Variant(
-        key="tc/08_persistent", chapter="16-past-cublas", entry="wgmma_persistent_gemm<{PREC}>", op=ops.TcGemm,
+        key="tc/08_persistent", entry="wgmma_persistent_gemm<{PREC}>",
         title="tc/06 persistent: one block per SM walks the tiles in bands, loading the next tile's slices during "
               "the stores (GPU only)",
-        problem_params=_tc_precision, refuse=_hopper_refuse, needs=_HOPPER,
-        launch=lambda p, c: ((_persistent_blocks(p),), 384, HOPPER_SHARED),
-        args=_hopper_args,
-        gpu_only="inline PTX for sm_90a: wgmma, TMA copies and mbarriers", options=("-arch=sm_90a",),
+        launch=lambda p, c: ((_persistent_blocks(p),), 384, HOPPER_SHARED), args=_hopper_args,
+        gpu_only="inline PTX for sm_90a: wgmma, TMA copies and mbarriers", **_PAST_CUBLAS,
     ),
     Variant(
-        key="tc/09_tma_store", chapter="16-past-cublas", entry="wgmma_tma_store_gemm<{PREC}>", op=ops.TcGemm,
+        key="tc/09_tma_store", entry="wgmma_tma_store_gemm<{PREC}>",
         title="tc/08 with a TMA-store epilogue: accumulators to swizzled shared memory, out by the copy engine "
               "behind the next tile's main loop (GPU only)",
-        problem_params=_tc_precision, refuse=_hopper_refuse, needs=_HOPPER,
-        launch=lambda p, c: ((_persistent_blocks(p),), 384, STORE_SHARED),
-        args=_store_args,
-        gpu_only="inline PTX for sm_90a: wgmma, TMA loads and stores, mbarriers", options=("-arch=sm_90a",),
+        launch=lambda p, c: ((_persistent_blocks(p),), 384, STORE_SHARED), args=_store_args,
+        gpu_only="inline PTX for sm_90a: wgmma, TMA loads and stores, mbarriers", **_PAST_CUBLAS,
     ),
     Variant(
-        key="tc/10_cluster_multicast", chapter="16-past-cublas", entry="wgmma_multicast_gemm<{PREC}>",
-        op=ops.TcGemm,
+        key="tc/10_cluster_multicast", entry="wgmma_multicast_gemm<{PREC}>",
         title="tc/09 in clusters of two blocks, one above the other, sharing B's slices by TMA multicast (GPU only)",
-        problem_params=_tc_precision, refuse=_hopper_refuse, needs=_HOPPER,
         launch=lambda p, c: ((_persistent_blocks(p, 2, _clusters_at_once("tc/10_cluster_multicast", p)),), 384,
                              STORE_SHARED),
         args=_store_args,
-        gpu_only="inline PTX for sm_90a: wgmma, TMA multicast and stores, mbarriers, clusters",
-        options=("-arch=sm_90a",),
+        gpu_only="inline PTX for sm_90a: wgmma, TMA multicast and stores, mbarriers, clusters", **_PAST_CUBLAS,
     ),
 ]
 

@@ -216,7 +216,7 @@ def ladder_table(result: dict | None = None) -> None:
         for p in points:
             rows = {r["name"]: r for r in p["timing"]["rows"]}
             lib = rows["cuBLAS"]
-            cells = [f"{lib['median_ms'] / rows[n]['median_ms']:9.1%}" if n in rows else f"{'-':>9}" for n in names[:-1]]
+            cells = [f"{rows[n]['vs_library']:9.1%}" if n in rows else f"{'-':>9}" for n in names[:-1]]
             tri = f"{p['vs_triton']:.3f}x" if "vs_triton" in p else "no Triton"
             print(f"{'':5}{_shape_text(p['shape']):>20}" + "".join(cells) + f"{lib['gflops'] / 1e3:9.0f} TF/s"
                   f"   {SHORT.get(p['best'], p['best'])} {p['ratio']:.1%} (bar {p['target']:.0%}: "
@@ -237,7 +237,7 @@ def plot(result: dict | None = None):
             ys = []
             for p in points:
                 rows = {r["name"]: r for r in p["timing"]["rows"]}
-                ys.append(rows["cuBLAS"]["median_ms"] / rows[name]["median_ms"] * 100 if name in rows else 0)
+                ys.append(rows[name]["vs_library"] * 100 if name in rows else 0)
             ax.bar([j + (i - (len(names) - 1) / 2) * width for j in range(len(points))], ys, width, label=SHORT[name])
         ax.axhline(100, color="k", lw=1, ls="--")
         ax.set_xticks(range(len(points)), [_shape_text(p["shape"]).replace(" x ", "x") for p in points], fontsize=8)
