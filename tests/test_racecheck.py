@@ -208,3 +208,14 @@ def test_lanes_of_a_warp_that_read_each_others_global_writes_are_a_hazard_and_sy
     assert gl.racecheck(m.get("across_blocks"), 2, 32, (buf, out)).clean
     assert str(gl.racecheck(m.get("own_words"), 1, 64, (buf, out))).endswith("no hazards (shared memory, and global "
                                                                             "memory between the lanes of a warp)")
+
+
+def test_every_problem_the_sanitizer_launches_is_one_its_variant_takes():
+    """A problem the variant refuses would stop the sanitized process at that launch and record nothing: every
+    problem of ``sanitize.problems`` must pass the variant's own refusal rules (N and K multiples of 8 for the
+    TMA kernels, say), for every configuration it is launched with."""
+    from gemmlab import registry, sanitize
+    for v in registry.VARIANTS:
+        for p in sanitize.problems(v):
+            for c in v.covering():
+                assert v.refuse is None or not v.refuse(p, v.resolve(**c)), (v.key, p, c, v.refuse(p, v.resolve(**c)))
