@@ -9,10 +9,10 @@
 // of the shared B slice, multicast: one TMA copy lands in both blocks' shared memory, at the same offset,
 // and counts its bytes off both blocks' "full" barriers. A stage may be refilled only when the consumers of
 // both blocks are done with it, so each consumer arrives on the "empty" barriers of both blocks (mapa: the
-// peer's address of the same barrier), and a block's "empty" barrier waits for four consumers. The pairs of
-// tiles are walked as tc/08 walks tiles, in bands of four pairs. The two blocks sync as a cluster after
-// their barriers are set up and before either exits, so that no arrival or copy reaches a block that has
-// not started or has already ended.
+// peer's address of the same barrier; a release at the block's scope, not the cluster's: common/hopper.cuh
+// says why), and a block's "empty" barrier waits for four consumers. The pairs of tiles are walked as tc/08
+// walks tiles, in bands of four pairs. The two blocks sync as a cluster after their barriers are set up and
+// before either exits, so that no arrival or copy reaches a block that has not started or has already ended.
 // What it should buy: a block reads 16 + 16 KiB a step from L2 instead of 16 + 32 KiB, a third less.
 // Sizes as tc/09: K and N multiples of 8, M free (with an odd number of rows of tiles, the last pair's second
 // tile lies below C: its A is TMA's zeros and its stores write nothing).
