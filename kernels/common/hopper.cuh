@@ -113,10 +113,10 @@ __device__ __forceinline__ void cluster_sync()              // every thread of e
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 // arrive on the barrier at offset bar in the shared memory of the cluster's block of rank cta (this one too).
-// The arrival's release has the default, the block's scope, as CUTLASS's and Triton's cluster barriers have: it
+// The release has the default scope, the block's, as CUTLASS's and Triton's cluster barriers have: the arrival
 // tells the other block's producer only that this consumer's wgmma reads of a stage are over (wait_group said
-// so), and publishes no store of this thread. Written .release.cluster, the same arrival first orders every
-// earlier memory access of the thread at the cluster's scope: chapter 16 measured that costing tc/10 about 40%.
+// so), and publishes no store of this thread. Written .release.cluster, it compiles to a GPU-wide memory
+// barrier (MEMBAR.ALL.GPU) before every arrival, in the consumers' path at every step of K.
 __device__ __forceinline__ void bar_arrive_cluster(unsigned bar, unsigned cta)
 {
     asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"

@@ -150,9 +150,9 @@ __device__ __forceinline__ void multiply_tile(float (&d)[128], int& it, int KT, 
 // the TMA-store epilogue of chapter 16 (tc/09, tc/10): a consumer warpgroup's 64 x 256 FP32 accumulators out to
 // C's rows row0.., columns col0.. as eight boxes of 64 x 32 (8 KiB), through two boxes of shared memory at
 // out (1024-aligned), alternating. Each box is written as TMA's 128-byte swizzle places it (the 16-byte chunk
-// of a 128-byte row moves to chunk ^ (row % 8): a quarter-warp's pairs of floats fall in distinct banks),
-// fenced for the copy engine, and handed to it by one thread; before a box is rewritten, that thread waits
-// until the copy two boxes back has read it. `bar` names the warpgroup's hardware barrier (1-15).
+// of a 128-byte row moves to chunk ^ (row % 8); rows 2i and 2i + 1 of a half-warp then hit the same banks, a
+// two-way conflict), fenced for the copy engine, and handed to it by one thread; before a box is rewritten,
+// that thread waits until the copy two boxes back has read it. `bar`: the warpgroup's hardware barrier (1-15).
 constexpr int BOX_BYTES = 64 * 32 * 4;
 __device__ __forceinline__ void store_tile(const float (&d)[128], unsigned out, const gl_hopper::TensorMap* mapC,
                                            int row0, int col0, unsigned bar, int tid)

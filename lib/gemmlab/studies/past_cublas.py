@@ -153,8 +153,16 @@ def measure_shape(precision: str, shape, reps: int = 10, progress: bool = True) 
            "settle_us": SETTLE_US}
     if TRITON in [r.name for r in t.rows]:
         out["vs_triton"] = t[TRITON].median_ms / t[best].median_ms
-        out["faster_than_triton"] = out["vs_triton"] > 1.0
+        out["faster_than_triton"] = against_triton(out) == "faster"
     return out
+
+
+def against_triton(point: dict) -> str:
+    """'faster', 'slower' or 'tied' for a point's best step against Triton: tied where the margin is smaller
+    than the larger of the two's spreads (IQR over median) in that run, since such a margin is not a ranking."""
+    vs = point["vs_triton"]
+    spread = max(point["spread"][point["best"]], point["spread"][TRITON])
+    return "tied" if abs(vs - 1.0) < spread else "faster" if vs > 1.0 else "slower"
 
 
 def run_all(reps: int = 10, shapes=None, precisions=PRECISIONS) -> dict:
@@ -217,7 +225,8 @@ def ladder_table(result: dict | None = None) -> None:
             rows = {r["name"]: r for r in p["timing"]["rows"]}
             lib = rows["cuBLAS"]
             cells = [f"{rows[n]['vs_library']:9.1%}" if n in rows else f"{'-':>9}" for n in names[:-1]]
-            tri = f"{p['vs_triton']:.3f}x" if "vs_triton" in p else "no Triton"
+            tri = (f"{p['vs_triton']:.3f}x" + (" (tied: within the spread)" if against_triton(p) == "tied" else "")
+                   if "vs_triton" in p else "no Triton")
             print(f"{'':5}{_shape_text(p['shape']):>20}" + "".join(cells) + f"{lib['gflops'] / 1e3:9.0f} TF/s"
                   f"   {SHORT.get(p['best'], p['best'])} {p['ratio']:.1%} (bar {p['target']:.0%}: "
                   f"{'met' if p['met'] else 'MISSED'}), {tri}")
@@ -272,7 +281,8 @@ def now(precision: str = "fp16", shape=(4096, 4096, 4096), reps: int = 10) -> di
 
 
 def profile_table(data: dict | None = None) -> None:
-    """Print the recorded Nsight Compute run of each step and cuBLAS (``profile --study hopper``)."""
+    """Print the recorded Nsight Compute run of each step and cuBLAS (``profile --study hopper``); the last two
+    columns: shared-memory store wavefronts and the bank conflicts among them, in millions."""
     from .profiling import _print_columns
     if data is None:
         try:
@@ -289,5 +299,6 @@ def profile_table(data: dict | None = None) -> None:
     cols = [("duration_ns", "time us", 1e-3), ("grid", "blocks", 1), ("tensor_pipe_pct", "tensor %", 1),
             ("sm_hz", "SM GHz", 1e-9), ("l2_mib", "L2 MiB", 1), ("dram_read_bytes", "DRAM rd MiB", 2 ** -20),
             ("issue_active_pct", "issue %", 1), ("stall_wait", "wait", 1), ("stall_barrier", "barrier", 1),
-            ("stall_long_scoreboard", "long sb", 1)]
+            ("stall_long_scoreboard", "long sb", 1), ("shared_st_wavefronts", "st wave M", 1e-6),
+            ("shared_st_bank_conflicts", "st confl M", 1e-6)]
     _print_columns(data["kernels"], cols, label=30, width=12, spec=".1f")
