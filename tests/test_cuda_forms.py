@@ -6,6 +6,7 @@ expected values) against the hardware; on the emulator the same expectations che
 from __future__ import annotations
 
 import os
+import re
 
 import numpy
 import pytest
@@ -1308,3 +1309,220 @@ __global__ void k(float* a, float* b, float* c, float* d, float* e, float* f, in
     sig = list(found.values())[0] if isinstance(found, dict) else found[0]
     read = dict(zip((p.name for p in sig.params), only_read(src, sig)))
     assert {name for name, r in read.items() if r} == {"a", "f", "g", "m1", "m3"}
+
+
+# ---------------------------------------------------------------------------------------------
+# CUDA's math functions that C lacks, SIMD within a word, cuComplex.h, math_constants.h, cuda::std
+# ---------------------------------------------------------------------------------------------
+
+CUDA_MATH = r'''
+__global__ void cuda_math_f(const float* x, const float* p, float* out)
+{
+    const int i = threadIdx.x;
+    float s, c;
+    sincospif(x[i], &s, &c);
+    out[16 * i + 0] = sinpif(x[i]);
+    out[16 * i + 1] = cospif(x[i]);
+    out[16 * i + 2] = s - sinpif(x[i]) + c - cospif(x[i]);
+    out[16 * i + 3] = erfinvf(2.0f * p[i] - 1.0f);
+    out[16 * i + 4] = erfcinvf(2.0f * p[i]);
+    out[16 * i + 5] = normcdfinvf(p[i]);
+    out[16 * i + 6] = normcdff(x[i]);
+    out[16 * i + 7] = erfcxf(x[i]);
+    out[16 * i + 8] = rhypotf(x[i], 3.0f);
+    out[16 * i + 9] = norm3df(x[i], 2.0f, 6.0f);
+    out[16 * i + 10] = rnorm4df(x[i], 1.0f, 2.0f, 4.0f);
+    out[16 * i + 11] = cyl_bessel_i0f(x[i]);
+    const float v[3] = {x[i], 4.0f, -1.0f};
+    out[16 * i + 12] = rnormf(3, v);
+}
+__global__ void cuda_math_d(const double* x, const double* p, double* out)
+{
+    const int i = threadIdx.x;
+    out[8 * i + 0] = sinpi(x[i]);
+    out[8 * i + 1] = cospi(x[i]);
+    out[8 * i + 2] = erfinv(2.0 * p[i] - 1.0);
+    out[8 * i + 3] = erfcinv(2.0 * p[i]);
+    out[8 * i + 4] = normcdfinv(p[i]);
+    out[8 * i + 5] = normcdf(x[i]);
+    out[8 * i + 6] = erfcx(x[i]);
+    out[8 * i + 7] = rnorm3d(x[i], 2.0, 6.0);
+}
+'''
+
+
+def _i0(x):
+    term, total, k = 1.0, 1.0, 0
+    while term > 1e-18 * total:
+        k += 1
+        term *= (x / 2) ** 2 / (k * k)
+        total += term
+    return total
+
+
+def test_cuda_math_functions_that_c_lacks_are_there_within_the_gpus_error_bounds():
+    """sinpi/cospi (and sincospi), erfinv, erfcinv, normcdfinv, normcdf, erfcx, rhypot, norm3d, rnorm4d, rnorm and
+    cyl_bessel_i0, in float and double: CUDA's math library has them and C's does not. Checked against float64
+    (float) or exact-to-double references at awkward points: integers and halves for sinpi/cospi, tails of the
+    inverse error functions down to 1e-30."""
+    import math
+    from statistics import NormalDist
+    nd = NormalDist()
+    x = numpy.array([-7.5, -3.25, -2.0, -1.0, -0.5, -0.3, -1e-3, 0.0, 1e-3, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5,
+                     3.0, 3.7, 4.5, 5.0, 6.25, 7.0, 8.5, 9.0, 10.0, 11.5, 12.0, 13.0, 15.0, 17.5, 19.0, 20.0])
+    p = numpy.array([1e-30, 1e-20, 1e-12, 1e-8, 1e-5, 1e-3, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.4, 0.45, 0.5, 0.55,
+                     0.6, 0.7, 0.8, 0.9, 0.95, 0.975, 0.99, 0.995, 0.999, 0.9999, 0.99999, 0.3333, 0.6667, 0.125,
+                     0.875, 0.0625])
+    m = gl.load(code=CUDA_MATH)
+    xf, pf = x.astype(numpy.float32), p.astype(numpy.float32)
+    out = xp.zeros(16 * 32, dtype=numpy.float32)
+    m.get("cuda_math_f")(1, 32, (xp.asarray(xf), xp.asarray(pf), out))
+    got = gl.to_host(out).reshape(32, 16).astype(numpy.float64)
+    xs, ps = xf.astype(numpy.float64), pf.astype(numpy.float64)     # the float inputs, exactly
+    inv = numpy.array([nd.inv_cdf(q) for q in ps])
+    arg = (numpy.float32(2) * pf - numpy.float32(1)).astype(numpy.float64)   # erfinvf's argument, as the kernel rounds it
+    erfinv = [math.copysign(math.inf, v) if abs(v) == 1 else nd.inv_cdf((1 + v) / 2) / math.sqrt(2) for v in arg]
+    ref = {0: [math.sin(math.pi * math.fmod(v, 2.0)) if v != int(v) else 0.0 for v in xs],
+           1: [0.0 if math.fmod(abs(v), 1.0) == 0.5 else math.cos(math.pi * math.fmod(v, 2.0)) for v in xs],
+           3: erfinv, 4: -inv / math.sqrt(2), 5: inv,
+           6: [0.5 * math.erfc(-v / math.sqrt(2)) for v in xs], 7: [math.exp(v * v) * math.erfc(v) for v in xs],
+           8: 1 / numpy.hypot(xs, 3), 9: numpy.sqrt(xs ** 2 + 40), 10: 1 / numpy.sqrt(xs ** 2 + 21),
+           11: [_i0(v) for v in xs], 12: 1 / numpy.sqrt(xs ** 2 + 17)}
+    for col, want in ref.items():
+        want = numpy.asarray(want, dtype=numpy.float64)
+        # a few float ulps of the value (sinpi/cospi near their zeros: of 1, the size of their arguments)
+        scale = numpy.maximum(numpy.abs(want), 1.0 if col in (0, 1) else 0.0)
+        finite = numpy.isfinite(want)
+        assert (got[~finite, col] == want[~finite]).all(), (col, got[:, col], want)
+        assert (numpy.abs(got[finite, col] - want[finite]) <= 8 * 2.0 ** -24 * scale[finite] + 1e-38).all(), \
+            (col, got[:, col], want)
+    assert (got[:, 2] == 0).all()                                       # sincospif is sinpif and cospif
+    assert got[7, 0] == 0 and got[4, 1] == 0 and got[12, 0] == 0          # sinpi(0), cospi(-1/2), sinpi(1): exact zeros
+    out = xp.zeros(8 * 32, dtype=numpy.float64)
+    m.get("cuda_math_d")(1, 32, (xp.asarray(x), xp.asarray(p), out))
+    got = gl.to_host(out).reshape(32, 8)
+    inv = numpy.array([nd.inv_cdf(q) for q in p])
+    erfinv = [math.copysign(math.inf, v) if abs(v) == 1 else nd.inv_cdf((1 + v) / 2) / math.sqrt(2) for v in 2 * p - 1]
+    ref = {0: [math.sin(math.pi * math.fmod(v, 2.0)) if v != int(v) else 0.0 for v in x],
+           2: erfinv, 3: -inv / math.sqrt(2), 4: inv, 5: [0.5 * math.erfc(-v / math.sqrt(2)) for v in x],
+           6: [math.exp(v * v) * math.erfc(v) for v in x], 7: 1 / numpy.sqrt(x ** 2 + 40)}
+    for col, want in ref.items():
+        want = numpy.asarray(want)
+        scale, finite = numpy.maximum(numpy.abs(want), 1.0 if col == 0 else 0.0), numpy.isfinite(want)
+        assert (got[~finite, col] == want[~finite]).all(), (col, got[:, col], want)
+        assert (numpy.abs(got[finite, col] - want[finite]) <= 1e-13 * scale[finite] + 1e-300).all(), \
+            (col, got[:, col], want)
+
+
+SIMD_WORDS = r'''
+__global__ void simd_words(const unsigned* a, const unsigned* b, unsigned* out)
+{
+    const int i = threadIdx.x;
+    const unsigned x = a[i], y = b[i];
+    unsigned* o = out + 24 * i;
+    o[0] = __vadd4(x, y);     o[1] = __vsub4(x, y);     o[2] = __vaddss4(x, y);  o[3] = __vsubus4(x, y);
+    o[4] = __vadd2(x, y);     o[5] = __vsubss2(x, y);   o[6] = __vaddus2(x, y);  o[7] = __vavgu4(x, y);
+    o[8] = __vabsdiffs4(x, y); o[9] = __vabsdiffu2(x, y); o[10] = __vmaxs4(x, y); o[11] = __vminu2(x, y);
+    o[12] = __vcmpgts4(x, y); o[13] = __vcmpleu2(x, y); o[14] = __vsetlts4(x, y); o[15] = __vseteq2(x, y);
+    o[16] = __vsads4(x, y);   o[17] = __vsadu2(x, y);   o[18] = __vabsss4(x);    o[19] = __vneg2(x);
+    o[20] = (unsigned)__dp4a((int)x, (int)y, 7);        o[21] = __dp4a(x, y, 7u);
+    o[22] = (unsigned)__dp2a_lo((int)x, (int)y, -3);    o[23] = __dp2a_hi(x, y, 5u);
+}
+'''
+
+
+def test_simd_within_a_word_and_byte_dot_products_lane_by_lane():
+    """The video intrinsics on 4 x 8-bit and 2 x 16-bit lanes (wrapping, saturating, averages, absolute
+    differences, minima and maxima, compares as masks and as 0/1, sums of absolute differences) and DP4A/DP2A
+    (bytes, and 16-bit halves with bytes, dotted and added to c), signed and unsigned."""
+    r = numpy.random.default_rng(5)
+    a = r.integers(0, 2 ** 32, 32, dtype=numpy.uint64).astype(numpy.uint32)
+    b = r.integers(0, 2 ** 32, 32, dtype=numpy.uint64).astype(numpy.uint32)
+    a[:4] = [0x80FF017F, 0x7F7F7F7F, 0x80008000, 0]
+    b[:4] = [0x7F0102FF, 0x01010101, 0x7FFF0001, 0xFFFFFFFF]
+    out = xp.zeros(24 * 32, dtype=numpy.uint32)
+    gl.load(code=SIMD_WORDS).get("simd_words")(1, 32, (xp.asarray(a), xp.asarray(b), out))
+    got = gl.to_host(out).reshape(32, 24)
+
+    def lanes(v, n):
+        bits = 32 // n
+        u = [(int(v) >> (bits * k)) & ((1 << bits) - 1) for k in range(n)]
+        return u, [x - (1 << bits) if x >> (bits - 1) else x for x in u], bits
+
+    def word(vals, bits):
+        return sum((int(v) & ((1 << bits) - 1)) << (bits * k) for k, v in enumerate(vals))
+
+    def op(x, y, n, f):
+        (ux, sx, bits), (uy, sy, _) = lanes(x, n), lanes(y, n)
+        return word([f(sx[k], sy[k], ux[k], uy[k], bits) for k in range(n)], bits)
+
+    ss = lambda v, bits: max(-(1 << (bits - 1)), min((1 << (bits - 1)) - 1, v))    # noqa: E731
+    us = lambda v, bits: max(0, min((1 << bits) - 1, v))                            # noqa: E731
+    for i in range(32):
+        x, y = int(a[i]), int(b[i])
+        want = [op(x, y, 4, lambda s, t, u, v, w: u + v), op(x, y, 4, lambda s, t, u, v, w: u - v),
+                op(x, y, 4, lambda s, t, u, v, w: ss(s + t, w)), op(x, y, 4, lambda s, t, u, v, w: us(u - v, w)),
+                op(x, y, 2, lambda s, t, u, v, w: u + v), op(x, y, 2, lambda s, t, u, v, w: ss(s - t, w)),
+                op(x, y, 2, lambda s, t, u, v, w: us(u + v, w)), op(x, y, 4, lambda s, t, u, v, w: (u + v + 1) >> 1),
+                op(x, y, 4, lambda s, t, u, v, w: abs(s - t)), op(x, y, 2, lambda s, t, u, v, w: abs(u - v)),
+                op(x, y, 4, lambda s, t, u, v, w: max(s, t)), op(x, y, 2, lambda s, t, u, v, w: min(u, v)),
+                op(x, y, 4, lambda s, t, u, v, w: -1 if s > t else 0), op(x, y, 2, lambda s, t, u, v, w: -1 if u <= v else 0),
+                op(x, y, 4, lambda s, t, u, v, w: int(s < t)), op(x, y, 2, lambda s, t, u, v, w: int(u == v)),
+                sum(abs(s - t) for s, t in zip(lanes(x, 4)[1], lanes(y, 4)[1])),
+                sum(abs(u - v) for u, v in zip(lanes(x, 2)[0], lanes(y, 2)[0])),
+                op(x, 0, 4, lambda s, t, u, v, w: ss(abs(s), w)), op(x, 0, 2, lambda s, t, u, v, w: -u),
+                (7 + sum(s * t for s, t in zip(lanes(x, 4)[1], lanes(y, 4)[1]))) % 2 ** 32,
+                (7 + sum(u * v for u, v in zip(lanes(x, 4)[0], lanes(y, 4)[0]))) % 2 ** 32,
+                (-3 + lanes(x, 2)[1][0] * lanes(y, 4)[1][0] + lanes(x, 2)[1][1] * lanes(y, 4)[1][1]) % 2 ** 32,
+                (5 + lanes(x, 2)[0][0] * lanes(y, 4)[0][2] + lanes(x, 2)[0][1] * lanes(y, 4)[0][3]) % 2 ** 32]
+        assert [int(v) for v in got[i]] == [w % 2 ** 32 for w in want], (i, hex(x), hex(y))
+
+
+HEADERS_MORE = r'''
+#include <cuComplex.h>
+#include <math_constants.h>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+#include <cuda/std/cstdint>
+__global__ void complex_ops(const float2* a, const float2* b, float2* out, float* abs_out, double2* dout)
+{
+    static_assert(cuda::std::is_same<cuda::std::int32_t, int>::value, "cuda::std names the standard types");
+    const int i = threadIdx.x;
+    out[3 * i] = cuCmulf(a[i], b[i]);
+    out[3 * i + 1] = cuCdivf(a[i], b[i]);
+    out[3 * i + 2] = cuCaddf(cuConjf(a[i]), cuCsubf(b[i], make_cuComplex(CUDART_PI_F, CUDART_SQRT_TWO_F)));
+    abs_out[i] = cuCabsf(a[i]) + (cuda::std::numeric_limits<float>::max() > 1e38f ? 0.0f : 1.0f);
+    const cuDoubleComplex z = cuComplexFloatToDouble(a[i]);
+    dout[i] = cuCdiv(cuCmul(z, z), make_cuDoubleComplex(CUDART_PI, -CUDART_LN2));
+}
+'''
+
+
+def test_cucomplex_math_constants_and_cuda_std_headers():
+    """cuComplex.h (products, scaled quotients and absolute values, conjugates, conversions), math_constants.h's
+    CUDART_* constants and libcu++'s cuda::std names, as a kernel written for nvcc includes them."""
+    r = numpy.random.default_rng(9)
+    a = (r.standard_normal(32) + 1j * r.standard_normal(32)).astype(numpy.complex64)
+    b = (r.standard_normal(32) + 1j * r.standard_normal(32)).astype(numpy.complex64)
+    a[0], b[0] = 3e30 + 4e30j, 1e20 + 2e20j                              # |b|^2 overflows: a scaled quotient does not
+    view = lambda z: xp.asarray(z.view(numpy.float32).reshape(-1, 2))  # noqa: E731
+    out, absv = xp.zeros((96, 2), dtype=numpy.float32), xp.zeros(32, dtype=numpy.float32)
+    dout = xp.zeros((32, 2), dtype=numpy.float64)
+    gl.load(code=HEADERS_MORE).get("complex_ops")(1, 32, (view(a), view(b), out, absv, dout))
+    got = numpy.ascontiguousarray(gl.to_host(out)).view(numpy.complex64).reshape(32, 3).astype(numpy.complex128)
+    a64, b64 = a.astype(numpy.complex128), b.astype(numpy.complex128)
+    close = lambda g, w, t: (numpy.abs(g - w) <= t * numpy.abs(w)).all()  # noqa: E731
+    assert close(got[1:, 0], (a64 * b64)[1:], 1e-6) and close(got[:, 1], a64 / b64, 1e-6)
+    assert close(got[:, 2], numpy.conj(a64) + b64 - (numpy.float32(numpy.pi) + 1j * numpy.float32(numpy.sqrt(2))), 1e-6)
+    assert close(gl.to_host(absv), numpy.abs(a64), 1e-6)
+    d = numpy.ascontiguousarray(gl.to_host(dout)).view(numpy.complex128).reshape(32)
+    assert close(d, a64 * a64 / (numpy.pi - 1j * numpy.log(2)), 1e-14)
+
+
+@pytest.mark.skipif(gl.backend != "emulator", reason="the emulator's refusals")
+@pytest.mark.parametrize("include, what", [("<cub/cub.cuh>", "CUB and Thrust"), ('"cub/block/block_reduce.cuh"', "CUB and Thrust"),
+                                           ("<thrust/complex.h>", "CUB and Thrust"), ("<curand_kernel.h>", "cuRAND's device API")])
+def test_libraries_the_emulator_does_not_run_are_refused_by_name(include, what):
+    code = f"#include {include}\n__global__ void k(float* y) {{ y[0] = 1.0f; }}\n"
+    with pytest.raises(gl.CompileError, match=f"does not support {what}.*#include {re.escape(include)}"):
+        gl.load(code=code).get("k")

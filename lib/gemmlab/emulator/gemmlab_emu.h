@@ -1746,6 +1746,197 @@ inline float __frsqrt_rn(float x) { return 1.0f / ::sqrtf(x); }
 inline double rsqrt(double x) { return 1.0 / ::sqrt(x); }
 inline float rcbrtf(float x) { return 1.0f / ::cbrtf(x); }
 
+// CUDA's math functions that C's library lacks, each computed in a wider type and rounded once: within the
+// GPU's documented error bounds of its result (mostly 1 to 3 ulp; these are correctly rounded or nearly).
+namespace gl_emu {
+inline long double sinpi_l(long double x)             // sin(pi x), reduced exactly to [-1/2, 1/2] first
+{
+    if (std::isinf(x) || std::isnan(x)) return std::numeric_limits<long double>::quiet_NaN();
+    long double r = std::fmod(x, 2.0L);                   // exact; the sign of x
+    if (r == std::trunc(r)) return std::copysign(0.0L, x);
+    if (r > 0.5L) r = 1.0L - r;                           // sin(pi r) = sin(pi (1 - r)), exact in this range
+    else if (r < -0.5L) r = -1.0L - r;
+    return std::sin(3.141592653589793238462643383279502884L * r);
+}
+inline long double cospi_l(long double x)
+{
+    if (std::isinf(x) || std::isnan(x)) return std::numeric_limits<long double>::quiet_NaN();
+    long double r = std::fmod(std::fabs(x), 2.0L);
+    if (r > 1.0L) r = 2.0L - r;                           // cos(pi r) = cos(pi (2 - r))
+    if (r == 0.5L) return 0.0L;
+    const long double pi = 3.141592653589793238462643383279502884L;
+    if (r <= 0.25L) return std::cos(pi * r);
+    if (r < 0.75L) return std::sin(pi * (0.5L - r));
+    return -std::cos(pi * (1.0L - r));
+}
+inline long double erfinv_l(long double x)             // the inverse of erf, by Newton's method on erf
+{
+    if (std::isnan(x) || x < -1.0L || x > 1.0L) return std::numeric_limits<long double>::quiet_NaN();
+    if (x == 1.0L) return std::numeric_limits<long double>::infinity();
+    if (x == -1.0L) return -std::numeric_limits<long double>::infinity();
+    if (x == 0.0L) return x;
+    const long double a = std::fabs(x), w = -std::log((1.0L - a) * (1.0L + a));
+    long double y = std::sqrt(w) * (w < 5.0L ? 0.886L : 0.95L);      // a start on the right side of the root
+    if (a < 0.5L) y = a * 0.886226925452758L;
+    const long double k = 1.128379167095512573896158903121545172L;  // 2 / sqrt(pi)
+    for (int i = 0; i < 60; ++i) {
+        const long double f = (a < 0.5L ? std::erf(y) - a : (1.0L - a) - std::erfc(y)), step = f / (k * std::exp(-y * y));
+        y -= step;
+        if (std::fabs(step) <= 1e-19L * std::fabs(y)) break;
+    }
+    return std::copysign(y, x);
+}
+inline long double erfcinv_l(long double y)            // the inverse of erfc, by Newton's method on erfc
+{
+    if (std::isnan(y) || y < 0.0L || y > 2.0L) return std::numeric_limits<long double>::quiet_NaN();
+    if (y == 0.0L) return std::numeric_limits<long double>::infinity();
+    if (y == 2.0L) return -std::numeric_limits<long double>::infinity();
+    if (y > 0.0625L) return erfinv_l(1.0L - y);
+    long double x = std::sqrt(-std::log(y));             // erfc(x) ~ exp(-x^2) / (x sqrt(pi))
+    const long double k = 1.128379167095512573896158903121545172L;
+    for (int i = 0; i < 100; ++i) {
+        const long double step = (std::erfc(x) - y) / (-k * std::exp(-x * x));
+        x -= step;
+        if (std::fabs(step) <= 1e-19L * x) break;
+    }
+    return x;
+}
+inline long double erfcx_l(long double x)              // exp(x^2) erfc(x)
+{
+    if (std::isnan(x)) return x;
+    if (x < 50.0L) return std::exp(x * x) * std::erfc(x);
+    const long double t = 1.0L / (x * x);                 // the asymptotic series, ample beyond 50
+    return 0.564189583547756286948079451560772586L / x * (1.0L - 0.5L * t + 0.75L * t * t - 1.875L * t * t * t);
+}
+}  // namespace gl_emu
+// (sinpi and cospi are C23's too: a newer C library declares them, so the kernel's names are mapped to these)
+inline float gl_emu_sinpif(float x) { return (float)::gl_emu::sinpi_l(x); }
+inline float gl_emu_cospif(float x) { return (float)::gl_emu::cospi_l(x); }
+inline double gl_emu_sinpi(double x) { return (double)::gl_emu::sinpi_l(x); }
+inline double gl_emu_cospi(double x) { return (double)::gl_emu::cospi_l(x); }
+#define sinpif gl_emu_sinpif
+#define cospif gl_emu_cospif
+#define sinpi gl_emu_sinpi
+#define cospi gl_emu_cospi
+inline void sincospif(float x, float* s, float* c) { *s = sinpif(x); *c = cospif(x); }
+inline void sincospi(double x, double* s, double* c) { *s = sinpi(x); *c = cospi(x); }
+inline float erfinvf(float x) { return (float)::gl_emu::erfinv_l(x); }
+inline double erfinv(double x) { return (double)::gl_emu::erfinv_l(x); }
+inline float erfcinvf(float x) { return (float)::gl_emu::erfcinv_l(x); }
+inline double erfcinv(double x) { return (double)::gl_emu::erfcinv_l(x); }
+inline float erfcxf(float x) { return (float)::gl_emu::erfcx_l(x); }
+inline double erfcx(double x) { return (double)::gl_emu::erfcx_l(x); }
+inline float normcdff(float x) { return (float)(0.5L * std::erfc(-(long double)x * 0.707106781186547524400844362104849039L)); }
+inline double normcdf(double x) { return (double)(0.5L * std::erfc(-(long double)x * 0.707106781186547524400844362104849039L)); }
+inline float normcdfinvf(float p) { return (float)(-1.414213562373095048801688724209698079L * ::gl_emu::erfcinv_l(2.0L * p)); }
+inline double normcdfinv(double p) { return (double)(-1.414213562373095048801688724209698079L * ::gl_emu::erfcinv_l(2.0L * p)); }
+inline float rhypotf(float x, float y) { return (float)(1.0L / std::hypot((long double)x, (long double)y)); }
+inline double rhypot(double x, double y) { return (double)(1.0L / std::hypot((long double)x, (long double)y)); }
+inline float norm3df(float a, float b, float c) { long double s = (long double)a * a + (long double)b * b + (long double)c * c; return (float)std::sqrt(s); }
+inline float norm4df(float a, float b, float c, float d) { long double s = (long double)a * a + (long double)b * b + (long double)c * c + (long double)d * d; return (float)std::sqrt(s); }
+inline float rnorm3df(float a, float b, float c) { return (float)(1.0L / std::sqrt((long double)a * a + (long double)b * b + (long double)c * c)); }
+inline float rnorm4df(float a, float b, float c, float d) { return (float)(1.0L / std::sqrt((long double)a * a + (long double)b * b + (long double)c * c + (long double)d * d)); }
+inline double norm3d(double a, double b, double c) { return (double)std::sqrt((long double)a * a + (long double)b * b + (long double)c * c); }
+inline double norm4d(double a, double b, double c, double d) { return (double)std::sqrt((long double)a * a + (long double)b * b + (long double)c * c + (long double)d * d); }
+inline double rnorm3d(double a, double b, double c) { return (double)(1.0L / std::sqrt((long double)a * a + (long double)b * b + (long double)c * c)); }
+inline double rnorm4d(double a, double b, double c, double d) { return (double)(1.0L / std::sqrt((long double)a * a + (long double)b * b + (long double)c * c + (long double)d * d)); }
+inline float normf(int dim, const float* a) { long double s = 0; for (int i = 0; i < dim; ++i) s += (long double)a[i] * a[i]; return (float)std::sqrt(s); }
+inline float rnormf(int dim, const float* a) { long double s = 0; for (int i = 0; i < dim; ++i) s += (long double)a[i] * a[i]; return (float)(1.0L / std::sqrt(s)); }
+inline double norm(int dim, const double* a) { long double s = 0; for (int i = 0; i < dim; ++i) s += (long double)a[i] * a[i]; return (double)std::sqrt(s); }
+inline double rnorm(int dim, const double* a) { long double s = 0; for (int i = 0; i < dim; ++i) s += (long double)a[i] * a[i]; return (double)(1.0L / std::sqrt(s)); }
+inline double rcbrt(double x) { return (double)(1.0L / std::cbrt((long double)x)); }
+inline float fdividef(float a, float b) { return a / b; }
+inline float cyl_bessel_i0f(float x) { return (float)std::cyl_bessel_i(0.0L, std::fabs((long double)x)); }
+inline float cyl_bessel_i1f(float x) { long double v = std::cyl_bessel_i(1.0L, std::fabs((long double)x)); return (float)(x < 0 ? -v : v); }
+inline double cyl_bessel_i0(double x) { return (double)std::cyl_bessel_i(0.0L, std::fabs((long double)x)); }
+inline double cyl_bessel_i1(double x) { long double v = std::cyl_bessel_i(1.0L, std::fabs((long double)x)); return (double)(x < 0 ? -v : v); }
+
+// SIMD within a word: the 2 x 16-bit and 4 x 8-bit intrinsics, lane by lane as the GPU computes them
+namespace gl_emu {
+template <int LANES, class F>
+inline unsigned int simd_lanes(unsigned int a, unsigned int b, F f)
+{
+    constexpr int bits = 32 / LANES;
+    constexpr unsigned mask = (1u << bits) - 1u;
+    unsigned r = 0;
+    for (int i = 0; i < LANES; ++i) {
+        const unsigned ua = (a >> (bits * i)) & mask, ub = (b >> (bits * i)) & mask;
+        const int sa = (int)(ua << (32 - bits)) >> (32 - bits), sb = (int)(ub << (32 - bits)) >> (32 - bits);
+        r |= ((unsigned)f(sa, sb, ua, ub, bits) & mask) << (bits * i);
+    }
+    return r;
+}
+inline long long sat_s(long long v, int bits) { const long long hi = (1ll << (bits - 1)) - 1, lo = -(1ll << (bits - 1)); return v > hi ? hi : v < lo ? lo : v; }
+inline long long sat_u(long long v, int bits) { const long long hi = (1ll << bits) - 1; return v > hi ? hi : v < 0 ? 0 : v; }
+}  // namespace gl_emu
+#define GL_SIMD(NAME, EXPR)                                                                                   \
+    inline unsigned int NAME##2(unsigned int a, unsigned int b)                                                \
+    { return ::gl_emu::simd_lanes<2>(a, b, [](long long sa, long long sb, long long ua, long long ub, int bits) -> long long { (void)sa; (void)sb; (void)ua; (void)ub; (void)bits; return EXPR; }); } \
+    inline unsigned int NAME##4(unsigned int a, unsigned int b)                                                \
+    { return ::gl_emu::simd_lanes<4>(a, b, [](long long sa, long long sb, long long ua, long long ub, int bits) -> long long { (void)sa; (void)sb; (void)ua; (void)ub; (void)bits; return EXPR; }); }
+GL_SIMD(__vadd, ua + ub)
+GL_SIMD(__vsub, ua - ub)
+GL_SIMD(__vaddss, ::gl_emu::sat_s(sa + sb, bits))
+GL_SIMD(__vsubss, ::gl_emu::sat_s(sa - sb, bits))
+GL_SIMD(__vaddus, ::gl_emu::sat_u(ua + ub, bits))
+GL_SIMD(__vsubus, ::gl_emu::sat_u(ua - ub, bits))
+GL_SIMD(__vavgu, (ua + ub + 1) >> 1)
+GL_SIMD(__vhaddu, (ua + ub) >> 1)
+GL_SIMD(__vabsdiffs, sa > sb ? sa - sb : sb - sa)
+GL_SIMD(__vabsdiffu, ua > ub ? ua - ub : ub - ua)
+GL_SIMD(__vmaxs, sa > sb ? sa : sb)
+GL_SIMD(__vmaxu, ua > ub ? ua : ub)
+GL_SIMD(__vmins, sa < sb ? sa : sb)
+GL_SIMD(__vminu, ua < ub ? ua : ub)
+GL_SIMD(__vcmpeq, ua == ub ? -1 : 0)
+GL_SIMD(__vcmpne, ua != ub ? -1 : 0)
+GL_SIMD(__vcmpges, sa >= sb ? -1 : 0)
+GL_SIMD(__vcmpgeu, ua >= ub ? -1 : 0)
+GL_SIMD(__vcmpgts, sa > sb ? -1 : 0)
+GL_SIMD(__vcmpgtu, ua > ub ? -1 : 0)
+GL_SIMD(__vcmples, sa <= sb ? -1 : 0)
+GL_SIMD(__vcmpleu, ua <= ub ? -1 : 0)
+GL_SIMD(__vcmplts, sa < sb ? -1 : 0)
+GL_SIMD(__vcmpltu, ua < ub ? -1 : 0)
+GL_SIMD(__vseteq, ua == ub)
+GL_SIMD(__vsetne, ua != ub)
+GL_SIMD(__vsetges, sa >= sb)
+GL_SIMD(__vsetgeu, ua >= ub)
+GL_SIMD(__vsetgts, sa > sb)
+GL_SIMD(__vsetgtu, ua > ub)
+GL_SIMD(__vsetles, sa <= sb)
+GL_SIMD(__vsetleu, ua <= ub)
+GL_SIMD(__vsetlts, sa < sb)
+GL_SIMD(__vsetltu, ua < ub)
+#undef GL_SIMD
+inline unsigned int __vabs2(unsigned int a) { return ::gl_emu::simd_lanes<2>(a, 0, [](long long sa, long long, long long, long long, int) -> long long { return sa < 0 ? -sa : sa; }); }
+inline unsigned int __vabs4(unsigned int a) { return ::gl_emu::simd_lanes<4>(a, 0, [](long long sa, long long, long long, long long, int) -> long long { return sa < 0 ? -sa : sa; }); }
+inline unsigned int __vabsss2(unsigned int a) { return ::gl_emu::simd_lanes<2>(a, 0, [](long long sa, long long, long long, long long, int bits) -> long long { return ::gl_emu::sat_s(sa < 0 ? -sa : sa, bits); }); }
+inline unsigned int __vabsss4(unsigned int a) { return ::gl_emu::simd_lanes<4>(a, 0, [](long long sa, long long, long long, long long, int bits) -> long long { return ::gl_emu::sat_s(sa < 0 ? -sa : sa, bits); }); }
+inline unsigned int __vneg2(unsigned int a) { return __vsub2(0u, a); }
+inline unsigned int __vneg4(unsigned int a) { return __vsub4(0u, a); }
+inline unsigned int __vnegss2(unsigned int a) { return __vsubss2(0u, a); }
+inline unsigned int __vnegss4(unsigned int a) { return __vsubss4(0u, a); }
+inline unsigned int __vsads2(unsigned int a, unsigned int b) { unsigned d = __vabsdiffs2(a, b); return (d & 0xffffu) + (d >> 16); }
+inline unsigned int __vsadu2(unsigned int a, unsigned int b) { unsigned d = __vabsdiffu2(a, b); return (d & 0xffffu) + (d >> 16); }
+inline unsigned int __vsads4(unsigned int a, unsigned int b)
+{ unsigned d = __vabsdiffs4(a, b); return (d & 0xffu) + ((d >> 8) & 0xffu) + ((d >> 16) & 0xffu) + (d >> 24); }
+inline unsigned int __vsadu4(unsigned int a, unsigned int b)
+{ unsigned d = __vabsdiffu4(a, b); return (d & 0xffu) + ((d >> 8) & 0xffu) + ((d >> 16) & 0xffu) + (d >> 24); }
+// dot products of bytes (and of 16-bit halves with bytes), accumulated into c: DP4A and DP2A
+inline int __dp4a(int a, int b, int c)
+{ int s = c; for (int i = 0; i < 4; ++i) s += (int)(signed char)(a >> (8 * i)) * (int)(signed char)(b >> (8 * i)); return s; }
+inline unsigned int __dp4a(unsigned int a, unsigned int b, unsigned int c)
+{ unsigned s = c; for (int i = 0; i < 4; ++i) s += ((a >> (8 * i)) & 0xffu) * ((b >> (8 * i)) & 0xffu); return s; }
+inline int __dp2a_lo(int a, int b, int c)
+{ return c + (int)(short)a * (int)(signed char)b + (int)(short)(a >> 16) * (int)(signed char)(b >> 8); }
+inline int __dp2a_hi(int a, int b, int c)
+{ return c + (int)(short)a * (int)(signed char)(b >> 16) + (int)(short)(a >> 16) * (int)(signed char)(b >> 24); }
+inline unsigned int __dp2a_lo(unsigned int a, unsigned int b, unsigned int c)
+{ return c + (a & 0xffffu) * (b & 0xffu) + (a >> 16) * ((b >> 8) & 0xffu); }
+inline unsigned int __dp2a_hi(unsigned int a, unsigned int b, unsigned int c)
+{ return c + (a & 0xffffu) * ((b >> 16) & 0xffu) + (a >> 16) * (b >> 24); }
+
 
 // ---- the entry points the Python side calls --------------------------------------------------
 namespace gl_emu {

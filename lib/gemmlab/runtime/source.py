@@ -265,9 +265,11 @@ def find_includes(source: str, origin: Path | None, seen: dict | None = None, se
         candidates = here + [KERNELS / name] + [Path(d) / name for d in search]
         path = next((c.resolve() for c in candidates if c.is_file()), None)
         if path is None:
-            if m.group("angled") or (_STAND_INS / name).is_file() or _system_header(name):
+            if (m.group("angled") or (_STAND_INS / name).is_file() or _system_header(name)
+                    or re.match(r"(?:cub|thrust)/|curand\w*\.h$", name)):
                 continue                      # a system header (CUDA's own, such as "cuda_fp16.h", too; a quoted
-                                              # one found nowhere else: nvcc and g++ look on the system path)
+                                              # one found nowhere else: nvcc and g++ look on the system path; CUB's,
+                                              # Thrust's and cuRAND's, which the emulator refuses by name)
             line = source.count("\n", 0, m.start()) + 1
             where = f"{origin}:{line}" if origin else f"line {line} of the given code"
             raise CompileError(f"{where}: #include \"{name}\" not found (looked in "
