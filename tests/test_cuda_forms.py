@@ -1526,3 +1526,143 @@ def test_libraries_the_emulator_does_not_run_are_refused_by_name(include, what):
     code = f"#include {include}\n__global__ void k(float* y) {{ y[0] = 1.0f; }}\n"
     with pytest.raises(gl.CompileError, match=f"does not support {what}.*#include {re.escape(include)}"):
         gl.load(code=code).get("k")
+
+
+FP8 = r'''
+#include <cuda_fp8.h>
+__global__ void fp8_round_trip(const float* x, __nv_fp8_e4m3* a, __nv_fp8_e5m2* b, unsigned char* nosat, float* back)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    a[i] = __nv_fp8_e4m3(x[i]);
+    b[i] = __nv_fp8_e5m2(x[i]);
+    nosat[2 * i] = __nv_cvt_float_to_fp8(x[i], __NV_NOSAT, __NV_E4M3);
+    nosat[2 * i + 1] = __nv_cvt_float_to_fp8(x[i], __NV_NOSAT, __NV_E5M2);
+    back[2 * i] = float(a[i]);
+    back[2 * i + 1] = float(b[i]);
+}
+__global__ void fp8_every_code(float* e4m3, float* e5m2)
+{
+    const int i = threadIdx.x;
+    __nv_fp8_e4m3 a; a.__x = (__nv_fp8_storage_t)i;
+    __nv_fp8_e5m2 b; b.__x = (__nv_fp8_storage_t)i;
+    e4m3[i] = float(a);
+    e5m2[i] = float(b);
+}
+'''
+
+
+def _fp8_values(ebits, mbits, bias, e4m3):
+    out = []
+    for code in range(256):
+        s, e, m = (-1.0 if code & 0x80 else 1.0), (code >> mbits) & ((1 << ebits) - 1), code & ((1 << mbits) - 1)
+        if e4m3 and code & 0x7F == 0x7F:
+            out.append(float("nan"))
+        elif not e4m3 and e == (1 << ebits) - 1:
+            out.append(s * float("inf") if m == 0 else float("nan"))
+        elif e == 0:
+            out.append(s * m * 2.0 ** (1 - bias - mbits))
+        else:
+            out.append(s * (1 + m / 2 ** mbits) * 2.0 ** (e - bias))
+    return numpy.array(out)
+
+
+def _fp8_round(x, table, largest, satfinite, e4m3):
+    """The code nearest x (ties to the even code), as CUDA's conversions round: beyond the largest finite value
+    that value (satfinite), else NaN (E4M3, 0x7F) or infinity (E5M2)."""
+    if numpy.isnan(x):
+        return None
+    finite = [c for c in range(256) if numpy.isfinite(table[c]) and (table[c] != 0 or c in (0, 0x80))]
+    s = 0x80 if numpy.signbit(x) else 0
+    a = abs(float(x))
+    step = (table[0x7E if e4m3 else 0x7B] - table[0x7D if e4m3 else 0x7A])
+    top = 0x7E if e4m3 else 0x7B                                       # a tie with the value beyond goes to the even
+    if a > largest + step / 2 or (a == largest + step / 2 and top & 1) or numpy.isinf(a):     # code of the two
+        return s | (0x7E if e4m3 else 0x7B) if satfinite else s | (0x7F if e4m3 else 0x7C)
+    pos = [c for c in finite if c < 0x80]
+    best = min(pos, key=lambda c: (abs(table[c] - a), table[c] and c & 1))
+    return s | best
+
+
+def test_fp8_e4m3_and_e5m2_decode_every_code_and_round_to_nearest_even():
+    """cuda_fp8.h: every one of the 256 codes of each type decodes to its value; floats (halfway cases, the
+    largest finite values, beyond them, subnormals, signed zeros) round to the nearest code, ties to even, with
+    the constructors' saturation and with __NV_NOSAT."""
+    e4, e5 = _fp8_values(4, 3, 7, True), _fp8_values(5, 2, 15, False)
+    m = gl.load(code=FP8)
+    out4, out5 = xp.zeros(256, dtype=numpy.float32), xp.zeros(256, dtype=numpy.float32)
+    m.get("fp8_every_code")(1, 256, (out4, out5))
+    numpy.testing.assert_array_equal(gl.to_host(out4), e4.astype(numpy.float32))
+    numpy.testing.assert_array_equal(gl.to_host(out5), e5.astype(numpy.float32))
+    mids4 = [(e4[c] + e4[c + 1]) / 2 for c in range(0, 0x7D)]           # halfway between neighbours
+    mids5 = [(e5[c] + e5[c + 1]) / 2 for c in range(0, 0x7A)]
+    x = numpy.array(mids4[::3] + mids5[::4] + [448, 449, 463.9, 464, 480, 1e4, 57344, 61439, 61440, 1e6, 0.0, -0.0,
+                    2 ** -9, 2 ** -10, 2 ** -11, 1.5 * 2 ** -10, 2 ** -16, 2 ** -17, 3 * 2 ** -18, 1e-30, -3.3, 0.1]
+                   , dtype=numpy.float32)
+    x = numpy.concatenate([x, -x])
+    x = numpy.concatenate([x, numpy.zeros((-len(x)) % 32, dtype=numpy.float32)])
+    n = len(x)
+    a, b = xp.zeros(n, dtype=numpy.uint8), xp.zeros(n, dtype=numpy.uint8)
+    nosat, back = xp.zeros(2 * n, dtype=numpy.uint8), xp.zeros(2 * n, dtype=numpy.float32)
+    m.get("fp8_round_trip")(n // 32, 32, (xp.asarray(x), a, b, nosat, back))
+    a, b, nosat = gl.to_host(a), gl.to_host(b), gl.to_host(nosat).reshape(n, 2)
+    for i, v in enumerate(x):
+        assert a[i] == _fp8_round(v, e4, 448.0, True, True), (v, hex(a[i]))
+        assert b[i] == _fp8_round(v, e5, 57344.0, True, False), (v, hex(b[i]))
+        assert nosat[i, 0] == _fp8_round(v, e4, 448.0, False, True), (v, hex(nosat[i, 0]))
+        assert nosat[i, 1] == _fp8_round(v, e5, 57344.0, False, False), (v, hex(nosat[i, 1]))
+    numpy.testing.assert_array_equal(gl.to_host(back).reshape(n, 2)[:, 0], e4[a].astype(numpy.float32))
+
+
+MORE_FORMS = r'''
+#include <cooperative_groups.h>
+#include <cooperative_groups/memcpy_async.h>
+#include <cooperative_groups/reduce.h>
+#include <cuda/atomic>
+namespace cg = cooperative_groups;
+__global__ void staged_sum(const float* x, float* out, int* count)
+{
+    __shared__ float tile[64];
+    auto block = cg::this_thread_block();
+    cg::memcpy_async(block, tile, x + 64 * blockIdx.x, sizeof(float) * 64);
+    cg::wait(block);
+    auto warp = cg::tiled_partition<32>(block);
+    const float v = cg::reduce(warp, tile[threadIdx.x] + tile[threadIdx.x + 32], cg::plus<float>());
+    __builtin_assume(blockDim.x == 32);
+    if (warp.thread_rank() == 0) {
+        cuda::atomic_ref<float, cuda::thread_scope_device> total(out[0]);
+        total.fetch_add(v);
+        cuda::atomic_ref<int, cuda::thread_scope_device> n(*count);
+        n++;
+    }
+}
+__global__ void spaces(float* g, unsigned* out)
+{
+    __shared__ float s[32];
+    float local[2] = {1.0f, 2.0f};
+    s[threadIdx.x] = local[threadIdx.x % 2];
+    out[threadIdx.x] = __isShared(s) + 2 * __isLocal(local) + 4 * __isGlobal(g) + 8 * __isShared(g) + 16 * __isLocal(g)
+                       + 32 * __isGlobal(s);
+}
+__global__ void traps(float* y)
+{
+    if (threadIdx.x == 7) __trap();
+    y[threadIdx.x] = 1.0f;
+}
+'''
+
+
+def test_group_copies_atomic_refs_address_spaces_and_trap():
+    """cooperative_groups::memcpy_async and wait, cuda::atomic_ref at device scope, __builtin_assume, the address
+    space tests (__isShared, __isLocal, __isGlobal) and, on the emulator, __trap(), which stops the launch as on a
+    GPU and names the thread."""
+    m = gl.load(code=MORE_FORMS)
+    x = numpy.arange(64 * 4, dtype=numpy.float32)
+    out, count = xp.zeros(1, dtype=numpy.float32), xp.zeros(1, dtype=numpy.int32)
+    m.get("staged_sum")(4, 32, (xp.asarray(x), out, count))
+    assert gl.to_host(out)[0] == x.sum() and gl.to_host(count)[0] == 4
+    flags = xp.zeros(32, dtype=numpy.uint32)
+    m.get("spaces")(1, 32, (xp.zeros(32, dtype=numpy.float32), flags))
+    assert (gl.to_host(flags) == 1 + 2 + 4).all()
+    if gl.backend == "emulator":         # (on a GPU a trap leaves the context unusable for the rest of the process)
+        with pytest.raises(gl.EmulatorError, match=r"thread \(7,0,0\): __trap\(\) was called"):
+            m.get("traps")(1, 32, (xp.zeros(32, dtype=numpy.float32),))

@@ -1746,6 +1746,26 @@ inline float __frsqrt_rn(float x) { return 1.0f / ::sqrtf(x); }
 inline double rsqrt(double x) { return 1.0 / ::sqrt(x); }
 inline float rcbrtf(float x) { return 1.0f / ::cbrtf(x); }
 
+// __trap() stops the kernel, as on a GPU (where the launch then fails); __builtin_assume is a hint only
+[[noreturn]] inline void __trap()
+{ ::gl_emu::kernel_stopped("__trap() was called (on a GPU the launch fails: unspecified launch failure)"); }
+#if !defined(__clang__)
+#define __builtin_assume(cond) ((void)0)
+#endif
+// which space a generic address is in: the block's shared memory, the thread's own (local) memory, or neither
+inline unsigned int __isShared(const void* p)
+{
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p), dyn = reinterpret_cast<uintptr_t>(::gl_emu::dynamic_shared),
+                    arena = reinterpret_cast<uintptr_t>(::gl_emu::shared_arena);
+    return (a >= dyn && a < dyn + ::gl_emu::DYNAMIC_SHARED_BYTES) || (a >= arena && a < arena + ::gl_emu::SHARED_ARENA_BYTES);
+}
+inline unsigned int __isLocal(const void* p)
+{
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p), lo = reinterpret_cast<uintptr_t>(::gl_emu::g.fibers[::gl_emu::g.cur].stack);
+    return a >= lo && a < lo + ::gl_emu::g.stack_size;
+}
+inline unsigned int __isGlobal(const void* p) { return !__isShared(p) && !__isLocal(p); }
+
 // CUDA's math functions that C's library lacks, each computed in a wider type and rounded once: within the
 // GPU's documented error bounds of its result (mostly 1 to 3 ulp; these are correctly rounded or nearly).
 namespace gl_emu {

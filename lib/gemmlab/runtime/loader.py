@@ -44,6 +44,10 @@ C_TYPES = {
     "size_t": (numpy.uint64, 1), "char": (numpy.int8, 1), "unsigned char": (numpy.uint8, 1),
     "float2": (numpy.float32, 2), "float4": (numpy.float32, 4), "double2": (numpy.float64, 2),
     "int2": (numpy.int32, 2), "int4": (numpy.int32, 4),
+    # FP8 (cuda_fp8.h): passed as their bits, uint8
+    "__nv_fp8_e4m3": (numpy.uint8, 1), "__nv_fp8_e5m2": (numpy.uint8, 1), "__nv_fp8_storage_t": (numpy.uint8, 1),
+    "__nv_fp8x2_e4m3": (numpy.uint8, 2), "__nv_fp8x2_e5m2": (numpy.uint8, 2),
+    "__nv_fp8x4_e4m3": (numpy.uint8, 4), "__nv_fp8x4_e5m2": (numpy.uint8, 4),
 }
 # ---------------------------------------------------------------------------------------------
 # Kernels and modules

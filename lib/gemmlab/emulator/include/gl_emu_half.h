@@ -189,6 +189,8 @@ inline P atomicAdd(P* p, P v) { ::gl_emu::AtomicTurn turn(p, "atomicAdd"); P old
 GL_EMU_16BIT(__half, __half2, __half_raw, float_to_half_bits, half_bits_to_float)
 GL_EMU_16BIT(__nv_bfloat16, __nv_bfloat162, __nv_bfloat16_raw, float_to_bf16_bits, bf16_bits_to_float)
 #undef GL_EMU_16BIT
+struct __half2_raw { unsigned short x, y; };
+struct __nv_bfloat162_raw { unsigned short x, y; };
 
 using half = __half;
 using half2 = __half2;
