@@ -1766,15 +1766,18 @@ inline unsigned int __isLocal(const void* p)
 }
 inline unsigned int __isGlobal(const void* p) { return !__isShared(p) && !__isLocal(p); }
 
-// CUDA's math functions that C's library lacks, each computed in a wider type and rounded once: within the
-// GPU's documented error bounds of its result (mostly 1 to 3 ulp; these are correctly rounded or nearly).
+// CUDA's math functions that C's library lacks, each computed in long double (a 64-bit mantissa on x86, 113 bits on
+// Linux AArch64; on macOS's ARM processors only a double, where the double functions come out a little less exact)
+// and rounded once: within an ulp or so of the exact value, inside the GPU's documented bounds (1 to 6 ulp).
 namespace gl_emu {
 inline long double sinpi_l(long double x)             // sin(pi x), reduced exactly to [-1/2, 1/2] first
 {
     if (std::isinf(x) || std::isnan(x)) return std::numeric_limits<long double>::quiet_NaN();
-    long double r = std::fmod(x, 2.0L);                   // exact; the sign of x
+    long double r = std::fmod(x, 2.0L);                   // exact, in (-2, 2), the sign of x
     if (r == std::trunc(r)) return std::copysign(0.0L, x);
-    if (r > 0.5L) r = 1.0L - r;                           // sin(pi r) = sin(pi (1 - r)), exact in this range
+    if (r > 1.0L) r -= 2.0L;                              // (-1, 1], exact: sin(pi r) has period 2
+    else if (r <= -1.0L) r += 2.0L;
+    if (r > 0.5L) r = 1.0L - r;                           // [-1/2, 1/2]: sin(pi r) = sin(pi (1 - r)), exact here
     else if (r < -0.5L) r = -1.0L - r;
     return std::sin(3.141592653589793238462643383279502884L * r);
 }
@@ -1824,9 +1827,11 @@ inline long double erfcinv_l(long double y)            // the inverse of erfc, b
 inline long double erfcx_l(long double x)              // exp(x^2) erfc(x)
 {
     if (std::isnan(x)) return x;
-    if (x < 50.0L) return std::exp(x * x) * std::erfc(x);
-    const long double t = 1.0L / (x * x);                 // the asymptotic series, ample beyond 50
-    return 0.564189583547756286948079451560772586L / x * (1.0L - 0.5L * t + 0.75L * t * t - 1.875L * t * t * t);
+    if (x < 26.0L) return std::exp(x * x) * std::erfc(x);   // (x^2's rounding costs under 0.2 ulp of a double here)
+    if (std::isinf(x)) return 0.0L;
+    long double f = x;                                    // erfc's continued fraction, evaluated from its tail:
+    for (int k = 60; k >= 1; --k) f = x + (0.5L * k) / f;  // x + (1/2) / (x + 1 / (x + (3/2) / (x + ...)))
+    return 0.564189583547756286948079451560772586L / f;   // 1 / (sqrt(pi) f)
 }
 }  // namespace gl_emu
 // (sinpi and cospi are C23's too: a newer C library declares them, so the kernel's names are mapped to these)
@@ -1852,24 +1857,41 @@ inline float normcdfinvf(float p) { return (float)(-1.41421356237309504880168872
 inline double normcdfinv(double p) { return (double)(-1.414213562373095048801688724209698079L * ::gl_emu::erfcinv_l(2.0L * p)); }
 inline float rhypotf(float x, float y) { return (float)(1.0L / std::hypot((long double)x, (long double)y)); }
 inline double rhypot(double x, double y) { return (double)(1.0L / std::hypot((long double)x, (long double)y)); }
-inline float norm3df(float a, float b, float c) { long double s = (long double)a * a + (long double)b * b + (long double)c * c; return (float)std::sqrt(s); }
-inline float norm4df(float a, float b, float c, float d) { long double s = (long double)a * a + (long double)b * b + (long double)c * c + (long double)d * d; return (float)std::sqrt(s); }
-inline float rnorm3df(float a, float b, float c) { return (float)(1.0L / std::sqrt((long double)a * a + (long double)b * b + (long double)c * c)); }
-inline float rnorm4df(float a, float b, float c, float d) { return (float)(1.0L / std::sqrt((long double)a * a + (long double)b * b + (long double)c * c + (long double)d * d)); }
-inline double norm3d(double a, double b, double c) { return (double)std::sqrt((long double)a * a + (long double)b * b + (long double)c * c); }
-inline double norm4d(double a, double b, double c, double d) { return (double)std::sqrt((long double)a * a + (long double)b * b + (long double)c * c + (long double)d * d); }
-inline double rnorm3d(double a, double b, double c) { return (double)(1.0L / std::sqrt((long double)a * a + (long double)b * b + (long double)c * c)); }
-inline double rnorm4d(double a, double b, double c, double d) { return (double)(1.0L / std::sqrt((long double)a * a + (long double)b * b + (long double)c * c + (long double)d * d)); }
-inline float normf(int dim, const float* a) { long double s = 0; for (int i = 0; i < dim; ++i) s += (long double)a[i] * a[i]; return (float)std::sqrt(s); }
-inline float rnormf(int dim, const float* a) { long double s = 0; for (int i = 0; i < dim; ++i) s += (long double)a[i] * a[i]; return (float)(1.0L / std::sqrt(s)); }
-inline double norm(int dim, const double* a) { long double s = 0; for (int i = 0; i < dim; ++i) s += (long double)a[i] * a[i]; return (double)std::sqrt(s); }
-inline double rnorm(int dim, const double* a) { long double s = 0; for (int i = 0; i < dim; ++i) s += (long double)a[i] * a[i]; return (double)(1.0L / std::sqrt(s)); }
+namespace gl_emu {
+template <class... T> inline bool any_inf(T... v) { return (std::isinf((long double)v) || ...); }
+}  // namespace gl_emu
+inline float norm3df(float a, float b, float c) { if (::gl_emu::any_inf(a, b, c)) return INFINITY; long double s = (long double)a * a + (long double)b * b + (long double)c * c; return (float)std::sqrt(s); }
+inline float norm4df(float a, float b, float c, float d) { if (::gl_emu::any_inf(a, b, c, d)) return INFINITY; long double s = (long double)a * a + (long double)b * b + (long double)c * c + (long double)d * d; return (float)std::sqrt(s); }
+inline float rnorm3df(float a, float b, float c) { if (::gl_emu::any_inf(a, b, c)) return 0.0f; return (float)(1.0L / std::sqrt((long double)a * a + (long double)b * b + (long double)c * c)); }
+inline float rnorm4df(float a, float b, float c, float d) { if (::gl_emu::any_inf(a, b, c, d)) return 0.0f; return (float)(1.0L / std::sqrt((long double)a * a + (long double)b * b + (long double)c * c + (long double)d * d)); }
+inline double norm3d(double a, double b, double c) { if (::gl_emu::any_inf(a, b, c)) return INFINITY; return (double)std::sqrt((long double)a * a + (long double)b * b + (long double)c * c); }
+inline double norm4d(double a, double b, double c, double d) { if (::gl_emu::any_inf(a, b, c, d)) return INFINITY; return (double)std::sqrt((long double)a * a + (long double)b * b + (long double)c * c + (long double)d * d); }
+inline double rnorm3d(double a, double b, double c) { if (::gl_emu::any_inf(a, b, c)) return 0.0; return (double)(1.0L / std::sqrt((long double)a * a + (long double)b * b + (long double)c * c)); }
+inline double rnorm4d(double a, double b, double c, double d) { if (::gl_emu::any_inf(a, b, c, d)) return 0.0; return (double)(1.0L / std::sqrt((long double)a * a + (long double)b * b + (long double)c * c + (long double)d * d)); }
+namespace gl_emu {
+template <class T> inline long double sum_squares(int dim, const T* a, bool& inf)
+{ long double s = 0; inf = false; for (int i = 0; i < dim; ++i) { inf |= std::isinf(a[i]); s += (long double)a[i] * a[i]; } return s; }
+}  // namespace gl_emu
+inline float normf(int dim, const float* a) { bool inf; long double s = ::gl_emu::sum_squares(dim, a, inf); return inf ? INFINITY : (float)std::sqrt(s); }
+inline float rnormf(int dim, const float* a) { bool inf; long double s = ::gl_emu::sum_squares(dim, a, inf); return inf ? 0.0f : (float)(1.0L / std::sqrt(s)); }
+inline double norm(int dim, const double* a) { bool inf; long double s = ::gl_emu::sum_squares(dim, a, inf); return inf ? INFINITY : (double)std::sqrt(s); }
+inline double rnorm(int dim, const double* a) { bool inf; long double s = ::gl_emu::sum_squares(dim, a, inf); return inf ? 0.0 : (double)(1.0L / std::sqrt(s)); }
 inline double rcbrt(double x) { return (double)(1.0L / std::cbrt((long double)x)); }
 inline float fdividef(float a, float b) { return a / b; }
-inline float cyl_bessel_i0f(float x) { return (float)std::cyl_bessel_i(0.0L, std::fabs((long double)x)); }
-inline float cyl_bessel_i1f(float x) { long double v = std::cyl_bessel_i(1.0L, std::fabs((long double)x)); return (float)(x < 0 ? -v : v); }
-inline double cyl_bessel_i0(double x) { return (double)std::cyl_bessel_i(0.0L, std::fabs((long double)x)); }
-inline double cyl_bessel_i1(double x) { long double v = std::cyl_bessel_i(1.0L, std::fabs((long double)x)); return (double)(x < 0 ? -v : v); }
+namespace gl_emu {
+// (libstdc++'s modified Bessel functions give up far out; beyond 800 the values overflow a double anyway)
+inline long double bessel_i(int n, long double x)
+{
+    if (std::isnan(x)) return x;
+    const long double a = std::fabs(x);
+    const long double v = a > 800.0L ? HUGE_VALL : std::cyl_bessel_i((long double)n, a);
+    return n == 1 ? std::copysign(v, x) : v;
+}
+}  // namespace gl_emu
+inline float cyl_bessel_i0f(float x) { return (float)::gl_emu::bessel_i(0, x); }
+inline float cyl_bessel_i1f(float x) { return (float)::gl_emu::bessel_i(1, x); }
+inline double cyl_bessel_i0(double x) { return (double)::gl_emu::bessel_i(0, x); }
+inline double cyl_bessel_i1(double x) { return (double)::gl_emu::bessel_i(1, x); }
 
 // SIMD within a word: the 2 x 16-bit and 4 x 8-bit intrinsics, lane by lane as the GPU computes them
 namespace gl_emu {
@@ -1901,6 +1923,7 @@ GL_SIMD(__vsubss, ::gl_emu::sat_s(sa - sb, bits))
 GL_SIMD(__vaddus, ::gl_emu::sat_u(ua + ub, bits))
 GL_SIMD(__vsubus, ::gl_emu::sat_u(ua - ub, bits))
 GL_SIMD(__vavgu, (ua + ub + 1) >> 1)
+GL_SIMD(__vavgs, (sa + sb + (sa + sb >= 0 ? 1 : 0)) >> 1)     // halves rounded away from zero
 GL_SIMD(__vhaddu, (ua + ub) >> 1)
 GL_SIMD(__vabsdiffs, sa > sb ? sa - sb : sb - sa)
 GL_SIMD(__vabsdiffu, ua > ub ? ua - ub : ub - ua)
@@ -1944,14 +1967,14 @@ inline unsigned int __vsads4(unsigned int a, unsigned int b)
 inline unsigned int __vsadu4(unsigned int a, unsigned int b)
 { unsigned d = __vabsdiffu4(a, b); return (d & 0xffu) + ((d >> 8) & 0xffu) + ((d >> 16) & 0xffu) + (d >> 24); }
 // dot products of bytes (and of 16-bit halves with bytes), accumulated into c: DP4A and DP2A
-inline int __dp4a(int a, int b, int c)
-{ int s = c; for (int i = 0; i < 4; ++i) s += (int)(signed char)(a >> (8 * i)) * (int)(signed char)(b >> (8 * i)); return s; }
+inline int __dp4a(int a, int b, int c)                // (wrapping, as the GPU's 32-bit accumulator does)
+{ unsigned s = (unsigned)c; for (int i = 0; i < 4; ++i) s += (unsigned)((int)(signed char)(a >> (8 * i)) * (int)(signed char)(b >> (8 * i))); return (int)s; }
 inline unsigned int __dp4a(unsigned int a, unsigned int b, unsigned int c)
 { unsigned s = c; for (int i = 0; i < 4; ++i) s += ((a >> (8 * i)) & 0xffu) * ((b >> (8 * i)) & 0xffu); return s; }
 inline int __dp2a_lo(int a, int b, int c)
-{ return c + (int)(short)a * (int)(signed char)b + (int)(short)(a >> 16) * (int)(signed char)(b >> 8); }
+{ return (int)((unsigned)c + (unsigned)((int)(short)a * (int)(signed char)b) + (unsigned)((int)(short)(a >> 16) * (int)(signed char)(b >> 8))); }
 inline int __dp2a_hi(int a, int b, int c)
-{ return c + (int)(short)a * (int)(signed char)(b >> 16) + (int)(short)(a >> 16) * (int)(signed char)(b >> 24); }
+{ return (int)((unsigned)c + (unsigned)((int)(short)a * (int)(signed char)(b >> 16)) + (unsigned)((int)(short)(a >> 16) * (int)(signed char)(b >> 24))); }
 inline unsigned int __dp2a_lo(unsigned int a, unsigned int b, unsigned int c)
 { return c + (a & 0xffffu) * (b & 0xffu) + (a >> 16) * ((b >> 8) & 0xffu); }
 inline unsigned int __dp2a_hi(unsigned int a, unsigned int b, unsigned int c)

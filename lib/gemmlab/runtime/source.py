@@ -266,7 +266,7 @@ def find_includes(source: str, origin: Path | None, seen: dict | None = None, se
         path = next((c.resolve() for c in candidates if c.is_file()), None)
         if path is None:
             if (m.group("angled") or (_STAND_INS / name).is_file() or _system_header(name)
-                    or re.match(r"(?:cub|thrust)/|curand\w*\.h$", name)):
+                    or re.match(r"(?:cub|thrust)/|curand_\w+\.h$", name)):
                 continue                      # a system header (CUDA's own, such as "cuda_fp16.h", too; a quoted
                                               # one found nowhere else: nvcc and g++ look on the system path; CUB's,
                                               # Thrust's and cuRAND's, which the emulator refuses by name)

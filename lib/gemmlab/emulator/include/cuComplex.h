@@ -32,8 +32,14 @@ inline float cuCabsf(cuFloatComplex x)
     const float t = w / v;
     return v * std::sqrt(1.0f + t * t);
 }
+// x y + d, in the order CUDA's header adds: (xr yr + dr) - xi yi and (xr yi + di) + xi yr
 inline cuFloatComplex cuCfmaf(cuFloatComplex x, cuFloatComplex y, cuFloatComplex d)
-{ return make_cuFloatComplex(x.x * y.x - x.y * y.y + d.x, x.x * y.y + x.y * y.x + d.y); }
+{
+    float re = x.x * y.x + d.x, im = x.x * y.y + d.y;
+    re = -(x.y * y.y) + re;
+    im = x.y * y.x + im;
+    return make_cuFloatComplex(re, im);
+}
 
 inline double cuCreal(cuDoubleComplex x) { return x.x; }
 inline double cuCimag(cuDoubleComplex x) { return x.y; }
@@ -57,7 +63,12 @@ inline double cuCabs(cuDoubleComplex x)
     return v * std::sqrt(1.0 + t * t);
 }
 inline cuDoubleComplex cuCfma(cuDoubleComplex x, cuDoubleComplex y, cuDoubleComplex d)
-{ return make_cuDoubleComplex(x.x * y.x - x.y * y.y + d.x, x.x * y.y + x.y * y.x + d.y); }
+{
+    double re = x.x * y.x + d.x, im = x.x * y.y + d.y;
+    re = -(x.y * y.y) + re;
+    im = x.y * y.x + im;
+    return make_cuDoubleComplex(re, im);
+}
 
 inline cuFloatComplex make_cuComplex(float r, float i) { return make_cuFloatComplex(r, i); }
 inline cuDoubleComplex cuComplexFloatToDouble(cuFloatComplex c) { return make_cuDoubleComplex(c.x, c.y); }

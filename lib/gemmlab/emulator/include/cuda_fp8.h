@@ -6,6 +6,7 @@
 // Back to float, half or bfloat16 a value is exact.
 #pragma once
 #include <cmath>
+#include <cstring>
 #include "cuda_fp16.h"
 #include "cuda_bf16.h"
 
@@ -16,14 +17,22 @@ enum __nv_saturation_t { __NV_NOSAT, __NV_SATFINITE };
 enum __nv_fp8_interpretation_t { __NV_E4M3, __NV_E5M2 };
 
 namespace gl_emu {
-inline __nv_fp8_storage_t to_fp8(double x, __nv_saturation_t sat, __nv_fp8_interpretation_t kind)
+// (a NaN from a float, half or bfloat16 becomes 0x7F whatever its sign, as the GPU's conversion gives; from a double,
+// E4M3 keeps the sign and E5M2 also keeps the top two bits of the NaN's payload, as CUDA's double conversion does)
+inline __nv_fp8_storage_t to_fp8(double x, __nv_saturation_t sat, __nv_fp8_interpretation_t kind, bool from_double = false)
 {
     const bool e4m3 = kind == __NV_E4M3;
     const int mbits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
     const double largest = e4m3 ? 448.0 : 57344.0, min_normal = std::ldexp(1.0, 1 - bias);
     const unsigned sign = std::signbit(x) ? 0x80u : 0u;
     const unsigned nan = 0x7Fu, biggest = e4m3 ? 0x7Eu : 0x7Bu, inf = 0x7Cu;
-    if (std::isnan(x)) return (__nv_fp8_storage_t)(sign | nan);
+    if (std::isnan(x)) {
+        if (!from_double) return (__nv_fp8_storage_t)nan;
+        if (kind == __NV_E4M3) return (__nv_fp8_storage_t)(sign | nan);
+        unsigned long long bits;
+        std::memcpy(&bits, &x, 8);
+        return (__nv_fp8_storage_t)(sign | 0x7Cu | (unsigned)((bits >> 50) & 3u));
+    }
     const double a = std::fabs(x);
     double r;
     if (std::isinf(a)) {
@@ -57,7 +66,7 @@ inline double from_fp8(__nv_fp8_storage_t v, __nv_fp8_interpretation_t kind)
 }  // namespace gl_emu
 
 inline __nv_fp8_storage_t __nv_cvt_double_to_fp8(double x, __nv_saturation_t s, __nv_fp8_interpretation_t k)
-{ return ::gl_emu::to_fp8(x, s, k); }
+{ return ::gl_emu::to_fp8(x, s, k, true); }
 inline __nv_fp8_storage_t __nv_cvt_float_to_fp8(float x, __nv_saturation_t s, __nv_fp8_interpretation_t k)
 { return ::gl_emu::to_fp8(x, s, k); }
 inline __nv_fp8_storage_t __nv_cvt_halfraw_to_fp8(__half_raw x, __nv_saturation_t s, __nv_fp8_interpretation_t k)
@@ -67,7 +76,14 @@ inline __nv_fp8_storage_t __nv_cvt_bfloat16raw_to_fp8(__nv_bfloat16_raw x, __nv_
 inline __nv_fp8x2_storage_t __nv_cvt_float2_to_fp8x2(float2 x, __nv_saturation_t s, __nv_fp8_interpretation_t k)
 { return (__nv_fp8x2_storage_t)(::gl_emu::to_fp8(x.x, s, k) | (::gl_emu::to_fp8(x.y, s, k) << 8)); }
 inline __nv_fp8x2_storage_t __nv_cvt_double2_to_fp8x2(double2 x, __nv_saturation_t s, __nv_fp8_interpretation_t k)
-{ return (__nv_fp8x2_storage_t)(::gl_emu::to_fp8(x.x, s, k) | (::gl_emu::to_fp8(x.y, s, k) << 8)); }
+{ return (__nv_fp8x2_storage_t)(::gl_emu::to_fp8(x.x, s, k, true) | (::gl_emu::to_fp8(x.y, s, k, true) << 8)); }
+inline __nv_fp8x2_storage_t __nv_cvt_halfraw2_to_fp8x2(__half2_raw x, __nv_saturation_t s, __nv_fp8_interpretation_t k)
+{ return (__nv_fp8x2_storage_t)(::gl_emu::to_fp8((float)__half(__half_raw{x.x}), s, k) | (::gl_emu::to_fp8((float)__half(__half_raw{x.y}), s, k) << 8)); }
+inline __nv_fp8x2_storage_t __nv_cvt_bfloat16raw2_to_fp8x2(__nv_bfloat162_raw x, __nv_saturation_t s, __nv_fp8_interpretation_t k)
+{
+    return (__nv_fp8x2_storage_t)(::gl_emu::to_fp8((float)__nv_bfloat16(__nv_bfloat16_raw{x.x}), s, k) |
+                                  (::gl_emu::to_fp8((float)__nv_bfloat16(__nv_bfloat16_raw{x.y}), s, k) << 8));
+}
 inline __half_raw __nv_cvt_fp8_to_halfraw(__nv_fp8_storage_t x, __nv_fp8_interpretation_t k)
 { return (__half_raw)__half((float)::gl_emu::from_fp8(x, k)); }
 inline __half2_raw __nv_cvt_fp8x2_to_halfraw2(__nv_fp8x2_storage_t x, __nv_fp8_interpretation_t k)
@@ -83,17 +99,29 @@ struct NAME {                                                                   
     __nv_fp8_storage_t __x;                                                                                 \
     NAME() = default;                                                                                       \
     explicit NAME(float f) : __x(::gl_emu::to_fp8(f, __NV_SATFINITE, KIND)) {}                              \
-    explicit NAME(double f) : __x(::gl_emu::to_fp8(f, __NV_SATFINITE, KIND)) {}                             \
+    explicit NAME(double f) : __x(::gl_emu::to_fp8(f, __NV_SATFINITE, KIND, true)) {}                       \
     explicit NAME(__half h) : __x(::gl_emu::to_fp8((float)h, __NV_SATFINITE, KIND)) {}                      \
     explicit NAME(__nv_bfloat16 h) : __x(::gl_emu::to_fp8((float)h, __NV_SATFINITE, KIND)) {}               \
     explicit NAME(int v) : __x(::gl_emu::to_fp8((double)v, __NV_SATFINITE, KIND)) {}                        \
     explicit NAME(unsigned int v) : __x(::gl_emu::to_fp8((double)v, __NV_SATFINITE, KIND)) {}               \
     explicit NAME(long long v) : __x(::gl_emu::to_fp8((double)v, __NV_SATFINITE, KIND)) {}                  \
+    explicit NAME(short v) : __x(::gl_emu::to_fp8((double)v, __NV_SATFINITE, KIND)) {}                      \
+    explicit NAME(unsigned short v) : __x(::gl_emu::to_fp8((double)v, __NV_SATFINITE, KIND)) {}             \
+    explicit NAME(long v) : __x(::gl_emu::to_fp8((double)v, __NV_SATFINITE, KIND)) {}                       \
+    explicit NAME(unsigned long v) : __x(::gl_emu::to_fp8((double)v, __NV_SATFINITE, KIND)) {}              \
+    explicit NAME(unsigned long long v) : __x(::gl_emu::to_fp8((double)v, __NV_SATFINITE, KIND)) {}         \
     explicit operator float() const { return (float)::gl_emu::from_fp8(__x, KIND); }                        \
     explicit operator double() const { return ::gl_emu::from_fp8(__x, KIND); }                             \
     explicit operator __half() const { return __half((float)::gl_emu::from_fp8(__x, KIND)); }               \
     explicit operator __nv_bfloat16() const { return __nv_bfloat16((float)::gl_emu::from_fp8(__x, KIND)); } \
     explicit operator bool() const { return (__x & 0x7Fu) != 0; }                                           \
+    /* to integers: toward zero, NaN 0, clamped to the type (as the GPU's float-to-integer conversions) */   \
+    explicit operator int() const { return ::gl_emu::to_int<int>(::gl_emu::from_fp8(__x, KIND), 1); }       \
+    explicit operator unsigned int() const { return ::gl_emu::to_int<unsigned int>(::gl_emu::from_fp8(__x, KIND), 1); } \
+    explicit operator long long() const { return ::gl_emu::to_int<long long>(::gl_emu::from_fp8(__x, KIND), 1); } \
+    explicit operator unsigned long long() const { return ::gl_emu::to_int<unsigned long long>(::gl_emu::from_fp8(__x, KIND), 1); } \
+    explicit operator short() const { return (short)::gl_emu::to_int<int>(::gl_emu::from_fp8(__x, KIND), 1); } \
+    explicit operator unsigned short() const { return (unsigned short)::gl_emu::to_int<unsigned int>(::gl_emu::from_fp8(__x, KIND), 1); } \
 };                                                                                                          \
 struct NAME##x2 {                                                                                           \
     __nv_fp8x2_storage_t __x;                                                                               \
@@ -101,6 +129,7 @@ struct NAME##x2 {                                                               
     explicit NAME##x2(float2 f) : __x(__nv_cvt_float2_to_fp8x2(f, __NV_SATFINITE, KIND)) {}                 \
     explicit NAME##x2(double2 f) : __x(__nv_cvt_double2_to_fp8x2(f, __NV_SATFINITE, KIND)) {}               \
     explicit NAME##x2(__half2 h) : __x(__nv_cvt_float2_to_fp8x2(make_float2((float)h.x, (float)h.y), __NV_SATFINITE, KIND)) {} \
+    explicit NAME##x2(__nv_bfloat162 h) : __x(__nv_cvt_float2_to_fp8x2(make_float2((float)h.x, (float)h.y), __NV_SATFINITE, KIND)) {} \
     explicit operator float2() const                                                                        \
     { return make_float2((float)::gl_emu::from_fp8((__nv_fp8_storage_t)(__x & 0xFF), KIND),                 \
                          (float)::gl_emu::from_fp8((__nv_fp8_storage_t)(__x >> 8), KIND)); }                \
@@ -112,6 +141,11 @@ struct NAME##x4 {                                                               
     explicit NAME##x4(float4 f)                                                                             \
         : __x((unsigned)::gl_emu::to_fp8(f.x, __NV_SATFINITE, KIND) | ((unsigned)::gl_emu::to_fp8(f.y, __NV_SATFINITE, KIND) << 8) | \
               ((unsigned)::gl_emu::to_fp8(f.z, __NV_SATFINITE, KIND) << 16) | ((unsigned)::gl_emu::to_fp8(f.w, __NV_SATFINITE, KIND) << 24)) {} \
+    explicit NAME##x4(double4 f)                                                                            \
+        : __x((unsigned)::gl_emu::to_fp8(f.x, __NV_SATFINITE, KIND, true) | ((unsigned)::gl_emu::to_fp8(f.y, __NV_SATFINITE, KIND, true) << 8) | \
+              ((unsigned)::gl_emu::to_fp8(f.z, __NV_SATFINITE, KIND, true) << 16) | ((unsigned)::gl_emu::to_fp8(f.w, __NV_SATFINITE, KIND, true) << 24)) {} \
+    NAME##x4(__half2 lo, __half2 hi) : NAME##x4(make_float4((float)lo.x, (float)lo.y, (float)hi.x, (float)hi.y)) {} \
+    NAME##x4(__nv_bfloat162 lo, __nv_bfloat162 hi) : NAME##x4(make_float4((float)lo.x, (float)lo.y, (float)hi.x, (float)hi.y)) {} \
     explicit operator float4() const                                                                        \
     { return make_float4((float)::gl_emu::from_fp8((__nv_fp8_storage_t)(__x & 0xFF), KIND),                 \
                          (float)::gl_emu::from_fp8((__nv_fp8_storage_t)((__x >> 8) & 0xFF), KIND),          \

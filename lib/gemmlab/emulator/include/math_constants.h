@@ -30,12 +30,17 @@
 #define CUDART_TWO_TO_126_F 8.507059173023462e+37f
 #define CUDART_TWO_TO_M126_F 1.1754943508222875e-38f
 #define CUDART_MAX_NORMAL_F 3.4028234663852886e+38f
+#define CUDART_NORM_HUGE_F 3.4028234663852886e+38f
 #define CUDART_MIN_DENORM_F 1.401298464324817e-45f
 #define CUDART_INF_F (std::numeric_limits<float>::infinity())
-#define CUDART_NAN_F (std::numeric_limits<float>::quiet_NaN())
+#define CUDART_NAN_F __int_as_float(0x7fffffff)
 #define CUDART_NEG_ZERO_F (-0.0f)
 
 #define CUDART_PI 3.141592653589793
+#define CUDART_PI_HI 3.141592653589793
+#define CUDART_PI_LO 1.2246467991473532e-16
+#define CUDART_PIO2_HI 1.5707963267948966
+#define CUDART_PIO2_LO 6.123233995736766e-17
 #define CUDART_PIO2 1.5707963267948966
 #define CUDART_PIO4 0.7853981633974483
 #define CUDART_3PIO4 2.356194490192345
@@ -64,5 +69,5 @@
 #define CUDART_TWO_TO_M1022 2.2250738585072014e-308
 #define CUDART_MIN_DENORM 5e-324
 #define CUDART_INF (std::numeric_limits<double>::infinity())
-#define CUDART_NAN (std::numeric_limits<double>::quiet_NaN())
+#define CUDART_NAN __longlong_as_double(0xfff8000000000000ULL)
 #define CUDART_NEG_ZERO (-0.0)

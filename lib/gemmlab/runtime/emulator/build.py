@@ -80,7 +80,7 @@ UNSUPPORTED = [
     (r"\btex[123]D\w*\b|\bsurf[123]D\w*\b|\btex1Dfetch\b", "texture and surface fetches"),
     (r"\bcudaMemcpyToSymbol\b|\b__cudaMemcpy\w*\b", "host-side CUDA API calls"),
     (r"#\s*include\s*[<\"](?:cub|thrust)/[^>\"\n]*[>\"]", "CUB and Thrust (their device code is not emulated)"),
-    (r"#\s*include\s*[<\"]curand\w*\.h[>\"]", "cuRAND's device API (its generators are not emulated)"),
+    (r"#\s*include\s*[<\"]curand_\w+\.h[>\"]", "cuRAND's device API (its generators are not emulated)"),
 ]
 
 
