@@ -235,6 +235,14 @@ constexpr size_t SHARED_ARENA_BYTES = 512 * 1024;
 constexpr size_t SHARED_GAP = 64;
 constexpr size_t STATIC_SHARED_LIMIT = 48 * 1024;     // CUDA's limit for static __shared__ per block
 alignas(128) inline unsigned char shared_arena[SHARED_ARENA_BYTES];
+// where an address lies: on the running thread's own stack (its local variables), or in the block's shared memory
+GL_NOSAN inline bool on_stack(uintptr_t a)
+{ return a - reinterpret_cast<uintptr_t>(g.fibers[g.cur].stack) < g.stack_size; }
+GL_NOSAN inline bool in_shared(uintptr_t a)
+{
+    const uintptr_t dyn = reinterpret_cast<uintptr_t>(dynamic_shared), arena = reinterpret_cast<uintptr_t>(shared_arena);
+    return (a >= dyn && a < dyn + DYNAMIC_SHARED_BYTES) || (a >= arena && a < arena + SHARED_ARENA_BYTES);
+}
 struct SharedVar { unsigned char* data; size_t bytes; const char* name; const char* file; int line; };
 inline SharedVar shared_vars[256];
 inline unsigned shared_count = 0;
@@ -1330,10 +1338,7 @@ namespace gl_emu {
 // turn: a step in lockstep with its warp, after which the next warp goes on (see step()).
 GL_NOSAN inline void interleave_turn(uintptr_t a)
 {
-    const uintptr_t dyn = reinterpret_cast<uintptr_t>(dynamic_shared), arena = reinterpret_cast<uintptr_t>(shared_arena);
-    if ((a >= dyn && a < dyn + DYNAMIC_SHARED_BYTES) || (a >= arena && a < arena + SHARED_ARENA_BYTES) ||
-        in_argument(a, 1, false))
-        step("(a memory access: warps interleaved)");
+    if (in_shared(a) || in_argument(a, 1, false)) step("(a memory access: warps interleaved)");
 }
 #endif
 GL_NOSAN inline void shadow_check(uintptr_t a, size_t n, bool write, const void* ret)
@@ -1360,8 +1365,7 @@ GL_NOSAN inline void plain_access(uintptr_t a, size_t n, bool write, const void*
 GL_NOSAN inline void volatile_access(uintptr_t a, size_t n, bool write, const void* ret)
 {
     if (!in_child || !g.fibers) return;
-    const uintptr_t stack = reinterpret_cast<uintptr_t>(g.fibers[g.cur].stack);
-    if (a < stack || a >= stack + g.stack_size) step();
+    if (!on_stack(a)) step();
     shadow_check(a, n, write, ret);
 }
 }  // namespace gl_emu
@@ -1504,8 +1508,7 @@ namespace gl_emu {
 GL_NOSAN inline void atomic_target(const void* p, const char* op)
 {
     if (!in_child || !g.fibers) return;
-    const uintptr_t a = reinterpret_cast<uintptr_t>(p), base = reinterpret_cast<uintptr_t>(g.fibers[g.cur].stack);
-    if (a - base < g.stack_size) {
+    if (on_stack(reinterpret_cast<uintptr_t>(p))) {
         char what[256];
         std::snprintf(what, sizeof what, "%s on a local variable of the thread: atomics work on global and shared "
                       "memory only (on a GPU: an illegal address)", op);
@@ -1753,17 +1756,8 @@ inline float rcbrtf(float x) { return 1.0f / ::cbrtf(x); }
 #define __builtin_assume(cond) ((void)0)
 #endif
 // which space a generic address is in: the block's shared memory, the thread's own (local) memory, or neither
-inline unsigned int __isShared(const void* p)
-{
-    const uintptr_t a = reinterpret_cast<uintptr_t>(p), dyn = reinterpret_cast<uintptr_t>(::gl_emu::dynamic_shared),
-                    arena = reinterpret_cast<uintptr_t>(::gl_emu::shared_arena);
-    return (a >= dyn && a < dyn + ::gl_emu::DYNAMIC_SHARED_BYTES) || (a >= arena && a < arena + ::gl_emu::SHARED_ARENA_BYTES);
-}
-inline unsigned int __isLocal(const void* p)
-{
-    const uintptr_t a = reinterpret_cast<uintptr_t>(p), lo = reinterpret_cast<uintptr_t>(::gl_emu::g.fibers[::gl_emu::g.cur].stack);
-    return a >= lo && a < lo + ::gl_emu::g.stack_size;
-}
+inline unsigned int __isShared(const void* p) { return ::gl_emu::in_shared(reinterpret_cast<uintptr_t>(p)); }
+inline unsigned int __isLocal(const void* p) { return ::gl_emu::on_stack(reinterpret_cast<uintptr_t>(p)); }
 inline unsigned int __isGlobal(const void* p) { return !__isShared(p) && !__isLocal(p); }
 
 // CUDA's math functions that C's library lacks, each computed in long double (a 64-bit mantissa on x86, 113 bits on
@@ -1858,24 +1852,34 @@ inline double normcdfinv(double p) { return (double)(-1.414213562373095048801688
 inline float rhypotf(float x, float y) { return (float)(1.0L / std::hypot((long double)x, (long double)y)); }
 inline double rhypot(double x, double y) { return (double)(1.0L / std::hypot((long double)x, (long double)y)); }
 namespace gl_emu {
-template <class... T> inline bool any_inf(T... v) { return (std::isinf((long double)v) || ...); }
+// the Euclidean norm of the arguments, in long double: +inf where any is infinite, even beside a NaN (as CUDA's)
+template <class... T> inline long double norm_l(T... v)
+{
+    if ((std::isinf((long double)v) || ...)) return HUGE_VALL;
+    return std::sqrt((((long double)v * v) + ...));
+}
+template <class T> inline long double norm_l(int dim, const T* a)
+{
+    long double s = 0;
+    for (int i = 0; i < dim; ++i) {
+        if (std::isinf(a[i])) return HUGE_VALL;
+        s += (long double)a[i] * a[i];
+    }
+    return std::sqrt(s);
+}
 }  // namespace gl_emu
-inline float norm3df(float a, float b, float c) { if (::gl_emu::any_inf(a, b, c)) return INFINITY; long double s = (long double)a * a + (long double)b * b + (long double)c * c; return (float)std::sqrt(s); }
-inline float norm4df(float a, float b, float c, float d) { if (::gl_emu::any_inf(a, b, c, d)) return INFINITY; long double s = (long double)a * a + (long double)b * b + (long double)c * c + (long double)d * d; return (float)std::sqrt(s); }
-inline float rnorm3df(float a, float b, float c) { if (::gl_emu::any_inf(a, b, c)) return 0.0f; return (float)(1.0L / std::sqrt((long double)a * a + (long double)b * b + (long double)c * c)); }
-inline float rnorm4df(float a, float b, float c, float d) { if (::gl_emu::any_inf(a, b, c, d)) return 0.0f; return (float)(1.0L / std::sqrt((long double)a * a + (long double)b * b + (long double)c * c + (long double)d * d)); }
-inline double norm3d(double a, double b, double c) { if (::gl_emu::any_inf(a, b, c)) return INFINITY; return (double)std::sqrt((long double)a * a + (long double)b * b + (long double)c * c); }
-inline double norm4d(double a, double b, double c, double d) { if (::gl_emu::any_inf(a, b, c, d)) return INFINITY; return (double)std::sqrt((long double)a * a + (long double)b * b + (long double)c * c + (long double)d * d); }
-inline double rnorm3d(double a, double b, double c) { if (::gl_emu::any_inf(a, b, c)) return 0.0; return (double)(1.0L / std::sqrt((long double)a * a + (long double)b * b + (long double)c * c)); }
-inline double rnorm4d(double a, double b, double c, double d) { if (::gl_emu::any_inf(a, b, c, d)) return 0.0; return (double)(1.0L / std::sqrt((long double)a * a + (long double)b * b + (long double)c * c + (long double)d * d)); }
-namespace gl_emu {
-template <class T> inline long double sum_squares(int dim, const T* a, bool& inf)
-{ long double s = 0; inf = false; for (int i = 0; i < dim; ++i) { inf |= std::isinf(a[i]); s += (long double)a[i] * a[i]; } return s; }
-}  // namespace gl_emu
-inline float normf(int dim, const float* a) { bool inf; long double s = ::gl_emu::sum_squares(dim, a, inf); return inf ? INFINITY : (float)std::sqrt(s); }
-inline float rnormf(int dim, const float* a) { bool inf; long double s = ::gl_emu::sum_squares(dim, a, inf); return inf ? 0.0f : (float)(1.0L / std::sqrt(s)); }
-inline double norm(int dim, const double* a) { bool inf; long double s = ::gl_emu::sum_squares(dim, a, inf); return inf ? INFINITY : (double)std::sqrt(s); }
-inline double rnorm(int dim, const double* a) { bool inf; long double s = ::gl_emu::sum_squares(dim, a, inf); return inf ? 0.0 : (double)(1.0L / std::sqrt(s)); }
+inline float norm3df(float a, float b, float c) { return (float)::gl_emu::norm_l(a, b, c); }
+inline float norm4df(float a, float b, float c, float d) { return (float)::gl_emu::norm_l(a, b, c, d); }
+inline float rnorm3df(float a, float b, float c) { return (float)(1.0L / ::gl_emu::norm_l(a, b, c)); }
+inline float rnorm4df(float a, float b, float c, float d) { return (float)(1.0L / ::gl_emu::norm_l(a, b, c, d)); }
+inline double norm3d(double a, double b, double c) { return (double)::gl_emu::norm_l(a, b, c); }
+inline double norm4d(double a, double b, double c, double d) { return (double)::gl_emu::norm_l(a, b, c, d); }
+inline double rnorm3d(double a, double b, double c) { return (double)(1.0L / ::gl_emu::norm_l(a, b, c)); }
+inline double rnorm4d(double a, double b, double c, double d) { return (double)(1.0L / ::gl_emu::norm_l(a, b, c, d)); }
+inline float normf(int dim, const float* a) { return (float)::gl_emu::norm_l(dim, a); }
+inline float rnormf(int dim, const float* a) { return (float)(1.0L / ::gl_emu::norm_l(dim, a)); }
+inline double norm(int dim, const double* a) { return (double)::gl_emu::norm_l(dim, a); }
+inline double rnorm(int dim, const double* a) { return (double)(1.0L / ::gl_emu::norm_l(dim, a)); }
 inline double rcbrt(double x) { return (double)(1.0L / std::cbrt((long double)x)); }
 inline float fdividef(float a, float b) { return a / b; }
 namespace gl_emu {

@@ -20,6 +20,10 @@ class CompileError(RuntimeError):
 
 
 _STAND_INS = EMULATOR / "include"   # CUDA's system headers, as the emulator has them
+# the libraries whose device code the emulator does not run, by the headers that include them: (name pattern,
+# what they are); their includes are left to the compiler here and refused by name in the emulator's build
+LIBRARY_HEADERS = ((r"(?:cub|thrust)/[^>\"\n]*", "CUB and Thrust (their device code is not emulated)"),
+                   (r"curand_\w+\.h", "cuRAND's device API (its generators are not emulated)"))
 
 
 
@@ -266,7 +270,7 @@ def find_includes(source: str, origin: Path | None, seen: dict | None = None, se
         path = next((c.resolve() for c in candidates if c.is_file()), None)
         if path is None:
             if (m.group("angled") or (_STAND_INS / name).is_file() or _system_header(name)
-                    or re.match(r"(?:cub|thrust)/|curand_\w+\.h$", name)):
+                    or any(re.fullmatch(pattern, name) for pattern, _ in LIBRARY_HEADERS)):
                 continue                      # a system header (CUDA's own, such as "cuda_fp16.h", too; a quoted
                                               # one found nowhere else: nvcc and g++ look on the system path; CUB's,
                                               # Thrust's and cuRAND's, which the emulator refuses by name)

@@ -44,7 +44,7 @@ from pathlib import Path
 from ... import processes
 from ...paths import EMULATOR, KERNELS, atomic_write
 from ..backend import BackendError
-from ..source import _STAND_INS, include_dirs, parse_name_expression, strip_comments
+from ..source import _STAND_INS, LIBRARY_HEADERS, include_dirs, parse_name_expression, strip_comments
 from .launch import EmulatedFunction
 
 HERE = EMULATOR                      # the runtime header and the CUDA headers the emulator provides (data)
@@ -79,9 +79,7 @@ UNSUPPORTED = [
     (r"<<<", "launching kernels from a kernel (dynamic parallelism)"),
     (r"\btex[123]D\w*\b|\bsurf[123]D\w*\b|\btex1Dfetch\b", "texture and surface fetches"),
     (r"\bcudaMemcpyToSymbol\b|\b__cudaMemcpy\w*\b", "host-side CUDA API calls"),
-    (r"#\s*include\s*[<\"](?:cub|thrust)/[^>\"\n]*[>\"]", "CUB and Thrust (their device code is not emulated)"),
-    (r"#\s*include\s*[<\"]curand_\w+\.h[>\"]", "cuRAND's device API (its generators are not emulated)"),
-]
+] + [(rf"#\s*include\s*[<\"]{name}[>\"]", what) for name, what in LIBRARY_HEADERS]
 
 
 def _compiler() -> str:
