@@ -1101,10 +1101,7 @@ def test_chapter_16_reads_its_ladder_and_profile_as_recorded():
         return f"{rows[key[k]]['vs_library']:.1%}"
 
     def ranked(prec, shape, a, b):
-        p = pts[(prec, shape)]
-        rows = {r["name"]: r for r in p["timing"]["rows"]}
-        m = rows[key[a]]["median_ms"] / rows[key[b]]["median_ms"]
-        return abs(m - 1) >= max(p["spread"][key[a]], p["spread"][key[b]])
+        return pc.ranked(pts[(prec, shape)], key[a], key[b])
 
     sq = {n: (n, n, n) for n in (2048, 4096, 6144, 8192)}
     short, wide = (8192, 8192, 1024), (4096, 14336, 4096)

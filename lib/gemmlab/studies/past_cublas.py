@@ -157,12 +157,18 @@ def measure_shape(precision: str, shape, reps: int = 10, progress: bool = True) 
     return out
 
 
+def ranked(point: dict, a: str, b: str) -> bool:
+    """Whether a point's run ranks rows a and b: their medians differ by at least the larger of the two's spreads
+    (IQR over median); a smaller margin is not a ranking."""
+    medians = {r["name"]: r["median_ms"] for r in point["timing"]["rows"]}
+    return abs(medians[a] / medians[b] - 1.0) >= max(point["spread"][a], point["spread"][b])
+
+
 def against_triton(point: dict) -> str:
-    """'faster', 'slower' or 'tied' for a point's best step against Triton: tied where the margin is smaller
-    than the larger of the two's spreads (IQR over median) in that run, since such a margin is not a ranking."""
-    vs = point["vs_triton"]
-    spread = max(point["spread"][point["best"]], point["spread"][TRITON])
-    return "tied" if abs(vs - 1.0) < spread else "faster" if vs > 1.0 else "slower"
+    """'faster', 'slower' or 'tied' for a point's best step against Triton (tied: not :func:`ranked`)."""
+    if not ranked(point, TRITON, point["best"]):
+        return "tied"
+    return "faster" if point["vs_triton"] > 1.0 else "slower"
 
 
 def run_all(reps: int = 10, shapes=None, precisions=PRECISIONS) -> dict:
