@@ -12,17 +12,20 @@ from gemmlab.runtime import backend as hw
 from gemmlab.runtime import profiles
 from gemmlab.studies import past_cublas
 
-NEW = ["tc/08_persistent", "tc/09_tma_store", "tc/10_cluster_multicast"]
+NEW = ["tc/08_persistent", "tc/09_tma_store", "tc/10_cluster_multicast", "tc/11_stream_k"]
 # (M, N, K): one partial tile; a few tiles; more tiles than SMs (264 on 132); an odd 31 rows of tiles, 17
 # columns and K = 200 (a partial last slice); a tall one with a single column of tiles
 SHAPES = [(1, 8, 8), (200, 136, 72), (1000, 520, 264), (3000, 2600, 520), (3900, 4104, 200), (8200, 200, 64)]
+# shapes whose last round tc/11 splits on 132 SMs: one tile over 18 blocks, slice by slice (K = 1090: a partial last
+# slice); 28 tiles of 65 slices over 132 blocks; 33 tiles of 32 slices
+SPLIT_SHAPES = [(2430, 1784, 1090), (5000, 1000, 4104), (4100, 2056, 2000)]
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not hw.on_gpu, reason="needs a GPU")
 @pytest.mark.parametrize("key", NEW)
 @pytest.mark.parametrize("precision", ["fp16", "bf16"])
-@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", SHAPES + SPLIT_SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_the_new_hopper_kernels_agree_with_float64(key, precision, shape):
     v = gl.registry.get(key)
     problem = ops.TcGemm(m=shape[0], n=shape[1], k=shape[2], precision=precision)
@@ -31,6 +34,71 @@ def test_the_new_hopper_kernels_agree_with_float64(key, precision, shape):
         pytest.skip(why)
     result = v.check(problem)
     assert result.ok, str(result)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not hw.on_gpu, reason="needs a GPU")
+@pytest.mark.parametrize("precision", ["fp16", "bf16"])
+@pytest.mark.parametrize("shape", SHAPES[1:] + SPLIT_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_stream_k_agrees_however_the_tail_is_split(precision, shape):
+    """tc/11 against float64 with the split the registry picks and with others it might: the last round split
+    over every block, two rounds split, every tile split over every SM; each launched twice (the flags the first
+    leaves must be zero for the second), and the flags zero after."""
+    from gemmlab import registry
+    from gemmlab.check import check
+    from gemmlab.runtime import workspaces
+    from gemmlab.runtime.limits import cdiv
+    v = gl.registry.get("tc/11_stream_k")
+    p = ops.TcGemm(m=shape[0], n=shape[1], k=shape[2], precision=precision)
+    if v.skip_reason(p):
+        pytest.skip(v.skip_reason(p))
+    sm = profiles.current().sm_count
+    tiles, slices = cdiv(p.m, 128) * cdiv(p.n, 256), cdiv(p.k, 64)
+    blocks = min(tiles, sm)
+    tail = tiles % blocks
+    splits = {"registry": registry.stream_k_split(p), "every tile on every SM": (sm, 0, min(sm, tiles * slices))}
+    if tail:
+        splits["last round"] = (blocks, tiles - tail, min(blocks, tail * slices))
+        if tiles >= blocks + tail:
+            splits["two rounds"] = (blocks, tiles - tail - blocks, min(blocks, (tail + blocks) * slices))
+    kernel = v.kernel(p)
+    for name, (grid, dp_tiles, sk_blocks) in splits.items():
+        flags = workspaces.stream_k_flags(2 * max(tiles - dp_tiles, 1) + 1)
+
+        def run(inputs, out, grid=grid, dp_tiles=dp_tiles, sk_blocks=sk_blocks, flags=flags):
+            for _ in range(2):
+                kernel((grid,), 384, registry._store_args(p, inputs, out) + (dp_tiles, sk_blocks, flags),
+                       shared_mem=registry.STORE_SHARED)
+        result = check(run, p, label=f"tc/11 {name} {(grid, dp_tiles, sk_blocks)}", tolerance=v.tolerance)
+        assert result.ok, str(result)
+        assert int(hw.xp.count_nonzero(flags)) == 0, name
+
+
+def test_stream_k_splits_only_a_last_round_worth_splitting(monkeypatch):
+    """The registry's division for tc/11, on the GPU in use's SM count (the H200's, a T4's, an A100's): whole
+    rounds stay whole, a tail is shared by at most one block per slice, and a tail is split only where the SMs
+    it leaves idle would wait at least STREAM_K_MIN_SLICES slices each."""
+    from gemmlab import registry
+    from gemmlab.runtime.limits import cdiv
+    v = gl.registry.get("tc/11_stream_k")
+    for name in ("H200", "T4", "A100"):
+        gpu = profiles.PROFILES[name]
+        monkeypatch.setattr(profiles, "current", lambda gpu=gpu: gpu)
+        for m, n, k in SHAPES + SPLIT_SHAPES + past_cublas.SHAPES:
+            p = ops.TcGemm(m=m, n=n, k=k, precision="fp16")
+            blocks, dp_tiles, sk_blocks = registry.stream_k_split(p)
+            tiles, slices = cdiv(m, 128) * cdiv(n, 256), cdiv(k, 64)
+            assert blocks == min(tiles, gpu.sm_count) and v.launch(p, {})[0] == (blocks,)
+            tail = tiles - dp_tiles
+            assert tail == 0 and dp_tiles == tiles or tail == tiles % blocks and dp_tiles % blocks == 0
+            worth = tiles % blocks and (blocks - tiles % blocks) * slices >= registry.STREAM_K_MIN_SLICES * blocks
+            assert (sk_blocks > 0) == bool(worth), (name, m, n, k)
+            assert sk_blocks <= min(blocks, tail * slices)
+    monkeypatch.setattr(profiles, "current", lambda: profiles.PROFILES["H200"])
+    split = {s: registry.stream_k_split(ops.TcGemm(m=s[0], n=s[1], k=s[2], precision="bf16"))[2] > 0
+             for s in past_cublas.SHAPES}
+    assert split == {(2048,) * 3: False, (4096,) * 3: False, (6144,) * 3: True, (8192,) * 3: True,
+                     (8192, 8192, 1024): False, (4096, 14336, 4096): True}
 
 
 @pytest.mark.parametrize("key", NEW)

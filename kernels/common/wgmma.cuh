@@ -147,13 +147,24 @@ __device__ __forceinline__ void multiply_tile(float (&d)[128], int& it, int KT, 
 // [walk]
 
 // [epilogue]
-// the TMA-store epilogue of chapter 16 (tc/09, tc/10): a consumer warpgroup's 64 x 256 FP32 accumulators out to
+// the TMA-store epilogue of chapter 16 (tc/09-tc/11): a consumer warpgroup's 64 x 256 FP32 accumulators out to
 // C's rows row0.., columns col0.. as eight boxes of 64 x 32 (8 KiB), through two boxes of shared memory at
-// out (1024-aligned), alternating. Each box is written as TMA's 128-byte swizzle places it (the 16-byte chunk
-// of a 128-byte row moves to chunk ^ (row % 8); rows 2i and 2i + 1 of a half-warp then hit the same banks, a
-// two-way conflict), fenced for the copy engine, and handed to it by one thread; before a box is rewritten,
-// that thread waits until the copy two boxes back has read it. `bar`: the warpgroup's hardware barrier (1-15).
+// out (1024-aligned), alternating. Each box is written as TMA's 128-byte swizzle places it: the 16-byte chunk
+// of a 128-byte row moves to chunk ^ (row % 8). A half-warp's eight-byte stores cover rows r = 0-3 (or 4-7)
+// of its warp's eight, 32 bytes a row; in the same order on every row, rows 2i and 2i + 1 would land on the
+// same eight banks (a two-way conflict: four wavefronts a store). So the odd rows store their column groups in
+// the order q ^ 2: the four rows of a half-warp then fill all 32 banks, two wavefronts a store, the least
+// 256 bytes can take. Each box is fenced for the copy engine and handed to it by one thread; before a box is
+// rewritten, that thread waits until the copy two boxes back has read it. `bar`: the warpgroup's hardware
+// barrier (1-15). ADD 1 (tc/11): the copy engine adds the box to what C holds (a TMA store with .add, FP32
+// additions in L2) instead of overwriting it.
+__device__ __forceinline__ void tma_store_add(const gl_hopper::TensorMap* map, int c0, int c1, unsigned src)
+{
+    asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2}], [%3];\n"
+                 ::"l"(map), "r"(c0), "r"(c1), "r"(src) : "memory");
+}
 constexpr int BOX_BYTES = 64 * 32 * 4;
+template <int ADD = 0>
 __device__ __forceinline__ void store_tile(const float (&d)[128], unsigned out, const gl_hopper::TensorMap* mapC,
                                            int row0, int col0, unsigned bar, int tid)
 {
@@ -167,15 +178,20 @@ __device__ __forceinline__ void store_tile(const float (&d)[128], unsigned out, 
         for (int q = 0; q < 4; ++q) {                     // columns 8 q + 2 (lane % 4) of the box: d[4 (4 b + q) + ..]
             #pragma unroll
             for (int h = 0; h < 2; ++h) {                 // rows 16 w + lane / 4 and 8 below
-                const int row = 16 * warp + lane / 4 + 8 * h, col = 8 * q + 2 * (lane % 4), j = 4 * (4 * b + q) + 2 * h;
+                const bool odd = lane & 4;                // an odd row: column group q ^ 2 of the box now
+                const int qq = odd ? q ^ 2 : q;
+                const int row = 16 * warp + lane / 4 + 8 * h, col = 8 * qq + 2 * (lane % 4);
+                const int j = 4 * (4 * b + q) + 2 * h, j2 = 4 * (4 * b + (q ^ 2)) + 2 * h;
+                const float x = odd ? d[j2] : d[j], y = odd ? d[j2 + 1] : d[j + 1];
                 const unsigned at = box + row * 128 + ((((unsigned)col / 4) ^ (row & 7)) << 4) + (col % 4) * 4;
-                asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(d[j]), "f"(d[j + 1]) : "memory");
+                asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(x), "f"(y) : "memory");
             }
         }
         gl_hopper::fence_proxy_async();                   // the copy engine sees these stores
         gl_hopper::named_sync(bar, 128);
         if (tid == 0) {
-            gl_hopper::tma_store(mapC, col0 + 32 * b, row0, box);
+            if (ADD) tma_store_add(mapC, col0 + 32 * b, row0, box);
+            else gl_hopper::tma_store(mapC, col0 + 32 * b, row0, box);
             gl_hopper::bulk_commit();
         }
     }

@@ -288,6 +288,42 @@ def _store_args(p, inputs, out):
             tma.tensor_map(out, "fp32", 64, 32), p.m, p.n, p.k)
 
 
+# tc/11 splits the last round only where its idle SMs would wait at least this many 64-wide k-slices' time, on
+# average over the blocks: each split tile costs its blocks one more epilogue and its additions in L2 at the
+# kernel's end, which on the H200 came to about 11 slices' time (4096^3 and 8192 x 8192 x 1024, each with 8
+# slices idle a block, ran slower split; 6144^3, 4096 x 14336 x 4096 and 8192^3, with 26 to 62, faster)
+STREAM_K_MIN_SLICES = 16
+
+
+def stream_k_split(p, sm_count: int | None = None) -> tuple:
+    """tc/11's division of the work: (blocks, dp_tiles, sk_blocks). One block per SM (at most one per tile); the
+    whole rounds of 128 x 256 tiles walked as tc/09 walks them (the first dp_tiles), the tiles of the last,
+    partial round cut into their 64-wide k-slices and shared out among sk_blocks blocks (every block, or one per
+    slice where there are fewer slices). Nothing is split where the tiles are a whole number of rounds, or where
+    the last round leaves too little idle (:data:`STREAM_K_MIN_SLICES`)."""
+    from .runtime.profiles import current
+    tiles, slices = cdiv(p.m, 128) * cdiv(p.n, 256), cdiv(p.k, 64)
+    blocks = max(1, min(tiles, sm_count or current().sm_count))
+    tail = tiles % blocks
+    if tail == 0 or (blocks - tail) * slices < STREAM_K_MIN_SLICES * blocks:
+        return (blocks, tiles, 0)
+    return (blocks, tiles - tail, min(blocks, tail * slices))
+
+
+def _stream_k_args(p, inputs, out):
+    _, dp_tiles, sk_blocks = stream_k_split(p)
+    return _store_args(p, inputs, out) + (dp_tiles, sk_blocks)
+
+
+def _stream_k_workspace(p, c):
+    """tc/11's flags: one per consumer of each tile of the tail and a count of finished consumers, zeroed once
+    (the kernel leaves them at zero)."""
+    from .runtime import workspaces
+    blocks, dp_tiles, _ = stream_k_split(p)
+    tail = cdiv(p.m, 128) * cdiv(p.n, 256) - dp_tiles
+    return (workspaces.stream_k_flags(2 * max(tail, 1) + 1),)
+
+
 def _split_prepare(p, c, inputs, out):
     """Before each launch of tc/07: split A and B^T into TF32 heads and tails (two small kernels)."""
     (a_head, a_tail, b_head, b_tail), _ = _split_buffers(p)
@@ -652,6 +688,14 @@ VARIANTS = [
                              STORE_SHARED),
         args=_store_args,
         gpu_only="inline PTX for sm_90a: wgmma, TMA multicast and stores, mbarriers, clusters", **_PAST_CUBLAS,
+    ),
+    Variant(
+        key="tc/11_stream_k", entry="wgmma_stream_k_gemm<{PREC}>",
+        title="tc/09 with the last round's tiles split along K over every SM (stream-K): each tile's first piece "
+              "stored, the others added to it in L2 by the copy engine (GPU only)",
+        launch=lambda p, c: ((stream_k_split(p)[0],), 384, STORE_SHARED), args=_stream_k_args,
+        workspace=_stream_k_workspace,
+        gpu_only="inline PTX for sm_90a: wgmma, TMA loads and stores, mbarriers", **_PAST_CUBLAS,
     ),
 ]
 

@@ -44,6 +44,13 @@ def gemm_workspace(tiles: int, floats: int):
     return _counted("gemm", tiles, floats)
 
 
+def stream_k_flags(count: int):
+    """tc/11's flags on the device and stream in use, zeroed once (the kernel leaves them at zero); grown when
+    more are asked for."""
+
+    return _counted("stream-k", count, 1)[0]
+
+
 _results = {}
 
 

@@ -25,7 +25,7 @@ SHAPES = [(2048, 2048, 2048), (4096, 4096, 4096), (6144, 6144, 6144), (8192, 819
           (8192, 8192, 1024), (4096, 14336, 4096)]
 PRECISIONS = ("fp16", "bf16")
 LADDER = cases(("tc/06_wgmma_tma", {}), ("tc/08_persistent", {}), ("tc/09_tma_store", {}),
-               ("tc/10_cluster_multicast", {}))
+               ("tc/10_cluster_multicast", {}), ("tc/11_stream_k", {}))
 # the bar: a fraction of cuBLAS at each shape (never lowered here), and faster than Triton at every one
 TARGETS = {(4096, 4096, 4096): 1.00, (8192, 8192, 8192): 1.00}
 OTHER_TARGET = 0.95
@@ -204,7 +204,7 @@ def save(result: dict):
 # --- what chapter 16 shows ---------------------------------------------------------------------------
 
 SHORT = {"06_wgmma_tma[]": "tc/06", "08_persistent[]": "tc/08", "09_tma_store[]": "tc/09",
-         "10_cluster_multicast[]": "tc/10", TRITON: "Triton", "cuBLAS": "cuBLAS"}
+         "10_cluster_multicast[]": "tc/10", "11_stream_k[]": "tc/11", TRITON: "Triton", "cuBLAS": "cuBLAS"}
 
 
 def _shape_text(shape) -> str:

@@ -30,6 +30,9 @@ DEEP = (208, 528, 1040)          # tensor-core kernels: several blocks, and more
 # chapter 16's persistent kernels: more 128 x 256 tiles than the H200 has SMs (31 x 9, an odd number of rows of
 # tiles for the clusters' pairs), so that each block walks several tiles and its pipeline runs on across them
 WALK = (3900, 2104, 72)
+# tc/11 splits a last round only where it pays: 19 x 7 = 133 tiles are one round and one tile, and with 18
+# k-slices (K not a multiple of 64) that tile is cut into 18 pieces on 18 blocks, every flag and addition used
+SPLIT = (2430, 1784, 1090)
 
 
 def problems(v) -> list:
@@ -49,6 +52,9 @@ def problems(v) -> list:
                 out.append(deep)
     if v.chapter == "16-past-cublas":
         m, n, k = WALK
+        out += [dataclasses.replace(p, m=m, n=n, k=k) for p in out if (p.m, p.n, p.k) == DEEP]
+    if v.key == "tc/11_stream_k":
+        m, n, k = SPLIT
         out += [dataclasses.replace(p, m=m, n=n, k=k) for p in out if (p.m, p.n, p.k) == DEEP]
     return out
 
