@@ -1086,15 +1086,16 @@ def test_chapter_12_says_which_gemv_4_its_profile_measured():
 def test_chapter_16_reads_its_ladder_and_profile_as_recorded():
     """Chapter 16's reading of the ladder (results/hopper-nvidia-h200.json) and of its profile
     (results/ncu-hopper-nvidia-h200.json): every figure it quotes is the record's, the shapes it calls tied or
-    ranked are the ones whose margins are (or are not) smaller than the run's spread, and the bar's verdicts
-    are the record's."""
-    from gemmlab import record
+    ranked are the ones whose margins are (or are not) smaller than the run's spread, the shapes it says tc/11
+    splits are the ones the registry splits, and the bar's verdicts are the record's."""
+    from gemmlab import ops, record, registry
+    from gemmlab.runtime import profiles
     from gemmlab.studies import past_cublas as pc
     rec = record.load("hopper-nvidia-h200")
     text = " ".join(prose("16-past-cublas.ipynb").split())
     pts = {(p["precision"], tuple(p["shape"])): p for p in rec["points"]}
     key = {"06": "06_wgmma_tma[]", "08": "08_persistent[]", "09": "09_tma_store[]", "10": "10_cluster_multicast[]",
-           "triton": pc.TRITON}
+           "11": "11_stream_k[]", "triton": pc.TRITON}
 
     def pct(prec, shape, k):
         rows = {r["name"]: r for r in pts[(prec, shape)]["timing"]["rows"]}
@@ -1103,15 +1104,20 @@ def test_chapter_16_reads_its_ladder_and_profile_as_recorded():
     def ranked(prec, shape, a, b):
         return pc.ranked(pts[(prec, shape)], key[a], key[b])
 
+    def faster(prec, shape, a, b):
+        rows = {r["name"]: r for r in pts[(prec, shape)]["timing"]["rows"]}
+        return rows[key[a]]["median_ms"] < rows[key[b]]["median_ms"]
+
     sq = {n: (n, n, n) for n in (2048, 4096, 6144, 8192)}
     short, wide = (8192, 8192, 1024), (4096, 14336, 4096)
     assert rec["points"][0]["timing"]["reps"] == 15 and "median of 15 calls" in text
     assert f"waits {pc.SETTLE_US:.0f} µs" in text and len(pc.TRITON_CONFIGS) == 5 and "fastest of five" in text
+    assert rec["environment"]["gpu"] == "NVIDIA H200"
     # step 1
     _states(text, says=[f"At 4096³, {pct('fp16', sq[4096], '06')} → {pct('fp16', sq[4096], '08')}",
                         f"{pct('fp16', wide, '06')} → {pct('fp16', wide, '08')} at 4096 × 14336 × 4096",
-                        f"{pct('fp16', sq[8192], '06')} → {pct('fp16', sq[8192], '08')} at 8192³",
                         f"({pct('fp16', sq[2048], '08')} against {pct('fp16', sq[2048], '06')})"])
+    assert ranked("fp16", sq[4096], "08", "06") and ranked("fp16", wide, "08", "06")
     assert not ranked("fp16", sq[2048], "08", "06")                        # "no faster"
     # step 2
     _states(text, says=[f"{pct('fp16', sq[4096], '08')} → {pct('fp16', sq[4096], '09')} at 4096³",
@@ -1120,76 +1126,103 @@ def test_chapter_16_reads_its_ladder_and_profile_as_recorded():
                         f"{pct('bf16', short, '08')} → {pct('bf16', short, '09')}"])
     for prec, shape in (("fp16", sq[4096]), ("fp16", short), ("bf16", sq[4096]), ("bf16", short)):
         assert ranked(prec, shape, "09", "08"), (prec, shape)
-    # step 3: tc/10 against tc/09 ranked only where the prose says
+    # step 3: tc/10 nowhere faster than tc/09 beyond the spread; slower beyond it exactly where the prose says
+    assert not any(faster(pr, s, "10", "09") and ranked(pr, s, "10", "09") for pr, s in pts)
     beyond = {(pr, s) for (pr, s) in pts if ranked(pr, s, "10", "09")}
-    assert beyond == {("fp16", sq[2048]), ("bf16", sq[2048]), ("bf16", short)}, beyond
+    assert beyond == {("fp16", sq[2048]), ("bf16", sq[2048]), ("fp16", short), ("bf16", short),
+                      ("fp16", sq[8192])}, beyond
     _states(text, says=[f"({pct('fp16', sq[2048], '10')} against {pct('fp16', sq[2048], '09')} in FP16, "
                         f"{pct('bf16', sq[2048], '10')} against {pct('bf16', sq[2048], '09')} in BF16)",
-                        f"{pct('bf16', short, '10')} against {pct('bf16', short, '09')}",
-                        f"The {pct('fp16', sq[8192], '10')} at 8192³ in FP16",
-                        f"spread there is {pts[('fp16', sq[8192])]['spread']['cuBLAS']:.1%}"])
+                        f"({pct('fp16', short, '10')} against {pct('fp16', short, '09')}, "
+                        f"{pct('bf16', short, '10')} against {pct('bf16', short, '09')})",
+                        f"({pct('fp16', sq[8192], '10')} against {pct('fp16', sq[8192], '09')})"])
+    # step 4: which shapes the registry splits on the H200, and tc/11 against tc/09
+    monkey = profiles.current
+    try:
+        profiles.current = lambda: profiles.PROFILES["H200"]
+        split = {s for s in pc.SHAPES if registry.stream_k_split(ops.TcGemm(m=s[0], n=s[1], k=s[2]))[2] > 0}
+    finally:
+        profiles.current = monkey
+    assert split == {sq[6144], wide, sq[8192]}, split
+    idle = {s: (132 - (s[0] // 128) * (s[1] // 256) % 132) * (s[2] // 64) / 132 for s in pc.SHAPES}  # slices a block
+    assert [round(idle[s]) for s in (sq[4096], short, sq[6144], wide, sq[8192])] == [8, 8, 26, 27, 62]
+    assert max(idle[sq[4096]], idle[short]) < registry.STREAM_K_MIN_SLICES <= idle[sq[6144]]
+    _states(text, says=["At 4096³ the idle SMs would wait 8 of a tile's 64 slices, at 8192 × 8192 × 1024 8 of 16"])
+    _states(text, says=["`STREAM_K_MIN_SLICES`", f"at least {registry.STREAM_K_MIN_SLICES} slices' time each",
+                        "At 6144³ (26 slices), 4096 × 14336 × 4096 (27) and 8192³ (62) it splits",
+                        "2430 × 1784 × 1096, where `tc/11` cuts one tile of 18 slices into 18 pieces on 18 blocks"])
+    assert registry.stream_k_split(ops.TcGemm(m=2430, n=1784, k=1096), 132) == (132, 132, 18)
+    sk_ranked = {(pr, s) for (pr, s) in pts if ranked(pr, s, "11", "09")}
+    assert sk_ranked == {("fp16", sq[8192]), ("bf16", sq[6144])}, sk_ranked
+    assert all(faster(pr, s, "11", "09") for pr, s in pts if s in split)
+    f8 = pts[("fp16", sq[8192])]
+    _states(text, says=[f"At 8192³, {pct('fp16', sq[8192], '09')} → {pct('fp16', sq[8192], '11')} in FP16, where the "
+                        f"run's spread is {max(f8['spread'][key['11']], f8['spread'][key['09']]):.1%}",
+                        f"At 6144³ in BF16, {pct('bf16', sq[6144], '09')} → {pct('bf16', sq[6144], '11')}",
+                        f"({pct('fp16', sq[6144], '11')} against {pct('fp16', sq[6144], '09')}; "
+                        f"{pct('fp16', wide, '11')} against {pct('fp16', wide, '09')} and "
+                        f"{pct('bf16', wide, '11')} against {pct('bf16', wide, '09')}; "
+                        f"{pct('bf16', sq[8192], '11')} against {pct('bf16', sq[8192], '09')})"])
+    # where it does not split, within the spread of tc/09
+    assert not any(ranked(pr, s, "11", "09") for pr, s in pts if s not in split)
     # the bar and Triton
     missed = {(p["precision"], tuple(p["shape"])) for p in rec["points"] if not p["met"]}
-    assert missed == {("fp16", sq[4096]), ("bf16", sq[4096]), ("fp16", sq[8192])}, missed
+    assert missed == {("fp16", sq[4096]), ("bf16", sq[4096])}, missed
     f4, b4, b8 = pts[("fp16", sq[4096])], pts[("bf16", sq[4096])], pts[("bf16", sq[8192])]
     _states(text, says=[f"by {(1 - f4['ratio']) * 100:.1f} points in FP16 ({f4['ratio']:.1%}) and "
                         f"{(1 - b4['ratio']) * 100:.1f} in BF16 ({b4['ratio']:.1%})",
-                        f"BF16 ({b8['ratio']:.1%} by the median", f"(FP16 ({pts[('fp16', sq[8192])]['ratio']:.1%}" [1:]])
+                        f"({f8['ratio']:.1%} in FP16; in BF16 {b8['ratio']:.1%} by the median, within that run's "
+                        f"spread of {b8['spread'][b8['best']]:.1%})"])
+    assert b8["met"] and max(b8["spread"][b8["best"]], b8["spread"]["cuBLAS"]) > b8["ratio"] - 1
+    assert f8["met"] and pc.ranked(f8, f8["best"], "cuBLAS")
     tied = {k for k, p in pts.items() if pc.against_triton(p) == "tied"}
-    assert tied == {("fp16", sq[2048]), ("bf16", sq[2048]), ("fp16", sq[8192]), ("bf16", sq[8192]),
-                    ("fp16", sq[6144])}, tied
+    assert tied == {("fp16", sq[2048]), ("bf16", sq[2048]), ("bf16", sq[8192])}, tied
     assert all(pc.against_triton(p) != "slower" for p in pts.values())
     top = max(pts, key=lambda k: pts[k]["vs_triton"])
     assert top == ("bf16", short)
     _states(text, says=[f"by up to {(pts[top]['vs_triton'] - 1) * 100:.0f}% at 8192 × 8192 × 1024 in BF16 "
                         f"(Triton there at {pct('bf16', short, 'triton')} of cuBLAS)",
-                        "(2048³ and 8192³ in both precisions, 6144³ in FP16)"])
+                        "(2048³ in both precisions, 8192³ in BF16)"])
     # the profile
     ncu = {k["case"]: k for k in record.load("ncu-hopper-nvidia-h200")["kernels"]}
     t = {c: f"{k['duration_ns'] / 1e3:.1f}" for c, k in ncu.items()}
-    six, eight, nine, ten, lib = ("tc/06 (chapter 15)", "tc/08 persistent", "tc/09 TMA-store epilogue",
-                                  "tc/10 clusters, multicast B", "cuBLAS fp16")
+    six, eight, nine, ten, eleven, lib = ("tc/06 (chapter 15)", "tc/08 persistent", "tc/09 TMA-store epilogue",
+                                          "tc/10 clusters, multicast B", "tc/11 stream-K tail", "cuBLAS fp16")
     l2 = {c: f"{k['l2_bytes'] / 2 ** 20:.1f}" for c, k in ncu.items()}
     tp = {c: f"{k['tensor_pipe_pct']:.1f}%" for c, k in ncu.items()}
     _states(text, says=[f"{t[six]} µs become {t[eight]}", f"busy {tp[eight]} of the time instead of {tp[six]}",
                         f"from {l2[six]} to {l2[eight]} MiB", f"{t[eight]} → {t[nine]} µs",
-                        f"busy {tp[nine]} of the time, as in cuBLAS's kernel ({tp[lib]}); cuBLAS's {t[lib]} µs ran at a higher clock",
-                        f"{ncu[nine]['shared_st_wavefronts'] / 1e6:.1f} million store wavefronts, "
-                        f"{ncu[nine]['shared_st_bank_conflicts'] / 1e6:.1f} million of them bank conflicts: about 2,400",
+                        f"busy {tp[nine]} of the time, as in cuBLAS's kernel ({tp[lib]}, {t[lib]} µs)",
+                        f"{ncu[nine]['shared_st_wavefronts'] / 1e6:.2f} million store wavefronts, about "
+                        f"{ncu[nine]['shared_st_wavefronts'] / 512:,.0f} a tile against the 1,024",
+                        f"and {ncu[nine]['shared_st_bank_conflicts'] / 1e6:.2f} million bank conflicts",
                         f"{t[ten]} µs, no faster", f"({l2[ten]} MiB against {l2[nine]})",
                         f"({ncu[ten]['stall_barrier']:.1f} against {ncu[nine]['stall_barrier']:.1f})",
-                        f"moves {l2[lib]} MiB through L2",
-                        f"({ncu[lib]['shared_st_bank_conflicts'] / 1e6:.1f} million)"])
+                        f"`tc/09`'s: {t[eleven]} µs, the tensor pipe busy {tp[eleven]} of the time",
+                        f"moves {l2[lib]} MiB through L2 and makes {ncu[lib]['shared_st_wavefronts'] / 1e6:.2f} million "
+                        f"store wavefronts, {ncu[lib]['shared_st_bank_conflicts'] / 1e6:.2f} million of them conflicts",
+                        f"({ncu[six]['dram_read_bytes'] / 2 ** 20:.1f} → {ncu[eight]['dram_read_bytes'] / 2 ** 20:.1f} MiB)"])
     assert ncu[eight]["grid"] == 132 and ncu[six]["grid"] == 512 and "512 blocks become 132" in text
     assert ncu[lib]["kernel"] == "nvjet_sm90_hss_256x128_64x4_1x2_h_bz_coopA_NNT"
-    # what is left: the gap in the timed run and in the profile, and the epilogue's budget
+    assert 128 * 256 * 4 // 128 == 1024 and 2 * 4 * 64 * 4 == 2048   # 128 KiB at 128 bytes a pass; four passes a store
+    # what is left: the gap in the timed run and in the profile, in microseconds and in cycles
     gap = (ncu[nine]["duration_ns"] - ncu[lib]["duration_ns"]) / 1e3
-    _states(text, says=[f"{(1 - f4['ratio']) * 100:.1f}% short of cuBLAS in FP16, and the profile {gap:.1f} µs "
-                        f"({t[nine]} against {t[lib]})"])
+    _states(text, says=[f"{(1 - f4['ratio']) * 100:.1f}% short of cuBLAS in FP16 and {(1 - b4['ratio']) * 100:.1f}% in "
+                        f"BF16, and the profile {gap:.1f} µs ({t[nine]} against {t[lib]})"])
     cycles = {c: k["duration_ns"] * 1e-9 * k["sm_hz"] for c, k in ncu.items()}
-    ghz = {c: f"{k['sm_hz'] / 1e9:.2f}" for c, k in ncu.items()}
+    ghz = {c: f"{k['sm_hz'] / 1e9:.3f}" for c, k in ncu.items()}
+    assert abs(cycles[nine] / cycles[lib] - 1) < 0.001                              # "level"
     _states(text, says=[f"{cycles[nine] / 1e3:.1f} thousand for `tc/09` ({t[nine]} µs at {ghz[nine]} GHz) and "
-                        f"{cycles[lib] / 1e3:.1f} thousand for cuBLAS ({t[lib]} µs at {ghz[lib]} GHz), "
-                        f"{(cycles[nine] / cycles[lib] - 1) * 100:.1f}% apart",
+                        f"{cycles[lib] / 1e3:.1f} thousand for cuBLAS ({t[lib]} µs at {ghz[lib]} GHz)",
                         f"issues {ncu[nine]['instructions'] / 1e6:.1f} million instructions to cuBLAS's "
                         f"{ncu[lib]['instructions'] / 1e6:.1f} million and moves "
-                        f"{(ncu[nine]['l2_bytes'] / ncu[lib]['l2_bytes'] - 1) * 100:.0f}% more bytes through L2"])
+                        f"{(ncu[nine]['l2_bytes'] / ncu[lib]['l2_bytes'] - 1) * 100:.0f}% more bytes through L2",
+                        f"`tc/09` issues {(ncu[nine]['instructions'] / ncu[lib]['instructions'] - 1) * 100:.0f}% more "
+                        f"instructions than cuBLAS"])
     assert record.load("ncu-hopper-nvidia-h200")["clock_control"] == "none"       # "does not lock the clocks"
-    tiles = 32 * 16
-    per_tile = ncu[nine]["shared_st_wavefronts"] / tiles
-    assert abs(per_tile - 2400) < 100 and "about 2,400 wavefronts per tile" in text
-    extra = per_tile - 1024                                                      # cycles at one wavefront a cycle
-    assert round(extra, -2) == 1400 and round(4 * extra, -2) == 5600 and "about 1,400 cycles per tile, 5,600" in text
-    _states(text, says=[f"makes {ncu[lib]['shared_st_wavefronts'] / 1e6:.2f} million store wavefronts to `tc/09`'s "
-                        f"{ncu[nine]['shared_st_wavefronts'] / 1e6:.2f} million",
-                        f"({ncu[six]['dram_read_bytes'] / 2 ** 20:.1f} → {ncu[eight]['dram_read_bytes'] / 2 ** 20:.1f} MiB)",
-                        "about 2,400 a tile, where the two-way conflict described in step 2 predicts 2,048"])
-    assert 2 * 4 * 64 * 4 == 2048                    # two consumers, four warps, 64 stores a tile, four passes each
-    b8 = pts[("bf16", sq[8192])]
-    assert b8["met"] and max(b8["spread"][b8["best"]], b8["spread"]["cuBLAS"]) > b8["ratio"] - 1
-    assert "(102.3% by the median, within that run's spread)" in text
+    assert ncu[nine]["sm_hz"] < ncu[lib]["sm_hz"]                                   # "a slightly lower clock"
     budget = _kept("15-hopper", "hopper-budget: fp16 4096, K = 512, 1024, 2048, 4096, 8192")["fit"]
     longer = budget["tc06"]["per_1024_ms"] / budget["cublas"]["per_1024_ms"] - 1
     assert f"its main loop took {longer:.1%} longer than cuBLAS's" in text
-    assert f"{4 * extra / cycles[nine]:.1%} of the kernel's cycles" in text
-    assert "PLACEHOLDER" not in text
+    assert r"116 \cdot 64 / 132 \approx 56.2" in text
+    assert round(116 * 64 / 132, 1) == 56.2
