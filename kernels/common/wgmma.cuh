@@ -93,26 +93,35 @@ __device__ __forceinline__ void grouped_tile(int t, int MT, int NT, int group, i
 // run on from one tile to the next and the producer loads a tile's first slices while the consumers still
 // store the one before.
 
-// the producer of tc/08 and tc/09: every k-slice of every tile of the block, A's box and B's four
+// the producer's loads of slices k0 <= kt < k1 of tile (mt, nt), from slice `it` of its running count on:
+// each waits for its stage to be empty, then copies A's box and B's four into it
+template <int STAGES>
+__device__ __forceinline__ void load_slices(const gl_hopper::TensorMap* mapA, const gl_hopper::TensorMap* mapB,
+                                            unsigned tiles, unsigned long long* full, unsigned long long* empty,
+                                            int mt, int nt, int k0, int k1, int& it)
+{
+    using namespace gl_hopper;
+    for (int kt = k0; kt < k1; ++kt, ++it) {
+        const int s = it % STAGES;
+        bar_wait(smem(&empty[s]), ((it / STAGES) & 1) ^ 1);              // the first round passes at once
+        bar_expect_bytes(smem(&full[s]), STAGE_BYTES);
+        const unsigned a = tiles + s * STAGE_BYTES, b = a + A_BYTES;
+        tma_load(a, mapA, kt * BK, mt * BM, smem(&full[s]));
+        #pragma unroll
+        for (int j = 0; j < BN / 64; ++j) tma_load(b + j * (BK * 128), mapB, nt * BN + 64 * j, kt * BK, smem(&full[s]));
+    }
+}
+// the producer of tc/08 and tc/09: every k-slice of every tile of the block
 template <int STAGES>
 __device__ __forceinline__ void load_tiles(const gl_hopper::TensorMap* mapA, const gl_hopper::TensorMap* mapB,
                                            unsigned tiles, unsigned long long* full, unsigned long long* empty,
                                            int MT, int NT, int KT, int group)
 {
-    using namespace gl_hopper;
     int it = 0;
     for (int t = blockIdx.x; t < MT * NT; t += gridDim.x) {
         int mt, nt;
         grouped_tile(t, MT, NT, group, mt, nt);
-        for (int kt = 0; kt < KT; ++kt, ++it) {
-            const int s = it % STAGES;
-            bar_wait(smem(&empty[s]), ((it / STAGES) & 1) ^ 1);          // the first round passes at once
-            bar_expect_bytes(smem(&full[s]), STAGE_BYTES);
-            const unsigned a = tiles + s * STAGE_BYTES, b = a + A_BYTES;
-            tma_load(a, mapA, kt * BK, mt * BM, smem(&full[s]));
-            #pragma unroll
-            for (int j = 0; j < BN / 64; ++j) tma_load(b + j * (BK * 128), mapB, nt * BN + 64 * j, kt * BK, smem(&full[s]));
-        }
+        load_slices<STAGES>(mapA, mapB, tiles, full, empty, mt, nt, 0, KT, it);
     }
 }
 

@@ -76,15 +76,7 @@ __global__ void __launch_bounds__(384, 1) wgmma_stream_k_gemm(const __grid_const
             walk(T, KT, dp_tiles, sk_blocks, [&](int t, int k0, int k1) {
                 int mt, nt;
                 grouped_tile(t, MT, NT, GROUP, mt, nt);
-                for (int kt = k0; kt < k1; ++kt, ++it) {
-                    const int s = it % STAGES;
-                    bar_wait(smem(&empty[s]), ((it / STAGES) & 1) ^ 1);
-                    bar_expect_bytes(smem(&full[s]), STAGE_BYTES);
-                    const unsigned a = tiles + s * STAGE_BYTES, b = a + A_BYTES;
-                    tma_load(a, &mapA, kt * BK, mt * BM, smem(&full[s]));
-                    #pragma unroll
-                    for (int j = 0; j < BN / 64; ++j) tma_load(b + j * (BK * 128), &mapB, nt * BN + 64 * j, kt * BK, smem(&full[s]));
-                }
+                load_slices<STAGES>(&mapA, &mapB, tiles, full, empty, mt, nt, k0, k1, it);
             });
         }
         return;
