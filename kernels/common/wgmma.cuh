@@ -87,7 +87,7 @@ __device__ __forceinline__ void grouped_tile(int t, int MT, int NT, int group, i
 // [tiles]
 
 // [walk]
-// chapter 16's persistent pipeline (tc/08-tc/10). A block walks the tiles t = blockIdx.x, + gridDim.x, ... of
+// chapter 16's persistent pipeline (tc/08-tc/11). A block walks the tiles t = blockIdx.x, + gridDim.x, ... of
 // an MT x NT grid in grouped_tile's order; its producer and its consumers each count the k-slices they have
 // handled so far (`it`) across all of the block's tiles, so that stage it % STAGES and parity (it / STAGES) & 1
 // run on from one tile to the next and the producer loads a tile's first slices while the consumers still
