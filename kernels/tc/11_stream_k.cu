@@ -11,13 +11,16 @@
 // stores a tile, and a flag per consumer says when the copy engine has written it; every other piece of the
 // tile (a block's last) waits for that flag and is added to C by the copy engine itself (a TMA store with
 // .add: FP32 additions in L2), asynchronously, as the plain stores are. No partial sums cross through a
-// workspace and no block waits on a slower one's arithmetic: by the time a block reaches its last piece, the
-// first pieces of every tile (each the first thing its block did in the tail) have long been stored.
+// workspace. The flag goes up once the copy engine has written the first piece, which its block checks only
+// after its next piece's main loop (or at its end), so that its tensor cores do not wait for the copy; a block
+// whose last piece must wait for a flag waits at most for that.
 // The last consumer of the grid to finish clears the flags for the next launch. The order in which the
 // pieces of a tile are added varies from run to run, so the last bits of C can too (cuBLAS's default
 // kernels give the same bits every run).
-// What it should buy: the last round's idle SMs (at 4096^3 each block's share of the tail is 116 / 132 of a
-// tile), for one more epilogue a block and the additions in L2.
+// What it should buy: the last round's idle SMs (at 8192^3 each block's share of the 68 tiles of the tail is
+// 68 / 132 of a tile, where 64 SMs would wait a whole one), for one more epilogue a block and the additions in
+// L2. The host splits only where the idle time is worth that (gemmlab.registry.stream_k_split): at 4096^3 the
+// 16 idle SMs are 8 slices' time a block, too little, and tc/11 runs there as tc/09.
 // Sizes as tc/06: K and N multiples of 8, M free.
 // [kernel]
 #include <cuda_bf16.h>
