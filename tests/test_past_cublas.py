@@ -77,7 +77,7 @@ def test_stream_k_agrees_however_the_tail_is_split(precision, shape):
 def test_stream_k_splits_only_a_last_round_worth_splitting(monkeypatch):
     """The registry's division for tc/11, on the GPU in use's SM count (the H200's, a T4's, an A100's): whole
     rounds stay whole, a tail is shared by at most one block per slice, and a tail is split only where the SMs
-    it leaves idle would wait at least STREAM_K_MIN_SLICES slices each."""
+    it leaves idle would wait at least STREAM_K_MIN_SLICES slices a block, averaged over the blocks."""
     from gemmlab import registry
     from gemmlab.runtime.limits import cdiv
     v = gl.registry.get("tc/11_stream_k")

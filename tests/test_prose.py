@@ -1147,8 +1147,8 @@ def test_chapter_16_reads_its_ladder_and_profile_as_recorded():
     idle = {s: (132 - (s[0] // 128) * (s[1] // 256) % 132) * (s[2] // 64) / 132 for s in pc.SHAPES}  # slices a block
     assert [round(idle[s]) for s in (sq[4096], short, sq[6144], wide, sq[8192])] == [8, 8, 26, 27, 62]
     assert max(idle[sq[4096]], idle[short]) < registry.STREAM_K_MIN_SLICES <= idle[sq[6144]]
-    _states(text, says=["At 4096³ the idle SMs would wait 8 of a tile's 64 slices, at 8192 × 8192 × 1024 8 of 16"])
-    _states(text, says=["`STREAM_K_MIN_SLICES`", f"at least {registry.STREAM_K_MIN_SLICES} slices' time each",
+    _states(text, says=["At 4096³ that idle time comes to 8 of a tile's 64 slices a block, at 8192 × 8192 × 1024 8 of 16"])
+    _states(text, says=["`STREAM_K_MIN_SLICES`", f"at least {registry.STREAM_K_MIN_SLICES} slices' time a block, averaged over all the blocks",
                         "At 6144³ (26 slices), 4096 × 14336 × 4096 (27) and 8192³ (62) it splits",
                         "2430 × 1784 × 1096, where `tc/11` cuts one tile of 18 slices into 18 pieces on 18 blocks"])
     assert registry.stream_k_split(ops.TcGemm(m=2430, n=1784, k=1096), 132) == (132, 132, 18)
@@ -1198,7 +1198,9 @@ def test_chapter_16_reads_its_ladder_and_profile_as_recorded():
                         f"and {ncu[nine]['shared_st_bank_conflicts'] / 1e6:.2f} million bank conflicts",
                         f"{t[ten]} µs, no faster", f"({l2[ten]} MiB against {l2[nine]})",
                         f"({ncu[ten]['stall_barrier']:.1f} against {ncu[nine]['stall_barrier']:.1f})",
-                        f"`tc/09`'s: {t[eleven]} µs, the tensor pipe busy {tp[eleven]} of the time",
+                        f"{t[eleven]} µs against {t[nine]}, the tensor pipe busy {tp[eleven]} of the time against {tp[nine]}",
+                        f"({l2[eleven]} MiB against {l2[nine]}) differs by "
+                        f"{(ncu[eleven]['l2_bytes'] / ncu[nine]['l2_bytes'] - 1) * 100:.0f}% for the same work",
                         f"moves {l2[lib]} MiB through L2 and makes {ncu[lib]['shared_st_wavefronts'] / 1e6:.2f} million "
                         f"store wavefronts, {ncu[lib]['shared_st_bank_conflicts'] / 1e6:.2f} million of them conflicts",
                         f"({ncu[six]['dram_read_bytes'] / 2 ** 20:.1f} → {ncu[eight]['dram_read_bytes'] / 2 ** 20:.1f} MiB)"])
@@ -1225,4 +1227,11 @@ def test_chapter_16_reads_its_ladder_and_profile_as_recorded():
     longer = budget["tc06"]["per_1024_ms"] / budget["cublas"]["per_1024_ms"] - 1
     assert f"its main loop took {longer:.1%} longer than cuBLAS's" in text
     assert r"116 \cdot 64 / 132 \approx 56.2" in text
+    # exercise 5's count of the split's extra work at 4096^3: tc/11's walk (each block's run, last piece first)
+    run = [b * 116 * 64 // 132 for b in range(133)]
+    pieces = [[(u, max(run[b], u * 64) - u * 64) for u in range((run[b + 1] - 1) // 64, run[b] // 64 - 1, -1)]
+              for b in range(132)]
+    assert sum(k0 > 0 for p in pieces for _, k0 in p) == 128 and sum(len(p) == 2 for p in pieces) == 112
+    _states(text, says=["most blocks (112 of the 132) run one more epilogue and the copy engine adds 128 pieces of "
+                        "128 × 256 FP32"])
     assert round(116 * 64 / 132, 1) == 56.2

@@ -2,8 +2,8 @@
 //
 // C (M x N, FP32, row-major) = A (M x K) B (K x N), row-major, A and B in FP16 (PREC 0) or BF16 (1).
 // What changed since tc/09: there 512 tiles of 4096^3 on 132 blocks are 3 rounds of 132 and a last round of
-// 116, during which 16 SMs wait: 3% of the GPU's time, paid at every shape whose tiles are not a multiple of
-// the SMs. Here the host splits the tiles in two: the first `dp_tiles` (whole rounds) are walked as in tc/09,
+// 116, during which 16 SMs wait: 3% of the GPU's time there (and at each of chapter 16's shapes), some share
+// of it at every shape whose tiles are not a multiple of the SMs. Here the host splits the tiles in two: the first `dp_tiles` (whole rounds) are walked as in tc/09,
 // a whole tile a turn; the rest, the tail, are cut into their k-slices, laid end to end (tile by tile), and
 // shared out evenly among the first `sk_blocks` blocks, each taking one contiguous run of slices, which can
 // begin inside one tile and end inside another. A block walks its run backwards, so that the piece holding
@@ -13,7 +13,8 @@
 // .add: FP32 additions in L2), asynchronously, as the plain stores are. No partial sums cross through a
 // workspace. The flag goes up once the copy engine has written the first piece, which its block checks only
 // after its next piece's main loop (or at its end), so that its tensor cores do not wait for the copy; a block
-// whose last piece must wait for a flag waits at most for that.
+// whose last piece must wait for a flag waits at most until the owner's block has finished its next piece's
+// main loop.
 // The last consumer of the grid to finish clears the flags for the next launch. The order in which the
 // pieces of a tile are added varies from run to run, so the last bits of C can too (cuBLAS's default
 // kernels give the same bits every run).
@@ -122,6 +123,7 @@ __global__ void __launch_bounds__(384, 1) wgmma_stream_k_gemm(const __grid_const
         unsigned* finished = flags + 2 * (T - dp_tiles);
         __threadfence();
         if (atomicAdd(finished, 1u) == 2 * gridDim.x - 1) {
+            __threadfence();                                             // the clearing after every flag's use
             for (int i = 0; i < 2 * (T - dp_tiles); ++i) flags[i] = 0;
             *finished = 0;
             __threadfence();
