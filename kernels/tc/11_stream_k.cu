@@ -3,18 +3,18 @@
 // C (M x N, FP32, row-major) = A (M x K) B (K x N), row-major, A and B in FP16 (PREC 0) or BF16 (1).
 // What changed since tc/09: there 512 tiles of 4096^3 on 132 blocks are 3 rounds of 132 and a last round of
 // 116, during which 16 SMs wait: 3% of the GPU's time there (and at each of chapter 16's shapes), some share
-// of it at every shape whose tiles are not a multiple of the SMs. Here the host splits the tiles in two: the first `dp_tiles` (whole rounds) are walked as in tc/09,
-// a whole tile a turn; the rest, the tail, are cut into their k-slices, laid end to end (tile by tile), and
-// shared out evenly among the first `sk_blocks` blocks, each taking one contiguous run of slices, which can
-// begin inside one tile and end inside another. A block walks its run backwards, so that the piece holding
-// a tile's first slice comes first in its block: that piece is stored through the TMA epilogue as tc/09
-// stores a tile, and a flag per consumer says when the copy engine has written it; every other piece of the
-// tile (a block's last) waits for that flag and is added to C by the copy engine itself (a TMA store with
-// .add: FP32 additions in L2), asynchronously, as the plain stores are. No partial sums cross through a
-// workspace. The flag goes up once the copy engine has written the first piece, which its block checks only
-// after its next piece's main loop (or at its end), so that its tensor cores do not wait for the copy; a block
-// whose last piece must wait for a flag waits at most until the owner's block has finished its next piece's
-// main loop.
+// of it at every shape whose tiles are not a multiple of the SMs. Here the host splits the tiles in two: the
+// first `dp_tiles` (whole rounds) are walked as in tc/09, a whole tile a turn; the rest, the tail, are cut
+// into their k-slices, laid end to end (tile by tile), and shared out evenly among the first `sk_blocks`
+// blocks, each taking one contiguous run of slices, which can begin inside one tile and end inside another. A
+// block walks its run backwards, so that the piece holding a tile's first slice comes first in its block:
+// that piece is stored through the TMA epilogue as tc/09 stores a tile, and a flag per consumer says when the
+// copy engine has written it; every other piece of the tile (a block's last) waits for that flag and is added
+// to C by the copy engine itself (a TMA store with .add: FP32 additions in L2), asynchronously, as the plain
+// stores are. No partial sums cross through a workspace. The flag goes up once the copy engine has written
+// the first piece, which its block checks only after its next piece's main loop (or at its end), so that its
+// tensor cores do not wait for the copy; a block whose last piece must wait for a flag waits at most until
+// the owner's block has finished its next piece's main loop.
 // The last consumer of the grid to finish clears the flags for the next launch. The order in which the
 // pieces of a tile are added varies from run to run, so the last bits of C can too (cuBLAS's default
 // kernels give the same bits every run).

@@ -301,9 +301,8 @@ def stream_k_split(p, sm_count: int | None = None) -> tuple:
     partial round cut into their 64-wide k-slices and shared out among sk_blocks blocks (every block, or one per
     slice where there are fewer slices). Nothing is split where the tiles are a whole number of rounds, or where
     the last round leaves too little idle (:data:`STREAM_K_MIN_SLICES`)."""
-    from .runtime.profiles import current
     tiles, slices = cdiv(p.m, 128) * cdiv(p.n, 256), cdiv(p.k, 64)
-    blocks = max(1, min(tiles, sm_count or current().sm_count))
+    blocks = _persistent_blocks(p, at_once=sm_count)
     tail = tiles % blocks
     if tail == 0 or (blocks - tail) * slices < STREAM_K_MIN_SLICES * blocks:
         return (blocks, tiles, 0)
@@ -319,8 +318,8 @@ def _stream_k_workspace(p, c):
     """tc/11's flags: one per consumer of each tile of the tail and a count of finished consumers, zeroed once
     (the kernel leaves them at zero)."""
     from .runtime import workspaces
-    blocks, dp_tiles, _ = stream_k_split(p)
-    tail = cdiv(p.m, 128) * cdiv(p.n, 256) - dp_tiles
+    _, dp_tiles, _ = stream_k_split(p)
+    tail = cdiv(p.m, 128) * cdiv(p.n, 256) - dp_tiles           # 0 where nothing is split
     return (workspaces.stream_k_flags(2 * max(tail, 1) + 1),)
 
 

@@ -50,12 +50,10 @@ def problems(v) -> list:
             deep = dataclasses.replace(p, m=m, n=n, k=k)
             if v.refuse is None or not v.refuse(deep, v.resolve()):
                 out.append(deep)
-    if v.chapter == "16-past-cublas":
-        m, n, k = WALK
-        out += [dataclasses.replace(p, m=m, n=n, k=k) for p in out if (p.m, p.n, p.k) == DEEP]
-    if v.key == "tc/11_stream_k":
-        m, n, k = SPLIT
-        out += [dataclasses.replace(p, m=m, n=n, k=k) for p in out if (p.m, p.n, p.k) == DEEP]
+    more = ([WALK] if v.chapter == "16-past-cublas" else []) + ([SPLIT] if v.key == "tc/11_stream_k" else [])
+    if more:                                        # chapter 16's kernels: the same precisions as at DEEP
+        deep = [p for p in out if (p.m, p.n, p.k) == DEEP]
+        out += [dataclasses.replace(p, m=m, n=n, k=k) for m, n, k in more for p in deep]
     return out
 
 
