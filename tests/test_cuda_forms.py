@@ -1237,6 +1237,47 @@ __global__ void neighbours(float* buf, float* out)
     assert (gl.to_host(out) == 2 * ((i + 1) % 32 + (i & ~31))).all()
 
 
+def test_every_lanes_atomic_counts_after_its_warp_has_stored():
+    """Once a warp has stored to an argument its loads are made in lockstep (above), but an atomic's read and
+    write are one access: every lane of every warp adds to the same words, after a store, and no addition is
+    lost, for each type CUDA adds atomically (pairs of halves and bfloat16s, halves, ints, floats, a CAS loop,
+    cuda::atomic_ref)."""
+    code = r'''
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda/atomic>
+__global__ void counts(int* copy, __nv_bfloat162* b2, __half2* h2, __half* h, int* i, float* f, double* d,
+                       unsigned* mx)
+{
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    copy[t] = t;                                         // the warp stores first: its loads go in lockstep
+    atomicAdd(b2, __floats2bfloat162_rn(1.0f, 2.0f));
+    atomicAdd(h2, __floats2half2_rn(0.5f, 0.25f));
+    atomicAdd(h, __float2half(1.0f));
+    atomicAdd(i, 1);
+    atomicAdd(f, 1.0f);
+    unsigned long long* bits = reinterpret_cast<unsigned long long*>(d);
+    unsigned long long old = *bits, seen;
+    do {                                                 // the CAS loop of pre-Pascal double atomics
+        seen = old;
+        old = atomicCAS(bits, seen, __double_as_longlong(__longlong_as_double(seen) + 1.0));
+    } while (seen != old);
+    atomicMax(mx, (unsigned)t);
+    cuda::atomic_ref<int, cuda::thread_scope_device>(i[1]).fetch_add(2);
+}
+'''
+    blocks, threads = 3, 64
+    n = blocks * threads
+    copy, b2, h2 = xp.zeros(n, dtype=numpy.int32), xp.zeros(2, dtype=numpy.uint16), xp.zeros(2, dtype=numpy.float16)
+    h, i, f = xp.zeros(1, dtype=numpy.float16), xp.zeros(2, dtype=numpy.int32), xp.zeros(1, dtype=numpy.float32)
+    d, mx = xp.zeros(1, dtype=numpy.float64), xp.zeros(1, dtype=numpy.uint32)
+    _run(code, "counts", blocks, threads, copy, b2, h2, h, i, f, d, mx)
+    assert (gl.to_host(b2).astype(numpy.uint32) << 16).view(numpy.float32).tolist() == [n, 2 * n]
+    assert gl.to_host(h2).tolist() == [n / 2, n / 4] and gl.to_host(h).tolist() == [n]
+    assert gl.to_host(i).tolist() == [n, 2 * n] and gl.to_host(f).tolist() == [n] and gl.to_host(d).tolist() == [n]
+    assert gl.to_host(mx).tolist() == [n - 1] and (gl.to_host(copy) == numpy.arange(n)).all()
+
+
 ROUNDS = r'''
 // each round thread 0 publishes a scale; every warp reads it right after the barrier and works through two loops;
 // thread 0 publishes the next round's scale after its loops, with no barrier before: a race, which practically

@@ -221,7 +221,7 @@ struct Grid {
     unsigned long long stored_epoch[32] = {}, stored_warp_epoch[32] = {};
     const struct Region* regions = nullptr;  // the launch's array arguments
     unsigned region_count = 0;
-    bool in_atomic = false;                  // (GL_EMU_INTERLEAVE) inside an atomic: its accesses take no turn
+    bool in_atomic = false;                  // inside an atomic: its accesses take no turn and no lockstep step
 };
 
 inline Grid g;
@@ -1145,7 +1145,7 @@ GL_NOSAN inline bool global_access(uintptr_t a, size_t n, bool write)
     if (write) {
         g.stored_epoch[w] = g.epoch;
         g.stored_warp_epoch[w] = g.warp_epoch[w];
-    } else if (g.stored_epoch[w] == g.epoch && g.stored_warp_epoch[w] == g.warp_epoch[w]) {
+    } else if (!g.in_atomic && g.stored_epoch[w] == g.epoch && g.stored_warp_epoch[w] == g.warp_epoch[w]) {
 #if !defined(GL_EMU_INTERLEAVE)           // (interleaved, every access has taken its turn already)
         step("(a load of global memory after its warp's stores)");
 #endif
@@ -1524,8 +1524,9 @@ struct AtomicTurn {
     {
         atomic_target(p, op);
 #if defined(GL_EMU_INTERLEAVE)
-        if (in_child && g.fibers) { interleave_turn(reinterpret_cast<uintptr_t>(p)); g.in_atomic = true; }
+        if (in_child && g.fibers) interleave_turn(reinterpret_cast<uintptr_t>(p));
 #endif
+        g.in_atomic = true;          // its read and write are one access: no lockstep step between them
     }
     GL_NOSAN ~AtomicTurn() { g.in_atomic = false; }
 };
