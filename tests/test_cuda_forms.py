@@ -1278,6 +1278,63 @@ __global__ void counts(int* copy, __nv_bfloat162* b2, __half2* h2, __half* h, in
     assert gl.to_host(mx).tolist() == [n - 1] and (gl.to_host(copy) == numpy.arange(n)).all()
 
 
+def test_kernels_with_static_or_extern_c_before_or_after_global():
+    """nvcc takes a kernel's specifiers in any order: `static __global__`, `__global__ static`,
+    `extern "C" __global__`; each is found by its name."""
+    code = r'''
+extern "C" __global__ void plain_c(float* x) { x[threadIdx.x] += 1.0f; }
+static __global__ void before(float* x) { x[threadIdx.x] += 2.0f; }
+__global__ static void after(float* x) { x[threadIdx.x] += 4.0f; }
+template <int N> __global__ static void __launch_bounds__(64) after_t(float* x) { x[threadIdx.x] += N; }
+'''
+    x = xp.zeros(8, dtype=numpy.float32)
+    m = gl.load(code=code)
+    for name in ("plain_c", "before", "after", "after_t<8>"):
+        m.get(name)((1,), (8,), (x,))
+    assert gl.to_host(x).tolist() == [15.0] * 8
+
+
+BY_VALUE = r'''
+struct Params { int n; float scale; double offset; float bias[3]; };
+__global__ void affine(Params p, float2 shift, int4 pick, const float* x, float* y)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < p.n) y[i] = p.scale * x[i] + (float)p.offset + p.bias[i % 3] + shift.x * shift.y + pick.x + pick.w;
+}
+'''
+
+
+def test_structs_and_vector_types_by_value():
+    """A struct by value (a one-element NumPy array of a structured dtype laid out as the struct is, padding
+    included) and CUDA's vector types by value (float2, int4: the same form) reach the kernel whole; a vector
+    given as a number or with the wrong size is refused by name, and on the emulator a struct of the wrong size
+    too (the emulator knows each parameter's size from the compiler)."""
+    k = gl.load(code=BY_VALUE).get("affine")
+    params = numpy.dtype([("n", numpy.int32), ("scale", numpy.float32), ("offset", numpy.float64),
+                          ("bias", numpy.float32, 3)], align=True)
+    p = numpy.zeros(1, dtype=params)
+    p["n"], p["scale"], p["offset"], p["bias"] = 37, 2.0, 0.5, [1.0, 2.0, 3.0]
+    shift = numpy.array([(1.5, 4.0)], dtype=[("x", numpy.float32), ("y", numpy.float32)])
+    pick = numpy.array([(1, 2, 3, 4)], dtype=[(c, numpy.int32) for c in "xyzw"])
+    x = numpy.arange(40, dtype=numpy.float32)
+    y = xp.zeros(40, dtype=numpy.float32)
+    k((2,), (32,), (p, shift, pick, xp.asarray(x), y))
+    want = numpy.zeros(40, dtype=numpy.float32)
+    want[:37] = 2.0 * x[:37] + 0.5 + numpy.array([1.0, 2.0, 3.0])[numpy.arange(37) % 3] + 6.0 + 5.0
+    assert (gl.to_host(y) == want).all()
+    k((2,), (32,), (p, shift[0], pick[0], xp.asarray(x), y))            # numpy.void scalars: the same
+    assert (gl.to_host(y) == want).all()
+    with pytest.raises(ValueError, match="'shift' is a float2 value: pass a one-element NumPy array"):
+        k((1,), (32,), (p, 1.5, pick, xp.asarray(x), y))
+    with pytest.raises(ValueError, match=r"'pick' is a int4 value \(16 bytes\)"):
+        k((1,), (32,), (p, shift, shift, xp.asarray(x), y))
+    if gl.backend == "emulator":
+        unpadded = numpy.zeros(1, dtype=numpy.dtype([("n", numpy.int32), ("scale", numpy.float32),
+                                                     ("offset", numpy.float64), ("bias", numpy.float32, 3)]))
+        with pytest.raises(gl.EmulatorError, match=r"'p'\) takes 32 bytes by value, but 28 were given"):
+            k((1,), (32,), (unpadded, shift, pick, xp.asarray(x), y))
+
+
 ROUNDS = r'''
 // each round thread 0 publishes a scale; every warp reads it right after the barrier and works through two loops;
 // thread 0 publishes the next round's scale after its loops, with no barrier before: a race, which practically

@@ -2000,6 +2000,16 @@ inline void invoke(void (*kernel)(P...), void** args)
 {
     invoke_impl(kernel, args, std::index_sequence_for<P...>{});
 }
+// the size of each of a kernel's parameters (what a launch must pass for each: a struct by value is checked
+// against it), into out; returns how many there are
+template <class... P>
+GL_NOSAN inline unsigned param_sizes(void (*)(P...), unsigned long long* out)
+{
+    unsigned i = 0;
+    ((out[i++] = sizeof(std::remove_cv_t<std::remove_reference_t<P>>)), ...);
+    (void)out;
+    return i;
+}
 
 // Map fiber stacks for `threads` threads, in the child process (so the parent, which may run many
 // kernels, never accumulates mappings; and with mmap, not malloc, which is unsafe after fork).

@@ -148,7 +148,7 @@ class Kernel:
                     return value
                 return slow(value)
             return pointer
-        if known is None:
+        if known is None or known[1] > 1:             # a struct, or a vector type by value: its form is checked
             return slow
         dtype = numpy.dtype(known[0])
         make = dtype.type
@@ -195,12 +195,26 @@ class Kernel:
                 if data_address(value) % align:
                     raise ValueError(f"{where} is {ctype}* and must start on a {align}-byte boundary")
             return value
-        if known is None and isinstance(value, numpy.ndarray) and value.dtype.fields and value.size == 1:
+        if isinstance(value, numpy.void) and value.dtype.fields:
+            value = numpy.array([value], dtype=value.dtype)    # a struct scalar: as the one-element array form
+        struct = isinstance(value, numpy.ndarray) and value.dtype.fields and value.size == 1
+        if struct and known is not None and known[1] > 1:      # a vector type by value (float2, int4, ...)
+            size = numpy.dtype(known[0]).itemsize * known[1]
+            if value.dtype.itemsize != size:
+                raise ValueError(f"{where} is a {ctype} value ({size} bytes), but the structured value given "
+                                 f"has {value.dtype.itemsize}")
+            return value
+        if struct and known is None:
             return value              # a struct by value: a one-element NumPy array of a structured dtype (CuPy's form)
         if isinstance(value, (self.array_type, numpy.ndarray)):
-            raise ValueError(f"{where} is a {ctype} value, not a pointer, but got an array")
+            extra = (f" (a {ctype} by value is a one-element NumPy array of a structured dtype, as for a struct)"
+                     if known is not None and known[1] > 1 else "")
+            raise ValueError(f"{where} is a {ctype} value, not a pointer, but got an array{extra}")
         if known is None:
             return value              # a struct or a type we do not model: passed as given
+        if known[1] > 1:
+            raise ValueError(f"{where} is a {ctype} value: pass a one-element NumPy array of a structured dtype "
+                             f"with its {known[1]} fields (as for a struct), got {type(value).__name__}")
         dtype = numpy.dtype(known[0])
         if isinstance(value, numpy.generic):
             if value.dtype != dtype:
@@ -396,9 +410,8 @@ class Module:
         kernel = Kernel(name=expr, signature=sig, impl=impl, limits=impl.limits, origin=self.display,
                         array_type=hw.xp.ndarray if self.backend == "cuda" else numpy.ndarray, module=self)
         kernel._arg_types = [substitution.get(p.ctype, p.ctype) for p in sig.params]
-        if hasattr(impl, "param_names"):
-            impl.param_names = [p.name for p in sig.params]
-            impl.param_readonly = readonly_params(self.source, sig)
+        if hasattr(impl, "describe_params"):
+            impl.describe_params(sig.params, readonly_params(self.source, sig))
         self._cache[expr] = kernel
         return kernel
 

@@ -59,8 +59,7 @@ def racecheck(kernel: Kernel, grid, block, args, shared_mem: int = 0) -> RaceRep
     module = source if source.backend == "emulator" else Module(source.source, source.path, source.options,
                                                                  backend="emulator")
     impl = _emulator.compile(module, kernel.name, kernel.signature, racecheck=True)
-    impl.param_names = [p.name for p in kernel.signature.params]
-    impl.param_readonly = readonly_params(module.source, kernel.signature)
+    impl.describe_params(kernel.signature.params, readonly_params(module.source, kernel.signature))
     checked = Kernel(name=kernel.name, signature=kernel.signature, impl=impl, limits=impl.limits,
                      origin=kernel.origin, array_type=numpy.ndarray, module=module)
     checked._arg_types = list(kernel._arg_types)

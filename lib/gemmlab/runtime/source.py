@@ -31,7 +31,7 @@ _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"(?P<quoted>[^"]+)"|<(?P<angled>[^>]+)>)', re.M)
 _KERNEL = re.compile(
     r"(?:template\s*<(?P<tpl>[^{};]*?)>\s*)?"
-    r"(?:(?:static|extern\s+\"C\")\s+)?__global__\s+"
+    r"(?:(?:static|inline|extern\s+\"C\")\s+)*__global__\s+(?:(?:static|inline)\s+)*"
     r"(?P<at1>(?:(?:__launch_bounds__|__cluster_dims__|__maxnreg__)\s*\((?:[^()]|\([^()]*\))*\)\s*)*)void\s+"
     r"(?P<at2>(?:(?:__launch_bounds__|__cluster_dims__|__maxnreg__)\s*\((?:[^()]|\([^()]*\))*\)\s*)*)"
     r"(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)",

@@ -340,6 +340,7 @@ def compile(module, expr: str, signature, racecheck: bool = False):
         "",
         f"#line {LAUNCHER_LINE} \"<gemmlab emulator launcher>\"",
         f"GL_EXPORT void {symbol}(void** args) {{ ::gl_emu::invoke({expr if expr.startswith('(') else '&' + expr}, args); }}",
+        f"GL_EXPORT GL_NOSAN unsigned {symbol}_sizes(unsigned long long* out) {{ return ::gl_emu::param_sizes({expr if expr.startswith('(') else '&' + expr}, out); }}",
         _launch_bounds_function(signature, expr, symbol),
         "GL_EXPORT long gl_emu_fork_launch(void (*body)(void**), const char* kernel, const unsigned* grid,",
         "                                  const unsigned* block, unsigned long long shared, void** args,",

@@ -73,8 +73,15 @@ class EmulatedFunction(Explains):
         self.name = kernel_name
         self.library = library
         self.memcheck = memcheck
-        self.param_names = None    # set by the loader: the kernel's parameter names, for messages
-        self.param_readonly = None  # and which are pointers to const (their memory is only read)
+        self.param_names = None    # set by the loader (describe_params): the kernel's parameter names, for messages,
+        self.param_readonly = None  # which are pointers to const (their memory is only read)
+        self.param_by_value = None  # and which are values (a struct as a one-element structured array: its bytes)
+        sizes = getattr(lib, symbol + "_sizes", None)   # what each parameter takes, in bytes (sizeof)
+        self.param_sizes = None
+        if sizes is not None:
+            sizes.restype = ctypes.c_uint
+            out = (ctypes.c_ulonglong * 4096)()
+            self.param_sizes = list(out[:sizes(out)])
         self._locations = {}       # code offset -> 'file:line' (see _location)
         self.max_threads_per_block = max_threads or self.limits.max_threads_per_block
         self.body = ctypes.cast(getattr(lib, symbol), ctypes.c_void_p)
@@ -92,6 +99,12 @@ class EmulatedFunction(Explains):
         lib.gl_emu_device_vars.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_void_p]
         self.module = None         # set by compile(): __device__ variables live as long as their module
 
+    def describe_params(self, params, readonly):
+        """The kernel's parameters (the loader's Signature.params) and which pointers are to const."""
+        self.param_names = [p.name for p in params]
+        self.param_readonly = readonly
+        self.param_by_value = [not p.pointer for p in params]
+
     def _argument(self, i):
         names = self.param_names
         return f"argument {i} ({names[i]!r})" if names and i < len(names) else f"argument {i}"
@@ -100,8 +113,9 @@ class EmulatedFunction(Explains):
     def _regions(self, args):
         """Array arguments grouped into non-overlapping byte ranges of host memory."""
         spans = []
+        by_value = self.param_by_value or ()
         for i, a in enumerate(args):
-            if isinstance(a, numpy.ndarray):
+            if isinstance(a, numpy.ndarray) and not (i < len(by_value) and by_value[i]):
                 start = a.__array_interface__["data"][0]
                 spans.append([start, start + max(a.nbytes, 1), [i]])
         spans.sort()
@@ -148,9 +162,14 @@ class EmulatedFunction(Explains):
                     keep.append(p)
                     pointers[i] = ctypes.cast(ctypes.pointer(p), ctypes.c_void_p)
                     continue
-                if not isinstance(a, numpy.generic):
+                if not isinstance(a, (numpy.generic, numpy.ndarray)):
                     raise EmulatorError(f"kernel {self.name}: {self._argument(i)} of type {type(a).__name__} cannot "
                                         "be passed on the emulator, which takes arrays and numbers")
+                if self.param_sizes is not None and i < len(self.param_sizes) and a.nbytes != self.param_sizes[i]:
+                    raise EmulatorError(f"kernel {self.name}: {self._argument(i)} takes {self.param_sizes[i]} bytes "
+                                        f"by value, but {a.nbytes} were given ({a.dtype}): a struct must be passed "
+                                        "as a one-element NumPy array of a structured dtype laid out as the C++ "
+                                        "struct is (numpy.dtype([...], align=True))")
                 c = (ctypes.c_char * a.nbytes).from_buffer_copy(a.tobytes())
                 keep.append(c)
                 pointers[i] = ctypes.cast(ctypes.pointer(c), ctypes.c_void_p)
