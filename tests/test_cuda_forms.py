@@ -381,6 +381,10 @@ __global__ void integer_intrinsics(unsigned* u, int* i)
     u[14] = (unsigned)(__brevll(1ull) >> 32);   u[15] = __usad(3u, 10u, 1u);
     i[0] = __mulhi(-2, 0x40000000);       i[1] = __mul24(-3, 5);   i[2] = __hadd(-3, 0);   i[3] = __rhadd(-3, 0);
     i[4] = __sad(-3, 4, 1u);
+    // __fns: PTX's examples, then none found (0xffffffff: -1 as an int) up, down and at an unset base
+    i[5] = (int)(__fns(0xaaaaaaaau, 3, 1) + 10 * __fns(0xaaaaaaaau, 3, -1) + 100 * __fns(0xaaaaaaaau, 2, 1)
+                 + 1000 * __fns(0xaaaaaaaau, 2, -1) + 10000 * __fns(0xaaaaaaaau, 0, 3));
+    i[6] = (int)__fns(0x1u, 1, 1) + (int)__fns(0x80000000u, 30, -1) + (int)__fns(0x2u, 0, 0);
 }
 __global__ void atomics(unsigned* u, int* i, unsigned long long* l, float* f)
 {
@@ -459,7 +463,7 @@ def test_integer_intrinsics(intrinsics):
     u, i = xp.zeros(16, dtype=numpy.uint32), xp.zeros(8, dtype=numpy.int32)
     intrinsics.get("integer_intrinsics")(1, 1, (u, i))
     assert gl.to_host(u).tolist() == [8, 0x80000000, 0x55114400, 3, 3, 1, 2, 1, 31, 4, 3, 40, 63, 41, 0x80000000, 8]
-    assert gl.to_host(i)[:5].tolist() == [-1, -15, -2, -1, 8]
+    assert gl.to_host(i)[:7].tolist() == [-1, -15, -2, -1, 8, 3 + 30 + 300 + 1000 + 50000, -3]
 
 
 def test_atomics_on_all_their_types(intrinsics):

@@ -1652,6 +1652,16 @@ inline unsigned int __funnelshift_r(unsigned int lo, unsigned int hi, unsigned i
 { unsigned long long v = ((unsigned long long)hi << 32) | lo; return (unsigned)(v >> (shift & 31)); }
 inline unsigned int __funnelshift_rc(unsigned int lo, unsigned int hi, unsigned int shift)
 { unsigned long long v = ((unsigned long long)hi << 32) | lo; return (unsigned)(v >> (shift > 32 ? 32 : shift)); }
+// the bit position of the offset-th set bit of mask from bit base (up for a positive offset, down for a negative;
+// offset 0: base itself if set), 0xffffffff if there is none (PTX's fns)
+inline unsigned int __fns(unsigned int mask, unsigned int base, int offset)
+{
+    if (offset == 0) return (mask >> (base & 31)) & 1u ? base : 0xffffffffu;
+    int count = (offset > 0 ? offset : -offset) - 1;
+    for (int pos = (int)base, step = offset > 0 ? 1 : -1; pos >= 0 && pos < 32; pos += step)
+        if ((mask >> pos) & 1u && count-- == 0) return (unsigned)pos;
+    return 0xffffffffu;
+}
 inline int __mul24(int x, int y) { return (int)(((long long)(x << 8 >> 8) * (long long)(y << 8 >> 8))); }
 inline unsigned int __umul24(unsigned int x, unsigned int y) { return (x & 0xffffffu) * (y & 0xffffffu); }
 inline int __mulhi(int x, int y) { return (int)(((long long)x * y) >> 32); }
