@@ -1298,6 +1298,110 @@ template <int N> __global__ static void __launch_bounds__(64) after_t(float* x) 
     assert gl.to_host(x).tolist() == [15.0] * 8
 
 
+NEWER_FORMS = r'''
+#include <cooperative_groups.h>
+#include <cuda/std/bit>
+#include <cuda/std/span>
+#include <cuda/std/cstdint>
+namespace cg = cooperative_groups;
+struct alignas(16) Quad { float v[4]; };
+__global__ void newer(const float* x, float* out, unsigned* bits, unsigned long long* where)
+{
+    __shared__ alignas(16) float a[64];                  // alignas after __shared__, before it, of a type
+    alignas(32) __shared__ float b[64];
+    __shared__ alignas(Quad) unsigned char c[64];
+    extern __shared__ alignas(16) float dyn[];
+    const unsigned t = threadIdx.x;
+    a[t] = x[t];
+    b[t] = 2.0f * x[t];
+    c[t] = (unsigned char)t;
+    dyn[t] = 3.0f * x[t];
+    __syncthreads();
+    if (t == 0) {
+        where[0] = (unsigned long long)(size_t)a % 16 + 100 * ((unsigned long long)(size_t)b % 32)
+                 + 10000 * ((unsigned long long)(size_t)c % 16);
+    }
+    cuda::std::span<const float> row(a + (t / 16) * 16, 16);  // a view of this thread's row of 16
+    float sum = 0.0f;
+    for (float v : row) sum += v;
+    out[t] = sum + b[t] + dyn[63 - t] + row.size() + c[t];
+    auto tile = cg::tiled_partition<16>(cg::this_thread_block());
+    cg::invoke_one(tile, [&] { atomicAdd(&bits[0], 1u); });
+    const unsigned first = cg::invoke_one_broadcast(tile, [&] { return t; });   // the rank-0 thread's t
+    bits[1 + t] = first + 1000 * cg::this_thread().size() + 10000 * cg::this_thread().thread_rank();
+    if (t == 0) {
+        bits[65] = cuda::std::popcount(0xf0f0u) + 100 * cuda::std::countl_zero(cuda::std::uint32_t(1))
+                 + 10000 * cuda::std::bit_width(255u);
+        bits[66] = cuda::std::bit_cast<cuda::std::uint32_t>(1.0f);
+        bits[67] = cuda::std::rotl(0x80000001u, 1) + cuda::std::bit_ceil(17u) + cuda::std::has_single_bit(64u);
+    }
+}
+'''
+
+
+def test_alignas_shared_arrays_span_bit_this_thread_and_invoke_one():
+    """Forms of newer CUDA code: alignas on __shared__ arrays (after __shared__, before it, of a type, on an
+    extern array), cuda::std::span and <cuda/std/bit> (C++20 names in libcu++, which nvcc offers under C++17),
+    cg::this_thread, cg::invoke_one and invoke_one_broadcast."""
+    x = numpy.arange(64, dtype=numpy.float32)
+    out, bits = xp.zeros(64, dtype=numpy.float32), xp.zeros(68, dtype=numpy.uint32)
+    where = xp.zeros(1, dtype=numpy.uint64)
+    gl.load(code=NEWER_FORMS).get("newer")((1,), (64,), (xp.asarray(x), out, bits, where), shared_mem=64 * 4)
+    t = numpy.arange(64)
+    rows = x.reshape(4, 16).sum(1)[t // 16]
+    assert (gl.to_host(out) == rows + 2 * x + 3 * x[63 - t] + 16 + t).all()
+    assert gl.to_host(where).tolist() == [0]
+    b = gl.to_host(bits)
+    assert b[0] == 4 and (b[1:65] == t // 16 * 16 + 1000).all()
+    assert b[65] == 8 + 100 * 31 + 10000 * 8 and b[66] == 0x3F800000 and b[67] == 3 + 32 + 1
+
+
+SPECIAL_REGISTERS = r'''
+__device__ __forceinline__ unsigned lane_id() { unsigned r; asm volatile("mov.u32 %0, %%laneid;" : "=r"(r)); return r; }
+__global__ void registers(unsigned* o, unsigned long long* clocks)
+{
+    const unsigned t = threadIdx.x;
+    unsigned lt, le, gt, ge, eq, sm, nsm, dyn, w;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
+    asm("mov.u32 %0, %%lanemask_le;\n" : "=r"(le));
+    asm volatile("mov.u32 %0, %%lanemask_gt;" : "=r"(gt));
+    asm volatile("mov.u32 %0, %%lanemask_ge;" : "=r"(ge));
+    asm volatile("mov.u32 %0, %%lanemask_eq;" : "=r"(eq));
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    asm volatile("mov.u32 %0, %%nsmid;" : "=r"(nsm));
+    asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+    asm volatile("mov.u32 %0, %%warpid;" : "=r"(w));
+    unsigned long long c0, c1;
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(c0));
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(c1));
+    o[t] = lane_id();
+    o[64 + t] = lt; o[128 + t] = le; o[192 + t] = gt; o[256 + t] = ge; o[320 + t] = eq;
+    o[384 + t] = sm < nsm; o[448 + t] = dyn; o[512 + t] = w;
+    if (t == 0) { clocks[0] = c0; clocks[1] = c1; }
+}
+'''
+
+
+def test_inline_ptx_reads_of_special_registers_run_and_other_asm_is_refused():
+    """The one inline-PTX form the emulator runs: `mov` of a special register into a variable (%laneid, the lane
+    masks, %smid below %nsmid, %dynamic_smem_size, %warpid, the clocks), as CUDA's samples and many tutorials
+    write helpers; any other asm is refused, naming it."""
+    o, clocks = xp.zeros(576, dtype=numpy.uint32), xp.zeros(2, dtype=numpy.uint64)
+    gl.load(code=SPECIAL_REGISTERS).get("registers")((3,), (64,), (o, clocks), shared_mem=96)
+    g = gl.to_host(o).reshape(9, 64).astype(numpy.uint64)
+    lane = numpy.arange(64) % 32
+    below = (1 << lane) - 1
+    assert (g[0] == lane).all() and (g[1] == below).all() and (g[2] == (2 << lane) - 1).all()
+    assert (g[3] == 0xFFFFFFFF ^ ((2 << lane) - 1)).all() and (g[4] == 0xFFFFFFFF ^ below).all()
+    assert (g[5] == 1 << lane).all() and (g[6] == 1).all() and (g[7] == 96).all()
+    if gl.backend == "emulator":              # (a GPU's %warpid is its hardware slot, which may differ)
+        assert (g[8] == numpy.arange(64) // 32).all()
+    assert (gl.to_host(clocks) > 0).all()
+    if gl.backend == "emulator":
+        with pytest.raises(gl.CompileError, match=r"does not support inline PTX assembly \(asm\)"):
+            gl.load(code=r'__global__ void q(float* x) { asm("add.f32 %0, %0, 1.0;" : "+f"(x[0])); }').get("q")
+
+
 BY_VALUE = r'''
 struct Params { int n; float scale; double offset; float bias[3]; };
 __global__ void affine(Params p, float2 shift, int4 pick, const float* x, float* y)

@@ -360,3 +360,74 @@ def test_3xtf32_takes_finite_inputs_an_infinite_one_gives_nan(key):
     text = " ".join(json.loads((Path(__file__).resolve().parents[1] / "chapters" / "14-tensor-cores.ipynb").read_text())
                     ["cells"][15]["source"])
     assert "it takes finite inputs" in " ".join(text.split())
+
+
+INTEGER_AND_DOUBLE = r'''
+#include <mma.h>
+using namespace nvcuda;
+// 8-bit integers, m16n16k16: A row-major, B column-major, C loaded, D = A B + C in 32-bit integers
+__global__ void imma(const signed char* a, const signed char* b, const int* c, int* d)
+{
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, signed char, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, signed char, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, int> fc;
+    wmma::load_matrix_sync(fa, a, 16);
+    wmma::load_matrix_sync(fb, b, 16);
+    wmma::load_matrix_sync(fc, c, 16, wmma::mem_row_major);
+    wmma::mma_sync(fc, fa, fb, fc);
+    wmma::store_matrix_sync(d, fc, 16, wmma::mem_row_major);
+}
+// unsigned, m32n8k16, from an accumulator near INT_MAX: wrapped, or clamped with satf; stored column-major
+__global__ void umma(const unsigned char* a, const unsigned char* b, int start, int* wrapped, int* clamped)
+{
+    wmma::fragment<wmma::matrix_a, 32, 8, 16, unsigned char, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 32, 8, 16, unsigned char, wmma::row_major> fb;
+    wmma::fragment<wmma::accumulator, 32, 8, 16, int> fc, fd;
+    wmma::load_matrix_sync(fa, a, 16);
+    wmma::load_matrix_sync(fb, b, 8);
+    wmma::fill_fragment(fc, start);
+    wmma::mma_sync(fd, fa, fb, fc);
+    wmma::store_matrix_sync(wrapped, fd, 32, wmma::mem_col_major);
+    wmma::mma_sync(fd, fa, fb, fc, true);
+    wmma::store_matrix_sync(clamped, fd, 32, wmma::mem_col_major);
+}
+// FP64, m8n8k4, along K in steps of 4
+__global__ void dmma(const double* a, const double* b, double* d, int K)
+{
+    wmma::fragment<wmma::matrix_a, 8, 8, 4, double, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 8, 8, 4, double, wmma::row_major> fb;
+    wmma::fragment<wmma::accumulator, 8, 8, 4, double> fc;
+    wmma::fill_fragment(fc, 0.0);
+    for (int k = 0; k < K; k += 4) {
+        wmma::load_matrix_sync(fa, a + k, K);
+        wmma::load_matrix_sync(fb, b + k * 8, 8);
+        wmma::mma_sync(fc, fa, fb, fc);
+    }
+    wmma::store_matrix_sync(d, fc, 8, wmma::mem_row_major);
+}
+'''
+
+
+def test_integer_and_double_wmma_fragments():
+    """WMMA with 8-bit integer operands (signed and unsigned, int accumulators: exact, wrapping past int's
+    range, clamped to it with satf) and with double (m8n8k4), against exact integer and float64 products."""
+    m = gl.load(code=INTEGER_AND_DOUBLE)
+    r = numpy.random.default_rng(7)
+    a, b = (r.integers(-128, 128, (16, 16)).astype(numpy.int8) for _ in range(2))
+    c = r.integers(-10**6, 10**6, (16, 16)).astype(numpy.int32)
+    d = xp.zeros((16, 16), dtype=numpy.int32)
+    m.get("imma")((1,), (32,), (xp.asarray(a), xp.asarray(b), xp.asarray(c), d))
+    assert (gl.to_host(d) == a.astype(numpy.int64) @ b.T.astype(numpy.int64) + c).all()   # b[n, k] is B(k, n)
+    ua, ub = r.integers(0, 256, (32, 16)).astype(numpy.uint8), r.integers(0, 256, (16, 8)).astype(numpy.uint8)
+    start = 2**31 - 1 - 260_000                      # about the mean of the sums: some pass int's range
+    wrapped, clamped = xp.zeros((8, 32), dtype=numpy.int32), xp.zeros((8, 32), dtype=numpy.int32)
+    m.get("umma")((1,), (32,), (xp.asarray(ua), xp.asarray(ub), start, wrapped, clamped))
+    exact = (ua.astype(numpy.int64) @ ub.astype(numpy.int64) + start).T
+    assert (exact > 2**31 - 1).any() and (exact <= 2**31 - 1).any()
+    assert (gl.to_host(wrapped) == ((exact + 2**31) % 2**32 - 2**31)).all()
+    assert (gl.to_host(clamped) == numpy.minimum(exact, 2**31 - 1)).all()
+    K = 36
+    da, db = r.standard_normal((8, K)), r.standard_normal((K, 8))
+    dd = xp.zeros((8, 8))
+    m.get("dmma")((1,), (32,), (xp.asarray(da), xp.asarray(db), dd, K))
+    assert numpy.abs(gl.to_host(dd) - da @ db).max() <= 1e-13 * numpy.abs(da).max() * numpy.abs(db).max() * K

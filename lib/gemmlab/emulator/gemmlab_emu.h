@@ -1499,6 +1499,41 @@ __device__ inline long long clock64()
     return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
+// PTX's special registers, for the one inline-PTX form the emulator runs: `asm("mov.u32 %0, %%laneid;" : "=r"(x))`
+// and the like (the loader rewrites such a statement into a call of these). %smid is the block's linear index
+// modulo the emulated GPU's SMs (a GPU gives the SM it runs on, which depends on the schedule); %warpid the
+// warp's index in its block; the clocks count nanoseconds, as clock64() does.
+#ifndef GL_EMU_SM_COUNT
+#define GL_EMU_SM_COUNT 132
+#endif
+namespace gl_emu {
+inline unsigned sreg_linear() { return g.fibers[g.cur].linear; }
+inline unsigned sreg_lane() { return sreg_linear() & 31u; }
+inline unsigned ptx_sreg_laneid() { return sreg_lane(); }
+inline unsigned ptx_sreg_warpid() { return sreg_linear() >> 5; }
+inline unsigned ptx_sreg_nwarpid() { return 64; }
+inline unsigned ptx_sreg_smid()
+{
+    const unsigned long long b = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+    return (unsigned)(b % GL_EMU_SM_COUNT);
+}
+inline unsigned ptx_sreg_nsmid() { return GL_EMU_SM_COUNT; }
+inline unsigned ptx_sreg_lanemask_eq() { return 1u << sreg_lane(); }
+inline unsigned ptx_sreg_lanemask_lt() { return (1u << sreg_lane()) - 1u; }
+inline unsigned ptx_sreg_lanemask_le() { return (unsigned)((2ull << sreg_lane()) - 1u); }
+inline unsigned ptx_sreg_lanemask_gt() { return ~ptx_sreg_lanemask_le(); }
+inline unsigned ptx_sreg_lanemask_ge() { return ~ptx_sreg_lanemask_lt(); }
+inline unsigned ptx_sreg_dynamic_smem_size() { return (unsigned)dynamic_shared_given; }
+}  // namespace gl_emu
+inline unsigned long long gl_emu_ptx_clock64() { return (unsigned long long)clock64(); }
+namespace gl_emu {
+inline unsigned long long ptx_sreg_clock64() { return gl_emu_ptx_clock64(); }
+inline unsigned ptx_sreg_clock() { return (unsigned)gl_emu_ptx_clock64(); }
+inline unsigned ptx_sreg_clock_hi() { return (unsigned)(gl_emu_ptx_clock64() >> 32); }
+inline unsigned long long ptx_sreg_globaltimer() { return gl_emu_ptx_clock64(); }
+inline unsigned ptx_sreg_globaltimer_lo() { return (unsigned)gl_emu_ptx_clock64(); }
+}  // namespace gl_emu
+
 // Atomics: fibers switch only at barriers and warp operations, so a read-modify-write is never
 // interleaved with another thread's.
 template <class T> struct gl_same { using type = T; };

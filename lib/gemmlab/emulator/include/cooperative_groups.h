@@ -5,8 +5,8 @@
 // trivially copyable type), thread_group (tiled_partition(parent, n)), coalesced_group (coalesced_threads,
 // binary_partition, labeled_partition), grid_group (this_grid: ranks and sizes; its sync() needs a cooperative
 // launch, which the emulator does not run), sync(g), cg::reduce with plus/less/greater/bit_and/bit_or/bit_xor,
-// and cg::inclusive_scan / exclusive_scan. Tiles are consecutive threads in the block's linear order (x
-// fastest), as on the GPU.
+// cg::inclusive_scan / exclusive_scan, this_thread, invoke_one and invoke_one_broadcast. Tiles are consecutive
+// threads in the block's linear order (x fastest), as on the GPU.
 #pragma once
 #include "gemmlab_emu.h"
 
@@ -262,5 +262,22 @@ inline T reduce(const coalesced_group& g, T v, Op op)
         if (g.thread_rank() + d < g.size()) acc = op(acc, other);
     }
     return g.shfl(acc, 0);
+}
+
+// the calling thread as a group of one (CUDA's this_thread)
+inline thread_block_tile<1> this_thread() { return thread_block_tile<1>(); }
+// invoke_one: one thread of the group (here its rank 0) calls f(args...); invoke_one_broadcast also gives every
+// thread of the group (a tile of at most 32 threads, or a coalesced group) what that call returned
+template <class G, class F, class... A>
+inline void invoke_one(const G& g, F&& f, A&&... args)
+{
+    if (g.thread_rank() == 0) f(static_cast<A&&>(args)...);
+}
+template <class G, class F, class... A>
+inline auto invoke_one_broadcast(const G& g, F&& f, A&&... args) -> decltype(f(static_cast<A&&>(args)...))
+{
+    decltype(f(static_cast<A&&>(args)...)) r{};
+    if (g.thread_rank() == 0) r = f(static_cast<A&&>(args)...);
+    return g.shfl(r, 0);
 }
 }  // namespace cooperative_groups

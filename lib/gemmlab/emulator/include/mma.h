@@ -1,8 +1,8 @@
 // Emulator version of <mma.h>: nvcuda::wmma, warp-wide matrix multiply-accumulate on fragments.
 //
-// Shapes and types as CUDA has them for the tensor cores the book uses: m16n16k16, m32n8k16 and
-// m8n32k16 with __half or __nv_bfloat16 inputs, m16n16k8 with precision::tf32 (float storage);
-// accumulators float or __half. On a GPU the elements of a fragment are spread over the warp's lanes in
+// Shapes and types as CUDA has them: m16n16k16, m32n8k16 and m8n32k16 with __half or __nv_bfloat16 inputs,
+// m16n16k8 with precision::tf32 (float storage), accumulators float or __half; the same shapes with signed or
+// unsigned char inputs and int accumulators; m8n8k4 in double. (Not the experimental sub-byte ones.) On a GPU the elements of a fragment are spread over the warp's lanes in
 // an order CUDA leaves unspecified; here every lane holds the whole tile (num_elements is the tile's
 // size, x[] row by row), so element-wise code over x[0 .. num_elements) means the same. Loads read the
 // tile in every lane; a store is shared among the warp's lanes (each element written once); each load and store
@@ -57,6 +57,15 @@ GL_WMMA_SHAPE(__nv_bfloat16, 16, 16, 16) GL_WMMA_SHAPE(__nv_bfloat16, 32, 8, 16)
 GL_WMMA_SHAPE(precision::tf32, 16, 16, 8) GL_WMMA_SHAPE(float, 16, 16, 8)
 #endif
 GL_WMMA_SHAPE(float, 16, 16, 16) GL_WMMA_SHAPE(float, 32, 8, 16) GL_WMMA_SHAPE(float, 8, 32, 16)
+#if __CUDA_ARCH__ >= 720
+// 8-bit integers (compute capability 7.2 on): signed char or unsigned char operands, int accumulators
+GL_WMMA_SHAPE(signed char, 16, 16, 16) GL_WMMA_SHAPE(signed char, 32, 8, 16) GL_WMMA_SHAPE(signed char, 8, 32, 16)
+GL_WMMA_SHAPE(unsigned char, 16, 16, 16) GL_WMMA_SHAPE(unsigned char, 32, 8, 16) GL_WMMA_SHAPE(unsigned char, 8, 32, 16)
+GL_WMMA_SHAPE(int, 16, 16, 16) GL_WMMA_SHAPE(int, 32, 8, 16) GL_WMMA_SHAPE(int, 8, 32, 16)
+#endif
+#ifdef __CUDA_AMPERE_MMA__
+GL_WMMA_SHAPE(double, 8, 8, 4)                           // FP64 (compute capability 8.0 on), double accumulators
+#endif
 #undef GL_WMMA_SHAPE
 
 template <class Use, int M, int N, int K, class T, class Layout = void>
@@ -194,11 +203,51 @@ inline float gl_tc_add(float acc, const double* terms, int n)
     return f;
 }
 
+// 8-bit integers: exact products and sums in 32-bit integers, wrapping as the GPU's do, or with satf clamped to
+// int's range; FP64: each product added in k order with one rounding (a fused multiply-add), as DMMA does.
+template <int M, int N, int K, class TA, class LA, class TB, class LB, class TC, class TD>
+inline void gl_exact_mma(fragment<accumulator, M, N, K, TD>& d, const fragment<matrix_a, M, N, K, TA, LA>& a,
+                         const fragment<matrix_b, M, N, K, TB, LB>& b, const fragment<accumulator, M, N, K, TC>& c,
+                         bool satf)
+{
+    TD out[M * N];
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+            if constexpr (std::is_same<TA, double>::value) {
+                double acc = c.x[i * N + j];
+                for (int k = 0; k < K; ++k) acc = std::fma(a.x[i * K + k], b.x[k * N + j], acc);
+                out[i * N + j] = acc;
+            } else {
+                long long acc = c.x[i * N + j];
+                for (int k = 0; k < K; ++k) acc += (long long)a.x[i * K + k] * (long long)b.x[k * N + j];
+                if (satf) acc = acc > INT_MAX ? INT_MAX : acc < INT_MIN ? INT_MIN : acc;
+                out[i * N + j] = (int)(unsigned)(unsigned long long)acc;
+            }
+        }
+    for (int e = 0; e < M * N; ++e) d.x[e] = out[e];
+}
+template <class T> struct gl_exact { static constexpr bool value = std::is_same<T, signed char>::value ||
+                                                                   std::is_same<T, unsigned char>::value ||
+                                                                   std::is_same<T, double>::value; };
+template <int M, int N, int K, class TA, class LA, class TB, class LB, class TC, class TD>
+inline void mma_sync(fragment<accumulator, M, N, K, TD>& d, const fragment<matrix_a, M, N, K, TA, LA>& a,
+                     const fragment<matrix_b, M, N, K, TB, LB>& b, const fragment<accumulator, M, N, K, TC>& c,
+                     bool satf)
+{
+    static_assert(gl_exact<TA>::value, "wmma::mma_sync takes satf with 8-bit integer fragments only");
+    gl_exact_mma(d, a, b, c, satf);
+}
 template <int M, int N, int K, class TA, class LA, class TB, class LB, class TC, class TD>
 inline void mma_sync(fragment<accumulator, M, N, K, TD>& d, const fragment<matrix_a, M, N, K, TA, LA>& a,
                      const fragment<matrix_b, M, N, K, TB, LB>& b, const fragment<accumulator, M, N, K, TC>& c)
 {
-    static_assert(std::is_same<TA, TB>::value, "matrix_a and matrix_b fragments of one mma_sync have one type");
+    static_assert(std::is_same<TA, TB>::value || (gl_exact<TA>::value && gl_exact<TB>::value &&
+                                                  !std::is_same<TA, double>::value && !std::is_same<TB, double>::value),
+                  "matrix_a and matrix_b fragments of one mma_sync have one type");
+    if constexpr (gl_exact<TA>::value) {
+        gl_exact_mma(d, a, b, c, false);
+        return;
+    } else {
     constexpr int G = gl_tc_group<TA>::value;
     static_assert(K % G == 0 && G <= 16, "a whole number of product groups per mma_sync");
     float out[M * N];
@@ -221,6 +270,7 @@ inline void mma_sync(fragment<accumulator, M, N, K, TD>& d, const fragment<matri
             out[i * N + j] = acc;
         }
     for (int e = 0; e < M * N; ++e) d.x[e] = static_cast<typename fragment<accumulator, M, N, K, TD>::element_type>(out[e]);
+    }
 }
 
 }  // namespace wmma

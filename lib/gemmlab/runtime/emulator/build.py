@@ -173,30 +173,44 @@ def _racecheck_setting() -> bool:
 
 
 # (an alignment may be any constant expression: __align__(sizeof(T)), as CUDA's samples write it)
-_ALIGN = r"__align__\s*\((?:[^()]|\([^()]*\))*\)\s+"
+# or a type (alignas(float4)); written __align__(n) or alignas(n), before or after __shared__ or the type
+_ALIGN = r"(?:__align__|alignas)\s*\((?:[^()]|\([^()]*\))*\)\s*"
 _EXTERN_SHARED = re.compile(
-    r"extern\s+__shared__\s+(?:" + _ALIGN + r")?(?P<type>[A-Za-z_][\w:<>, ]*?)\s+"
-    r"(?:" + _ALIGN + r")?(?P<name>[A-Za-z_]\w*)\s*\[\s*\]\s*;")
+    r"(?:" + _ALIGN + r")?extern\s+(?:" + _ALIGN + r")?__shared__\s+(?:" + _ALIGN + r")?"
+    r"(?P<type>[A-Za-z_][\w:<>, ]*?)\s+(?:" + _ALIGN + r")?(?P<name>[A-Za-z_]\w*)\s*\[\s*\]\s*;")
+_ALIGNMENT = r"(?:__align__|alignas)\s*\((?P<{}>(?:[^()]|\([^()]*\))*)\)\s*"
 
 
 # `__shared__ T name[N]...;` (one array, one line): becomes a reference into the runtime's shared arena,
 # so that the memory check knows its bounds. Other forms (scalars, several names) stay plain statics.
 _SHARED_ARRAY = re.compile(
-    r"(?<![\w.])(?:static\s+)?__shared__\s+"
-    r"(?:__align__\s*\(\s*(?P<n1>\d+)\s*\)\s+)?"
+    r"(?<![\w.])(?:" + _ALIGNMENT.format("n0") + r")?(?:static\s+)?__shared__\s+"
+    r"(?:" + _ALIGNMENT.format("n1") + r")?"
     r"(?P<type>(?:(?:const|volatile|unsigned|signed|short|long)\s+)*[A-Za-z_][\w:]*(?:\s*<[^<>;{}\n]*>)?)[ \t]+"
-    r"(?:__align__\s*\(\s*(?P<n2>\d+)\s*\)\s+)?"
+    r"(?:" + _ALIGNMENT.format("n2") + r")?"
     r"(?P<name>[A-Za-z_]\w*)[ \t]*(?P<dims>(?:\[[^\[\];{}\n]+\][ \t]*)+);")
 
 
 # `__shared__ T name;` (one scalar, one line): a reference to a one-element array of the arena, so that racecheck
 # sees its accesses as it sees an array's
 _SHARED_SCALAR = re.compile(
-    r"(?<![\w.])(?:static\s+)?__shared__\s+"
-    r"(?:__align__\s*\(\s*(?P<n1>\d+)\s*\)\s+)?"
+    r"(?<![\w.])(?:" + _ALIGNMENT.format("n0") + r")?(?:static\s+)?__shared__\s+"
+    r"(?:" + _ALIGNMENT.format("n1") + r")?"
     r"(?P<type>(?:(?:const|volatile|unsigned|signed|short|long)\s+)*[A-Za-z_][\w:]*(?:\s*<[^<>;{}\n]*>)?)[ \t]+"
-    r"(?:__align__\s*\(\s*(?P<n2>\d+)\s*\)\s+)?"
+    r"(?:" + _ALIGNMENT.format("n2") + r")?"
     r"(?P<name>[A-Za-z_]\w*)[ \t]*;")
+
+
+def _alignment(m, name):
+    """The alignment a __shared__ declaration asks for, as code: 0 for none; a number or an expression as
+    written; a type through a probe struct declared just before (alignas(float4) is alignas(alignof(float4)))."""
+    for group in ("n0", "n1", "n2"):
+        spec = m.group(group)
+        if spec is not None and spec.strip():
+            spec = spec.strip()
+            return (f"struct alignas({spec}) gl_alignment_of_{name} {{}}; ",
+                    f"alignof(gl_alignment_of_{name})")
+    return "", "0"
 
 
 _STATIC_QUALIFIED = re.compile(r"\bstatic(\s+)(?=__shared__|__constant__)")
@@ -207,8 +221,24 @@ _DEVICE_VARIABLE = re.compile(r"\b__device__(?=\s+(?:(?:static|volatile|unsigned
                               r"(?:=\s*(?:\{[^;]*\}|[^;{}]*))?;)")
 
 
+# The one inline-PTX form the emulator runs: a special register read into a variable,
+# `asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));` (laneid, warpid, smid, nsmid, the lane masks, the clocks,
+# dynamic_smem_size), rewritten into a call of the runtime's ptx_sreg_<name>(); any other asm is refused by name.
+_PTX_SREGS = ("laneid", "warpid", "nwarpid", "smid", "nsmid", "lanemask_eq", "lanemask_lt", "lanemask_le",
+              "lanemask_gt", "lanemask_ge", "clock64", "clock_hi", "clock", "globaltimer_lo", "globaltimer",
+              "dynamic_smem_size")
+_PTX_SREG = re.compile(
+    r"\basm\s*(?:volatile\s*|__volatile__\s*)?\(\s*\"\s*mov\.[bsu](?:32|64)\s+%0\s*,\s*%%(?P<reg>"
+    + "|".join(_PTX_SREGS) + r")\s*;?\s*(?:\\n)?\s*\"\s*:\s*\"=[rl]\"\s*\(\s*(?P<out>[^()]+?)\s*\)\s*\)")
+
+
+def _special_registers(source: str) -> str:
+    return _PTX_SREG.sub(lambda m: f"(void)(({m.group('out')}) = ::gl_emu::ptx_sreg_{m.group('reg')}())", source)
+
+
 def translate(source: str) -> str:
     """Rewrite what the compatibility header cannot express; every line keeps its number."""
+    source = _special_registers(source)
     source = _STATIC_QUALIFIED.sub(r"\1", source)        # __shared__ is static already; __constant__ is global
     source = _DEVICE_VARIABLE.sub("GL_DEVICE_VARIABLE", source)
     source = _EXTERN_SHARED.sub(
@@ -219,8 +249,8 @@ def translate(source: str) -> str:
         if "\n" in m.group(0):
             return m.group(0)
         t, name, dims = m.group("type"), m.group("name"), m.group("dims").strip()
-        align = m.group("n1") or m.group("n2") or "0"
-        return (f"static {t} (&{name}){dims} = *::gl_emu::shared_array<{t}{dims}>"
+        probe, align = _alignment(m, name)
+        return (f"{probe}static {t} (&{name}){dims} = *::gl_emu::shared_array<{t}{dims}>"
                 f"(\"{name}\", __FILE__, __LINE__, {align});")
     source = _SHARED_ARRAY.sub(shared, source)
 
@@ -228,8 +258,8 @@ def translate(source: str) -> str:
         t, name = m.group("type"), m.group("name")
         if t in ("const", "volatile", "unsigned", "signed", "short", "long"):
             return m.group(0)                 # `__shared__ unsigned x;`: the type is the whole of it, left as it is
-        align = m.group("n1") or m.group("n2") or "0"
-        return (f"static {t}& {name} = (*::gl_emu::shared_array<{t}[1]>(\"{name}\", __FILE__, __LINE__, "
+        probe, align = _alignment(m, name)
+        return (f"{probe}static {t}& {name} = (*::gl_emu::shared_array<{t}[1]>(\"{name}\", __FILE__, __LINE__, "
                 f"{align}))[0];")
     return _SHARED_SCALAR.sub(scalar, source)
 
@@ -241,7 +271,7 @@ def _find_unsupported(module, preprocess=None):
     texts = [(module.display, module.source)] + [(str(p), t) for p, t in module.headers.items()]
     hits = []
     for name, text in texts:
-        clean = strip_comments(text)
+        clean = _PTX_SREG.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), strip_comments(text))   # (it runs)
         for pattern, what in UNSUPPORTED:
             for m in re.finditer(pattern, clean):
                 hits.append((name, clean.count("\n", 0, m.start()) + 1, m.group(0).rstrip("(").strip(), what, pattern))
@@ -382,6 +412,8 @@ def compile(module, expr: str, signature, racecheck: bool = False):
     texts = (module.source, *module.headers.values())
     asks = any("__CUDA_ARCH__" in t or _MMA_INCLUDE.search(t) for t in texts)
     arch = (f"-D__CUDA_ARCH__={current().cuda_arch}",) if asks else ()
+    if any("%%smid" in t or "%%nsmid" in t for t in texts):        # what those special registers give
+        arch += (f"-DGL_EMU_SM_COUNT={current().sm_count}",)
     loops = NO_FINITE_LOOPS if _takes_no_finite_loops(cxx) else ()
     command = [cxx, *flags, *loops, *memcheck, *link, *arch, *includes, *module.options]
     digest = hashlib.sha256()
