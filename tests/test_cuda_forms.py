@@ -1310,7 +1310,7 @@ __global__ void newer(const float* x, float* out, unsigned* bits, unsigned long 
     __shared__ alignas(16) float a[64];                  // alignas after __shared__, before it, of a type
     alignas(32) __shared__ float b[64];
     __shared__ alignas(Quad) unsigned char c[64];
-    extern __shared__ alignas(16) float dyn[];
+    extern __shared__ __align__(16) float dyn[];
     const unsigned t = threadIdx.x;
     a[t] = x[t];
     b[t] = 2.0f * x[t];
@@ -1340,8 +1340,8 @@ __global__ void newer(const float* x, float* out, unsigned* bits, unsigned long 
 
 
 def test_alignas_shared_arrays_span_bit_this_thread_and_invoke_one():
-    """Forms of newer CUDA code: alignas on __shared__ arrays (after __shared__, before it, of a type, on an
-    extern array), cuda::std::span and <cuda/std/bit> (C++20 names in libcu++, which nvcc offers under C++17),
+    """Forms of newer CUDA code: alignas on __shared__ arrays (after __shared__, before it, of a type; on an
+    extern array nvcc takes __align__ there), cuda::std::span and <cuda/std/bit> (C++20 names in libcu++, which nvcc offers under C++17),
     cg::this_thread, cg::invoke_one and invoke_one_broadcast."""
     x = numpy.arange(64, dtype=numpy.float32)
     out, bits = xp.zeros(64, dtype=numpy.float32), xp.zeros(68, dtype=numpy.uint32)
