@@ -1402,6 +1402,177 @@ def test_inline_ptx_reads_of_special_registers_run_and_other_asm_is_refused():
             gl.load(code=r'__global__ void q(float* x) { asm("add.f32 %0, %0, 1.0;" : "+f"(x[0])); }').get("q")
 
 
+SIXTEEN_BIT_API = r'''
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+// for T = __half (H 1) or __nv_bfloat16 (H 0), from pairs (a, b) of each thread: the exact operations' bits, the
+// comparisons' and the conversions' values, and the functions (rounded as the GPU's, to within an ulp)
+template <class T, class P, int H>
+__device__ void sixteen(const T* a, const T* b, unsigned short* bits, int* ints, float* fn, int t)
+{
+    const T x = a[t], y = b[t], half = T(0.5f);
+    const P p = P(x, y), q = P(y, half);
+    auto out = [&](int k, T v) { bits[t * 16 + k] = H ? __half_as_ushort(*(__half*)&v) : __bfloat16_as_ushort(*(__nv_bfloat16*)&v); };
+    out(0, __hsub_sat(x, y)); out(1, __hfma_sat(x, y, half)); out(2, __hfma_relu(x, y, half));
+    out(3, __hmax_nan(x, y)); out(4, __hmin_nan(x, y));
+    const P r = __hfma2_relu(p, q, p), s = __hmul2_sat(p, q), m = __hmax2_nan(p, q), c = __hcmadd(p, q, p);
+    out(5, r.x); out(6, r.y); out(7, s.x); out(8, s.y); out(9, m.x); out(10, c.x); out(11, c.y);
+    out(12, __lowhigh2highlow(p).x); out(13, __hsub2_sat(p, q).y); out(14, __hadd2_sat(p, q).x);
+    int* o = ints + t * 16;
+    o[0] = __hequ(x, y) + 2 * __hneu(x, y) + 4 * __hltu(x, y) + 8 * __hleu(x, y) + 16 * __hgtu(x, y) + 32 * __hgeu(x, y);
+    o[1] = (int)__hlt2_mask(p, q);
+    o[2] = __hbge2(p, q) + 2 * __hbltu2(p, q) + 4 * (p == q) + 8 * (p < q);
+    o[3] = (int)(float)__hle2(p, q).x + 2 * (int)(float)__hle2(p, q).y + 4 * (int)(float)__hisnan2(p).y;
+    if constexpr (H) {
+        o[4] = __half2short_rz(x); o[5] = __half2int_rd(x); o[6] = __half2int_ru(x); o[7] = (int)__half2uint_rn(x);
+        o[8] = (int)__half2ll_rz(y); o[9] = __half2char_rz(x); o[10] = __half2uchar_rz(x);
+        o[11] = __half_as_ushort(__int2half_rz(t * 1001 + 1)); o[12] = __half_as_ushort(__ll2half_rn(-(long long)t * 3001 - 1));
+        o[13] = __half_as_ushort(__uint2half_ru(t * 2049u + 1u)); o[14] = __half_as_ushort(__short2half_rd((short)(-t * 511 - 3)));
+        o[15] = __half_as_ushort(__ull2half_rn(((unsigned long long)t << 40) | 1ull));
+    } else {
+        o[4] = __bfloat162short_rz(x); o[5] = __bfloat162int_rd(x); o[6] = __bfloat162int_ru(x); o[7] = (int)__bfloat162uint_rn(x);
+        o[8] = (int)__bfloat162ll_rz(y); o[9] = __bfloat162char_rz(x); o[10] = __bfloat162uchar_rz(x);
+        o[11] = __bfloat16_as_ushort(__int2bfloat16_rz(t * 1001 + 1)); o[12] = __bfloat16_as_ushort(__ll2bfloat16_rn(-(long long)t * 3001 - 1));
+        o[13] = __bfloat16_as_ushort(__uint2bfloat16_ru(t * 2049u + 1u)); o[14] = __bfloat16_as_ushort(__short2bfloat16_rd((short)(-t * 511 - 3)));
+        o[15] = __bfloat16_as_ushort(__ull2bfloat16_rn(((unsigned long long)t << 40) | 1ull));
+    }
+    const T ax = __habs(x) + T(0.25f);
+    float* f = fn + t * 8;
+    f[0] = (float)hexp10(x); f[1] = (float)hlog10(ax); f[2] = (float)h2rsqrt(P(ax, ax)).x; f[3] = (float)h2log2(P(ax, ax)).y;
+    f[4] = (float)h2sin(p).x; f[5] = (float)h2floor(p).y; f[6] = (float)h2rint(p).x; f[7] = (float)h2exp2(p).y;
+}
+__global__ void api(const __half* ha, const __half* hb, const __nv_bfloat16* ba, const __nv_bfloat16* bb,
+                    unsigned short* bits, int* ints, float* fn)
+{
+    const int t = threadIdx.x;
+    sixteen<__half, __half2, 1>(ha, hb, bits, ints, fn, t);
+    sixteen<__nv_bfloat16, __nv_bfloat162, 0>(ba, bb, bits + 64 * 16, ints + 64 * 16, fn + 64 * 8, t);
+    if (t == 0) {
+        bits[2 * 64 * 16] = __half_as_ushort(CUDART_INF_FP16);
+        bits[2 * 64 * 16 + 1] = __bfloat16_as_ushort(CUDART_MAX_NORMAL_BF16);
+    }
+}
+'''
+
+
+def _f16(u, half):
+    u = numpy.asarray(u, dtype=numpy.uint16)
+    return u.view(numpy.float16).astype(numpy.float64) if half else (u.astype(numpy.uint32) << 16).view(numpy.float32).astype(numpy.float64)
+
+
+def _to16(v, half):
+    """float64 values to 16-bit bits, rounded to nearest even (a canonical NaN: 0x7fff)."""
+    v = numpy.asarray(v, dtype=numpy.float64)
+    if half:
+        out = v.astype(numpy.float16).view(numpy.uint16).copy()
+    else:
+        f = v.astype(numpy.float32).view(numpy.uint32).astype(numpy.uint64)
+        out = ((f + 0x7FFF + ((f >> 16) & 1)) >> 16).astype(numpy.uint16)
+    out[numpy.isnan(v)] = 0x7FFF
+    return out
+
+
+def test_the_rest_of_the_half_and_bfloat16_api():
+    """cuda_fp16.h's and cuda_bf16.h's saturating, ReLU and NaN-propagating forms, unordered and pair comparisons
+    (values, bools, masks), complex multiply-add, conversions from and to every integer type in each rounding
+    mode, and the pair forms of the math functions: each against float64 references rounded to 16 bits, the
+    math functions to within an ulp."""
+    r = numpy.random.default_rng(5)
+    vals = numpy.concatenate([r.uniform(-3, 3, 58), [numpy.nan, 0.5, -0.75, 1.0, 300.7, -129.6]])
+    other = numpy.concatenate([r.uniform(-3, 3, 58), [1.0, numpy.nan, 0.5, 1.0, -2.0, 0.25]])   # (no ±0 ties)
+    ins = {}
+    for half in (True, False):
+        ins[half] = (_to16(vals, half), _to16(other, half))
+    bits, ints = xp.zeros(2 * 64 * 16 + 2, dtype=numpy.uint16), xp.zeros(2 * 64 * 16, dtype=numpy.int32)
+    fn = xp.zeros(2 * 64 * 8, dtype=numpy.float32)
+    args = [xp.asarray(ins[True][0].view(numpy.float16)), xp.asarray(ins[True][1].view(numpy.float16)),
+            xp.asarray(ins[False][0]), xp.asarray(ins[False][1])]
+    gl.load(code=SIXTEEN_BIT_API).get("api")((1,), (64,), (*args, bits, ints, fn))
+    B, I, F = gl.to_host(bits), gl.to_host(ints), gl.to_host(fn)
+    assert B[-2] == 0x7C00 and B[-1] == 0x7F7F
+    t = numpy.arange(64)
+    for k, half in enumerate((True, False)):
+        x, y = _f16(ins[half][0], half), _f16(ins[half][1], half)
+        got = B[k * 1024:(k + 1) * 1024].reshape(64, 16)
+        nan = numpy.nan
+        sat = lambda v: numpy.where(numpy.isnan(v), 0.0, numpy.clip(v, 0.0, 1.0))
+        rnd = lambda v: _f16(_to16(v, half), half)            # one rounding to 16 bits
+        fma = lambda a, b, c: rnd(a * b + c)                  # exact in float64 for 16-bit operands
+        relu = lambda v: numpy.where(numpy.isnan(v), nan, numpy.maximum(v, 0.0))
+        nanmax = lambda a, b: numpy.where(numpy.isnan(a) | numpy.isnan(b), nan, numpy.maximum(a, b))
+        nanmin = lambda a, b: numpy.where(numpy.isnan(a) | numpy.isnan(b), nan, numpy.minimum(a, b))
+        px, py, qx, qy = x, y, y, numpy.full(64, 0.5)
+        want = {0: sat(rnd(x - y)), 1: sat(fma(x, y, 0.5)), 2: relu(fma(x, y, 0.5)), 3: nanmax(x, y),
+                4: nanmin(x, y), 5: relu(fma(px, qx, px)), 6: relu(fma(py, qy, py)), 7: sat(rnd(px * qx)),
+                8: sat(rnd(py * qy)), 9: nanmax(px, qx), 12: py, 13: sat(rnd(py - qy)), 14: sat(rnd(px + qx))}
+        with numpy.errstate(invalid="ignore"):
+            re = px * qx - py * qy + px
+            im = px * qy + py * qx + py
+        want[10], want[11] = rnd(re), rnd(im)                  # (one rounding from a float computation)
+        for col, v in want.items():
+            assert (got[:, col] == _to16(v, half)).all(), (half, col, numpy.nonzero(got[:, col] != _to16(v, half)))
+        o = I[k * 1024:(k + 1) * 1024].reshape(64, 16)
+        with numpy.errstate(invalid="ignore"):
+            un = numpy.isnan(x) | numpy.isnan(y)
+            flags = ((x == y) | un) + 2 * ((x != y) | un) + 4 * ((x < y) | un) + 8 * ((x <= y) | un) \
+                + 16 * ((x > y) | un) + 32 * ((x >= y) | un)
+            assert (o[:, 0] == flags).all()
+            lt = numpy.where(px < qx, 0xFFFF, 0) | numpy.where(py < qy, 0xFFFF0000, 0)
+            assert (o[:, 1].astype(numpy.uint32) == lt.astype(numpy.uint32)).all()
+            bools = ((px >= qx) & (py >= qy)) + 2 * ((~(px >= qx)) & (~(py >= qy))) + 4 * ((px == qx) & (py == qy)) \
+                + 8 * ((px < qx) & (py < qy))
+            assert (o[:, 2] == bools).all()
+            assert (o[:, 3] == (px <= qx) + 2 * (py <= qy) + 4 * numpy.isnan(py)).all()
+            fin = numpy.nan_to_num(x, nan=0.0)
+            assert (o[:, 4] == numpy.clip(numpy.trunc(fin), -32768, 32767)).all()
+            assert (o[:, 5] == numpy.floor(fin)).all() and (o[:, 6] == numpy.ceil(fin)).all()
+            assert (o[:, 7] == numpy.clip(numpy.round(fin), 0, None)).all()
+            assert (o[:, 8] == numpy.trunc(numpy.nan_to_num(y, nan=0.0))).all()
+            assert (o[:, 9] == numpy.clip(numpy.trunc(fin), -128, 127)).all()
+            assert (o[:, 10] == numpy.clip(numpy.trunc(fin), 0, 255)).all()
+        assert (o[:, 11] == _round16_int(t * 1001 + 1, half, "rz")).all()
+        assert (o[:, 12] == _round16_int(-t * 3001 - 1, half, "rn")).all()
+        assert (o[:, 13] == _round16_int(t * 2049 + 1, half, "ru")).all()
+        assert (o[:, 14] == _round16_int(-t * 511 - 3, half, "rd")).all()
+        assert (o[:, 15] == _round16_int((t.astype(object) << 40) | 1, half, "rn")).all()
+        f = F[k * 512:(k + 1) * 512].reshape(64, 8).astype(numpy.float64)
+        ax = rnd(numpy.abs(x) + 0.25)                       # (computed in 16 bits in the kernel)
+        with numpy.errstate(all="ignore"):
+            refs = [10 ** x, numpy.log10(ax), 1 / numpy.sqrt(ax), numpy.log2(ax), numpy.sin(px), numpy.floor(py),
+                    numpy.round(px), 2 ** py]
+        for col, ref in enumerate(refs):              # within one 16-bit step of the correctly rounded value
+            a, b = _to16(f[:, col], half).astype(numpy.int64), _to16(ref, half).astype(numpy.int64)
+            ok = (a == b) | ((numpy.abs(a - b) <= 1) & ((a ^ b) & 0x8000 == 0)) | \
+                (numpy.isnan(ref) & numpy.isnan(f[:, col]))
+            assert ok.all(), (half, col, numpy.nonzero(~ok))
+
+
+def _round16_int(v, half, mode):
+    """Integers rounded once to 16-bit bits in the named mode (exact rationals: Python integers)."""
+    out = []
+    for n in numpy.asarray(v, dtype=object).tolist():
+        n = int(n)
+        bits = 11 if half else 8
+        mag = abs(n)
+        if mag == 0:
+            out.append(0)
+            continue
+        e = mag.bit_length() - bits
+        q = 1 << max(e, 0)
+        lo, rem = divmod(mag, q)
+        up = {"rz": False, "ru": rem > 0 and n > 0, "rd": rem > 0 and n < 0,
+              "rn": 2 * rem > q or (2 * rem == q and lo % 2 == 1)}[mode]
+        m = (lo + up) * q
+        big = 65504 if half else float(numpy.finfo(numpy.float32).max)
+        if half and m > big:
+            inf_ok = mode == "rn" or (mode == "ru" and n > 0) or (mode == "rd" and n < 0)
+            val = numpy.inf if inf_ok else big
+        else:
+            val = float(m)
+        out.append(int(_to16(numpy.array([-val if n < 0 else val]), half)[0]))
+    return numpy.array(out, dtype=numpy.int64)
+
+
 BY_VALUE = r'''
 struct Params { int n; float scale; double offset; float bias[3]; };
 __global__ void affine(Params p, float2 shift, int4 pick, const float* x, float* y)

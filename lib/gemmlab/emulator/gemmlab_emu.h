@@ -1635,13 +1635,26 @@ GL_MINMAX(int)
 GL_MINMAX(unsigned int)
 GL_MINMAX(long long)
 GL_MINMAX(unsigned long long)
+GL_MINMAX(long)                      // (size_t is unsigned long on Linux: min(size_t, size_t) needs its own)
+GL_MINMAX(unsigned long)
 GL_MINMAX(float)
 GL_MINMAX(double)
 #undef GL_MINMAX
-inline unsigned int min(int a, unsigned int b) { return min((unsigned int)a, b); }
-inline unsigned int min(unsigned int a, int b) { return min(a, (unsigned int)b); }
-inline unsigned int max(int a, unsigned int b) { return max((unsigned int)a, b); }
-inline unsigned int max(unsigned int a, int b) { return max(a, (unsigned int)b); }
+// a signed and an unsigned operand of one width: compared as the unsigned type, as CUDA's overloads do
+#define GL_MINMAX_MIXED(S, U) \
+    inline U min(S a, U b) { return min((U)a, b); } inline U min(U a, S b) { return min(a, (U)b); } \
+    inline U max(S a, U b) { return max((U)a, b); } inline U max(U a, S b) { return max(a, (U)b); }
+GL_MINMAX_MIXED(int, unsigned int)
+GL_MINMAX_MIXED(long, unsigned long)
+GL_MINMAX_MIXED(long long, unsigned long long)
+#undef GL_MINMAX_MIXED
+// and CUDA's named ones
+inline unsigned int umin(unsigned int a, unsigned int b) { return min(a, b); }
+inline unsigned int umax(unsigned int a, unsigned int b) { return max(a, b); }
+inline long long llmin(long long a, long long b) { return min(a, b); }
+inline long long llmax(long long a, long long b) { return max(a, b); }
+inline unsigned long long ullmin(unsigned long long a, unsigned long long b) { return min(a, b); }
+inline unsigned long long ullmax(unsigned long long a, unsigned long long b) { return max(a, b); }
 inline double min(float a, double b) { return min((double)a, b); }
 inline double min(double a, float b) { return min(a, (double)b); }
 inline double max(float a, double b) { return max((double)a, b); }

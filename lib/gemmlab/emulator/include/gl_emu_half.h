@@ -146,8 +146,8 @@ inline T __hfma(T a, T b, T c)                                                  
 { return T((float)std::fma((double)(float)a, (double)(float)b, (double)(float)c)); }                      \
 inline T __hneg(T a) { return -a; }                                                                       \
 inline T __habs(T a) { RAW r{(unsigned short)(a.__x & 0x7fffu)}; return T(r); }                          \
-inline T __hadd_sat(T a, T b) { float v = (float)(a + b); return T(v < 0 ? 0.0f : (v > 1 ? 1.0f : v)); } \
-inline T __hmul_sat(T a, T b) { float v = (float)(a * b); return T(v < 0 ? 0.0f : (v > 1 ? 1.0f : v)); } \
+inline T __hadd_sat(T a, T b) { float v = (float)(a + b); return T(v != v || v < 0 ? 0.0f : (v > 1 ? 1.0f : v)); } \
+inline T __hmul_sat(T a, T b) { float v = (float)(a * b); return T(v != v || v < 0 ? 0.0f : (v > 1 ? 1.0f : v)); } \
 inline T __hmax(T a, T b) { return (float)a != (float)a ? b : ((float)b != (float)b ? a : (a < b ? b : a)); } \
 inline T __hmin(T a, T b) { return (float)a != (float)a ? b : ((float)b != (float)b ? a : (b < a ? b : a)); } \
 inline bool __heq(T a, T b) { return a == b; }                                                            \
@@ -248,3 +248,148 @@ inline int __half2int_rn(__half h) { return __float2int_rn((float)h); }
 inline __nv_bfloat16 __int2bfloat16_rn(int i) { return __float2bfloat16_rn((float)i); }
 inline int __bfloat162int_rz(__nv_bfloat16 h) { return __float2int_rz((float)h); }
 inline int __bfloat162int_rn(__nv_bfloat16 h) { return __float2int_rn((float)h); }
+
+// The rest of cuda_fp16.h's and cuda_bf16.h's functions, for both types (the same names, by overloading, as
+// CUDA has them): saturating and ReLU forms, NaN-propagating max/min, the unordered comparisons, the pair
+// forms of every function (a pair's comparison gives 1.0 or 0.0 a half; the __hb...2 forms a bool for both;
+// the _mask forms 0xffff a half), complex multiply-add, and the conversions to and from every integer type
+// in each rounding mode (an integer is rounded once: through a float that keeps a sticky bit).
+namespace gl_emu {
+inline float sat01(float v) { return v != v ? 0.0f : (v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v)); }
+// v as a float that rounds to 16 bits as v itself would: above 2^24, cut to 24 bits with the lowest set if
+// anything was cut (rounding to odd, exact for a target of at most 22 bits)
+inline float int_for_16bit(unsigned long long magnitude, bool negative)
+{
+    int bits = 64 - __builtin_clzll(magnitude | 1ull);
+    if (bits > 24) {
+        const int cut = bits - 24;
+        const unsigned long long kept = magnitude >> cut, lost = magnitude & ((1ull << cut) - 1ull);
+        magnitude = (kept | (lost ? 1ull : 0ull)) << cut;
+    }
+    const float f = (float)magnitude;                       // exact now
+    return negative ? -f : f;
+}
+template <class I> inline float int_for_16bit(I v)
+{
+    const bool negative = v < 0;
+    const unsigned long long m = negative ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    return int_for_16bit(m, negative);
+}
+}  // namespace gl_emu
+#define GL_EMU_16BIT_MORE(T, P, MASKED)                                                                    \
+inline P operator-(const P& a) { return P(-a.x, -a.y); }                                                  \
+inline P& operator-=(P& a, const P& b) { return a = a - b; }                                              \
+inline P& operator/=(P& a, const P& b) { return a = a / b; }                                              \
+inline bool operator==(const P& a, const P& b) { return a.x == b.x && a.y == b.y; }                       \
+inline bool operator!=(const P& a, const P& b) { return a.x != b.x && a.y != b.y; }                       \
+inline bool operator<(const P& a, const P& b) { return a.x < b.x && a.y < b.y; }                          \
+inline bool operator>(const P& a, const P& b) { return a.x > b.x && a.y > b.y; }                          \
+inline bool operator<=(const P& a, const P& b) { return a.x <= b.x && a.y <= b.y; }                       \
+inline bool operator>=(const P& a, const P& b) { return a.x >= b.x && a.y >= b.y; }                       \
+inline T __hsub_sat(T a, T b) { return T(::gl_emu::sat01((float)(a - b))); }                               \
+inline T __hfma_sat(T a, T b, T c) { return T(::gl_emu::sat01((float)__hfma(a, b, c))); }                 \
+inline T __hfma_relu(T a, T b, T c)                                                                       \
+{ T r = __hfma(a, b, c); return __hisnan(r) ? T(::std::numeric_limits<float>::quiet_NaN()) : (r < T(0.0f) ? T(0.0f) : r); } \
+inline T __hmax_nan(T a, T b) { return __hisnan(a) || __hisnan(b) ? T(::std::numeric_limits<float>::quiet_NaN()) : __hmax(a, b); } \
+inline T __hmin_nan(T a, T b) { return __hisnan(a) || __hisnan(b) ? T(::std::numeric_limits<float>::quiet_NaN()) : __hmin(a, b); } \
+inline bool __hequ(T a, T b) { return !(a < b || a > b); }                                                \
+inline bool __hneu(T a, T b) { return !(a == b); }                                                        \
+inline bool __hltu(T a, T b) { return !(a >= b); }                                                        \
+inline bool __hleu(T a, T b) { return !(a > b); }                                                         \
+inline bool __hgtu(T a, T b) { return !(a <= b); }                                                        \
+inline bool __hgeu(T a, T b) { return !(a < b); }                                                         \
+inline T hexp10(T a) { return T(std::pow(10.0f, (float)a)); }                                             \
+inline T hlog10(T a) { return T(std::log10((float)a)); }                                                  \
+inline T htanh_approx(T a) { return htanh(a); }                                                           \
+inline P __hadd2_rn(P a, P b) { return a + b; }                                                           \
+inline P __hsub2_rn(P a, P b) { return a - b; }                                                           \
+inline P __hmul2_rn(P a, P b) { return a * b; }                                                           \
+inline P __hadd2_sat(P a, P b) { return P(__hadd_sat(a.x, b.x), __hadd_sat(a.y, b.y)); }                  \
+inline P __hsub2_sat(P a, P b) { return P(__hsub_sat(a.x, b.x), __hsub_sat(a.y, b.y)); }                  \
+inline P __hmul2_sat(P a, P b) { return P(__hmul_sat(a.x, b.x), __hmul_sat(a.y, b.y)); }                  \
+inline P __hfma2_sat(P a, P b, P c) { return P(__hfma_sat(a.x, b.x, c.x), __hfma_sat(a.y, b.y, c.y)); }   \
+inline P __hfma2_relu(P a, P b, P c) { return P(__hfma_relu(a.x, b.x, c.x), __hfma_relu(a.y, b.y, c.y)); } \
+inline P __hmax2_nan(P a, P b) { return P(__hmax_nan(a.x, b.x), __hmax_nan(a.y, b.y)); }                  \
+inline P __hmin2_nan(P a, P b) { return P(__hmin_nan(a.x, b.x), __hmin_nan(a.y, b.y)); }                  \
+inline P __hisnan2(P a) { return P(T(__hisnan(a.x) ? 1.0f : 0.0f), T(__hisnan(a.y) ? 1.0f : 0.0f)); }     \
+inline P __lowhigh2highlow(P a) { return P(a.y, a.x); }                                                   \
+inline P __low2half2(P a) { return P(a.x, a.x); }                                                         \
+inline P __high2half2(P a) { return P(a.y, a.y); }                                                        \
+inline P __hcmadd(P a, P b, P c)                                                                          \
+{                                                                                                         \
+    const float re = std::fma(-(float)a.y, (float)b.y, std::fma((float)a.x, (float)b.x, (float)c.x));    \
+    const float im = std::fma((float)a.y, (float)b.x, std::fma((float)a.x, (float)b.y, (float)c.y));     \
+    return P(T(re), T(im));                                                                               \
+}                                                                                                         \
+GL_EMU_16BIT_PAIR1(T, P, hrsqrt, h2rsqrt) GL_EMU_16BIT_PAIR1(T, P, hrcp, h2rcp)                           \
+GL_EMU_16BIT_PAIR1(T, P, hlog, h2log) GL_EMU_16BIT_PAIR1(T, P, hlog2, h2log2)                             \
+GL_EMU_16BIT_PAIR1(T, P, hlog10, h2log10) GL_EMU_16BIT_PAIR1(T, P, hexp2, h2exp2)                         \
+GL_EMU_16BIT_PAIR1(T, P, hexp10, h2exp10) GL_EMU_16BIT_PAIR1(T, P, hcos, h2cos)                           \
+GL_EMU_16BIT_PAIR1(T, P, hsin, h2sin) GL_EMU_16BIT_PAIR1(T, P, htrunc, h2trunc)                           \
+GL_EMU_16BIT_PAIR1(T, P, hceil, h2ceil) GL_EMU_16BIT_PAIR1(T, P, hfloor, h2floor)                         \
+GL_EMU_16BIT_PAIR1(T, P, hrint, h2rint) GL_EMU_16BIT_PAIR1(T, P, htanh, h2tanh)                           \
+GL_EMU_16BIT_COMPARE(T, P, eq, __heq) GL_EMU_16BIT_COMPARE(T, P, ne, __hne)                               \
+GL_EMU_16BIT_COMPARE(T, P, lt, __hlt) GL_EMU_16BIT_COMPARE(T, P, le, __hle)                               \
+GL_EMU_16BIT_COMPARE(T, P, gt, __hgt) GL_EMU_16BIT_COMPARE(T, P, ge, __hge)                               \
+GL_EMU_16BIT_COMPARE(T, P, equ, __hequ) GL_EMU_16BIT_COMPARE(T, P, neu, __hneu)                           \
+GL_EMU_16BIT_COMPARE(T, P, ltu, __hltu) GL_EMU_16BIT_COMPARE(T, P, leu, __hleu)                           \
+GL_EMU_16BIT_COMPARE(T, P, gtu, __hgtu) GL_EMU_16BIT_COMPARE(T, P, geu, __hgeu)
+// f over a pair, half by half
+#define GL_EMU_16BIT_PAIR1(T, P, F, F2) inline P F2(P a) { return P(F(a.x), F(a.y)); }
+// a comparison over a pair: 1.0 or 0.0 a half (__heq2), a bool for both (__hbeq2), 0xffff a half (__heq2_mask)
+#define GL_EMU_16BIT_COMPARE(T, P, OP, F)                                                                 \
+inline P __h##OP##2(P a, P b) { return P(T(F(a.x, b.x) ? 1.0f : 0.0f), T(F(a.y, b.y) ? 1.0f : 0.0f)); }  \
+inline bool __hb##OP##2(P a, P b) { return F(a.x, b.x) && F(a.y, b.y); }                                  \
+inline unsigned __h##OP##2_mask(P a, P b) { return (F(a.x, b.x) ? 0xffffu : 0u) | (F(a.y, b.y) ? 0xffff0000u : 0u); }
+GL_EMU_16BIT_MORE(__half, __half2, 1)
+GL_EMU_16BIT_MORE(__nv_bfloat16, __nv_bfloat162, 1)
+#undef GL_EMU_16BIT_MORE
+#undef GL_EMU_16BIT_PAIR1
+#undef GL_EMU_16BIT_COMPARE
+
+// conversions between the 16-bit types and every integer type, in each rounding mode (NaN gives 0, values out
+// of range saturate, as cvt does)
+#define GL_EMU_16BIT_INTS(T, NAME, MK, I, ITAG)                                                            \
+inline T __##ITAG##2##NAME##_rn(I v) { return MK(::gl_emu::int_for_16bit(v), ::gl_emu::RN); }             \
+inline T __##ITAG##2##NAME##_rz(I v) { return MK(::gl_emu::int_for_16bit(v), ::gl_emu::RZ); }             \
+inline T __##ITAG##2##NAME##_ru(I v) { return MK(::gl_emu::int_for_16bit(v), ::gl_emu::RU); }             \
+inline T __##ITAG##2##NAME##_rd(I v) { return MK(::gl_emu::int_for_16bit(v), ::gl_emu::RD); }             \
+inline I __##NAME##2##ITAG##_rn(T h) { return ::gl_emu::to_int<I>((float)h, 0); }                          \
+inline I __##NAME##2##ITAG##_rz(T h) { return ::gl_emu::to_int<I>((float)h, 1); }                          \
+inline I __##NAME##2##ITAG##_ru(T h) { return ::gl_emu::to_int<I>((float)h, 2); }                          \
+inline I __##NAME##2##ITAG##_rd(T h) { return ::gl_emu::to_int<I>((float)h, 3); }
+#define GL_EMU_16BIT_ALL_INTS(T, NAME, MK)                                                                  \
+GL_EMU_16BIT_INTS(T, NAME, MK, short, short) GL_EMU_16BIT_INTS(T, NAME, MK, unsigned short, ushort)       \
+GL_EMU_16BIT_INTS(T, NAME, MK, unsigned int, uint) GL_EMU_16BIT_INTS(T, NAME, MK, long long, ll)          \
+GL_EMU_16BIT_INTS(T, NAME, MK, unsigned long long, ull)                                                   \
+inline T __int2##NAME##_rz(int v) { return MK(::gl_emu::int_for_16bit(v), ::gl_emu::RZ); }                 \
+inline T __int2##NAME##_ru(int v) { return MK(::gl_emu::int_for_16bit(v), ::gl_emu::RU); }                 \
+inline T __int2##NAME##_rd(int v) { return MK(::gl_emu::int_for_16bit(v), ::gl_emu::RD); }                 \
+inline int __##NAME##2int_ru(T h) { return ::gl_emu::to_int<int>((float)h, 2); }                          \
+inline int __##NAME##2int_rd(T h) { return ::gl_emu::to_int<int>((float)h, 3); }                          \
+inline signed char __##NAME##2char_rz(T h) { return ::gl_emu::to_int<signed char>((float)h, 1); }          \
+inline unsigned char __##NAME##2uchar_rz(T h) { return ::gl_emu::to_int<unsigned char>((float)h, 1); }
+GL_EMU_16BIT_ALL_INTS(__half, half, gl_make___half)
+GL_EMU_16BIT_ALL_INTS(__nv_bfloat16, bfloat16, gl_make___nv_bfloat16)
+#undef GL_EMU_16BIT_ALL_INTS
+#undef GL_EMU_16BIT_INTS
+
+// cuda_fp16.h's and cuda_bf16.h's constants
+#define CUDART_INF_FP16 __ushort_as_half((unsigned short)0x7C00U)
+#define CUDART_NAN_FP16 __ushort_as_half((unsigned short)0x7FFFU)
+#define CUDART_MIN_DENORM_FP16 __ushort_as_half((unsigned short)0x0001U)
+#define CUDART_MAX_NORMAL_FP16 __ushort_as_half((unsigned short)0x7BFFU)
+#define CUDART_NEG_ZERO_FP16 __ushort_as_half((unsigned short)0x8000U)
+#define CUDART_ZERO_FP16 __ushort_as_half((unsigned short)0x0000U)
+#define CUDART_ONE_FP16 __ushort_as_half((unsigned short)0x3C00U)
+#define CUDART_INF_BF16 __ushort_as_bfloat16((unsigned short)0x7F80U)
+#define CUDART_NAN_BF16 __ushort_as_bfloat16((unsigned short)0x7FFFU)
+#define CUDART_MIN_DENORM_BF16 __ushort_as_bfloat16((unsigned short)0x0001U)
+#define CUDART_MAX_NORMAL_BF16 __ushort_as_bfloat16((unsigned short)0x7F7FU)
+#define CUDART_NEG_ZERO_BF16 __ushort_as_bfloat16((unsigned short)0x8000U)
+#define CUDART_ZERO_BF16 __ushort_as_bfloat16((unsigned short)0x0000U)
+#define CUDART_ONE_BF16 __ushort_as_bfloat16((unsigned short)0x3F80U)
+inline __nv_bfloat162 __low2bfloat162(__nv_bfloat162 a) { return __nv_bfloat162(a.x, a.x); }
+inline __nv_bfloat162 __high2bfloat162(__nv_bfloat162 a) { return __nv_bfloat162(a.y, a.y); }
+inline __nv_bfloat162 __lows2bfloat162(__nv_bfloat162 a, __nv_bfloat162 b) { return __nv_bfloat162(a.x, b.x); }
+inline __nv_bfloat162 __highs2bfloat162(__nv_bfloat162 a, __nv_bfloat162 b) { return __nv_bfloat162(a.y, b.y); }
