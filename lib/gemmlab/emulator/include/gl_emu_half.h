@@ -315,12 +315,8 @@ inline P __hisnan2(P a) { return P(T(__hisnan(a.x) ? 1.0f : 0.0f), T(__hisnan(a.
 inline P __lowhigh2highlow(P a) { return P(a.y, a.x); }                                                   \
 inline P __low2half2(P a) { return P(a.x, a.x); }                                                         \
 inline P __high2half2(P a) { return P(a.y, a.y); }                                                        \
-inline P __hcmadd(P a, P b, P c)                                                                          \
-{                                                                                                         \
-    const float re = std::fma(-(float)a.y, (float)b.y, std::fma((float)a.x, (float)b.x, (float)c.x));    \
-    const float im = std::fma((float)a.y, (float)b.x, std::fma((float)a.x, (float)b.y, (float)c.y));     \
-    return P(T(re), T(im));                                                                               \
-}                                                                                                         \
+inline P __hcmadd(P a, P b, P c)            /* two 16-bit fmas a part, each rounded, as CUDA computes it */ \
+{ return P(__hfma(-a.y, b.y, __hfma(a.x, b.x, c.x)), __hfma(a.y, b.x, __hfma(a.x, b.y, c.y))); }           \
 GL_EMU_16BIT_PAIR1(T, P, hrsqrt, h2rsqrt) GL_EMU_16BIT_PAIR1(T, P, hrcp, h2rcp)                           \
 GL_EMU_16BIT_PAIR1(T, P, hlog, h2log) GL_EMU_16BIT_PAIR1(T, P, hlog2, h2log2)                             \
 GL_EMU_16BIT_PAIR1(T, P, hlog10, h2log10) GL_EMU_16BIT_PAIR1(T, P, hexp2, h2exp2)                         \
@@ -374,21 +370,6 @@ GL_EMU_16BIT_ALL_INTS(__nv_bfloat16, bfloat16, gl_make___nv_bfloat16)
 #undef GL_EMU_16BIT_ALL_INTS
 #undef GL_EMU_16BIT_INTS
 
-// cuda_fp16.h's and cuda_bf16.h's constants
-#define CUDART_INF_FP16 __ushort_as_half((unsigned short)0x7C00U)
-#define CUDART_NAN_FP16 __ushort_as_half((unsigned short)0x7FFFU)
-#define CUDART_MIN_DENORM_FP16 __ushort_as_half((unsigned short)0x0001U)
-#define CUDART_MAX_NORMAL_FP16 __ushort_as_half((unsigned short)0x7BFFU)
-#define CUDART_NEG_ZERO_FP16 __ushort_as_half((unsigned short)0x8000U)
-#define CUDART_ZERO_FP16 __ushort_as_half((unsigned short)0x0000U)
-#define CUDART_ONE_FP16 __ushort_as_half((unsigned short)0x3C00U)
-#define CUDART_INF_BF16 __ushort_as_bfloat16((unsigned short)0x7F80U)
-#define CUDART_NAN_BF16 __ushort_as_bfloat16((unsigned short)0x7FFFU)
-#define CUDART_MIN_DENORM_BF16 __ushort_as_bfloat16((unsigned short)0x0001U)
-#define CUDART_MAX_NORMAL_BF16 __ushort_as_bfloat16((unsigned short)0x7F7FU)
-#define CUDART_NEG_ZERO_BF16 __ushort_as_bfloat16((unsigned short)0x8000U)
-#define CUDART_ZERO_BF16 __ushort_as_bfloat16((unsigned short)0x0000U)
-#define CUDART_ONE_BF16 __ushort_as_bfloat16((unsigned short)0x3F80U)
 inline __nv_bfloat162 __low2bfloat162(__nv_bfloat162 a) { return __nv_bfloat162(a.x, a.x); }
 inline __nv_bfloat162 __high2bfloat162(__nv_bfloat162 a) { return __nv_bfloat162(a.y, a.y); }
 inline __nv_bfloat162 __lows2bfloat162(__nv_bfloat162 a, __nv_bfloat162 b) { return __nv_bfloat162(a.x, b.x); }
