@@ -1457,17 +1457,14 @@ __global__ void api(const __half* ha, const __half* hb, const __nv_bfloat16* ba,
 
 def _f16(u, half):
     u = numpy.asarray(u, dtype=numpy.uint16)
-    return u.view(numpy.float16).astype(numpy.float64) if half else (u.astype(numpy.uint32) << 16).view(numpy.float32).astype(numpy.float64)
+    return (u.view(numpy.float16) if half else gl.ops.from_bf16_bits(u)).astype(numpy.float64)
 
 
 def _to16(v, half):
     """float64 values to 16-bit bits, rounded to nearest even (a canonical NaN: 0x7fff)."""
     v = numpy.asarray(v, dtype=numpy.float64)
-    if half:
-        out = v.astype(numpy.float16).view(numpy.uint16).copy()
-    else:
-        f = v.astype(numpy.float32).view(numpy.uint32).astype(numpy.uint64)
-        out = ((f + 0x7FFF + ((f >> 16) & 1)) >> 16).astype(numpy.uint16)
+    with numpy.errstate(over="ignore"):                      # past the format's range: inf, as intended
+        out = v.astype(numpy.float16).view(numpy.uint16).copy() if half else gl.ops.to_bf16_bits(v)
     out[numpy.isnan(v)] = 0x7FFF
     return out
 

@@ -1507,16 +1507,15 @@ __device__ inline long long clock64()
 #define GL_EMU_SM_COUNT 132
 #endif
 namespace gl_emu {
+// the block's index in the grid's linear order (x fastest), as cooperative groups' grid_group ranks blocks
+inline unsigned long long block_rank()
+{ return blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z); }
 inline unsigned sreg_linear() { return g.fibers[g.cur].linear; }
 inline unsigned sreg_lane() { return sreg_linear() & 31u; }
 inline unsigned ptx_sreg_laneid() { return sreg_lane(); }
 inline unsigned ptx_sreg_warpid() { return sreg_linear() >> 5; }
 inline unsigned ptx_sreg_nwarpid() { return 64; }
-inline unsigned ptx_sreg_smid()
-{
-    const unsigned long long b = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
-    return (unsigned)(b % GL_EMU_SM_COUNT);
-}
+inline unsigned ptx_sreg_smid() { return (unsigned)(block_rank() % GL_EMU_SM_COUNT); }
 inline unsigned ptx_sreg_nsmid() { return GL_EMU_SM_COUNT; }
 inline unsigned ptx_sreg_lanemask_eq() { return 1u << sreg_lane(); }
 inline unsigned ptx_sreg_lanemask_lt() { return (1u << sreg_lane()) - 1u; }
@@ -1524,14 +1523,11 @@ inline unsigned ptx_sreg_lanemask_le() { return (unsigned)((2ull << sreg_lane())
 inline unsigned ptx_sreg_lanemask_gt() { return ~ptx_sreg_lanemask_le(); }
 inline unsigned ptx_sreg_lanemask_ge() { return ~ptx_sreg_lanemask_lt(); }
 inline unsigned ptx_sreg_dynamic_smem_size() { return (unsigned)dynamic_shared_given; }
-}  // namespace gl_emu
-inline unsigned long long gl_emu_ptx_clock64() { return (unsigned long long)clock64(); }
-namespace gl_emu {
-inline unsigned long long ptx_sreg_clock64() { return gl_emu_ptx_clock64(); }
-inline unsigned ptx_sreg_clock() { return (unsigned)gl_emu_ptx_clock64(); }
-inline unsigned ptx_sreg_clock_hi() { return (unsigned)(gl_emu_ptx_clock64() >> 32); }
-inline unsigned long long ptx_sreg_globaltimer() { return gl_emu_ptx_clock64(); }
-inline unsigned ptx_sreg_globaltimer_lo() { return (unsigned)gl_emu_ptx_clock64(); }
+inline unsigned long long ptx_sreg_clock64() { return (unsigned long long)::clock64(); }
+inline unsigned ptx_sreg_clock() { return (unsigned)ptx_sreg_clock64(); }
+inline unsigned ptx_sreg_clock_hi() { return (unsigned)(ptx_sreg_clock64() >> 32); }
+inline unsigned long long ptx_sreg_globaltimer() { return ptx_sreg_clock64(); }
+inline unsigned ptx_sreg_globaltimer_lo() { return (unsigned)ptx_sreg_clock64(); }
 }  // namespace gl_emu
 
 // Atomics: fibers switch only at barriers and warp operations, so a read-modify-write is never

@@ -198,7 +198,8 @@ class Kernel:
         if isinstance(value, numpy.void) and value.dtype.fields:
             value = numpy.array([value], dtype=value.dtype)    # a struct scalar: as the one-element array form
         struct = isinstance(value, numpy.ndarray) and value.dtype.fields and value.size == 1
-        if struct and known is not None and known[1] > 1:      # a vector type by value (float2, int4, ...)
+        vector = known is not None and known[1] > 1            # a vector type by value (float2, int4, ...)
+        if struct and vector:
             size = numpy.dtype(known[0]).itemsize * known[1]
             if value.dtype.itemsize != size:
                 raise ValueError(f"{where} is a {ctype} value ({size} bytes), but the structured value given "
@@ -208,11 +209,11 @@ class Kernel:
             return value              # a struct by value: a one-element NumPy array of a structured dtype (CuPy's form)
         if isinstance(value, (self.array_type, numpy.ndarray)):
             extra = (f" (a {ctype} by value is a one-element NumPy array of a structured dtype, as for a struct)"
-                     if known is not None and known[1] > 1 else "")
+                     if vector else "")
             raise ValueError(f"{where} is a {ctype} value, not a pointer, but got an array{extra}")
         if known is None:
             return value              # a struct or a type we do not model: passed as given
-        if known[1] > 1:
+        if vector:
             raise ValueError(f"{where} is a {ctype} value: pass a one-element NumPy array of a structured dtype "
                              f"with its {known[1]} fields (as for a struct), got {type(value).__name__}")
         dtype = numpy.dtype(known[0])

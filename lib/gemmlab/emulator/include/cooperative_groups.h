@@ -54,11 +54,7 @@ template <unsigned... Sizes> inline thread_block this_thread_block(block_tile_me
 
 class grid_group {
 public:
-    unsigned long long thread_rank() const
-    {
-        unsigned long long b = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
-        return b * gl_detail::block_threads() + gl_detail::block_rank();
-    }
+    unsigned long long thread_rank() const { return ::gl_emu::block_rank() * gl_detail::block_threads() + gl_detail::block_rank(); }
     unsigned long long size() const
     { return (unsigned long long)gridDim.x * gridDim.y * gridDim.z * gl_detail::block_threads(); }
     unsigned long long num_threads() const { return size(); }
@@ -66,8 +62,7 @@ public:
     static dim3 group_dim() { return gridDim; }
     static dim3 dim_blocks() { return gridDim; }
     static dim3 block_index() { return blockIdx; }
-    static unsigned long long block_rank()
-    { return blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z); }
+    static unsigned long long block_rank() { return ::gl_emu::block_rank(); }
     static unsigned long long num_blocks() { return (unsigned long long)gridDim.x * gridDim.y * gridDim.z; }
     void sync() const
     {

@@ -304,13 +304,10 @@ inline T htanh_approx(T a) { return htanh(a); }                                 
 inline P __hadd2_rn(P a, P b) { return a + b; }                                                           \
 inline P __hsub2_rn(P a, P b) { return a - b; }                                                           \
 inline P __hmul2_rn(P a, P b) { return a * b; }                                                           \
-inline P __hadd2_sat(P a, P b) { return P(__hadd_sat(a.x, b.x), __hadd_sat(a.y, b.y)); }                  \
-inline P __hsub2_sat(P a, P b) { return P(__hsub_sat(a.x, b.x), __hsub_sat(a.y, b.y)); }                  \
-inline P __hmul2_sat(P a, P b) { return P(__hmul_sat(a.x, b.x), __hmul_sat(a.y, b.y)); }                  \
-inline P __hfma2_sat(P a, P b, P c) { return P(__hfma_sat(a.x, b.x, c.x), __hfma_sat(a.y, b.y, c.y)); }   \
-inline P __hfma2_relu(P a, P b, P c) { return P(__hfma_relu(a.x, b.x, c.x), __hfma_relu(a.y, b.y, c.y)); } \
-inline P __hmax2_nan(P a, P b) { return P(__hmax_nan(a.x, b.x), __hmax_nan(a.y, b.y)); }                  \
-inline P __hmin2_nan(P a, P b) { return P(__hmin_nan(a.x, b.x), __hmin_nan(a.y, b.y)); }                  \
+GL_EMU_16BIT_PAIR2(T, P, __hadd_sat, __hadd2_sat) GL_EMU_16BIT_PAIR2(T, P, __hsub_sat, __hsub2_sat)       \
+GL_EMU_16BIT_PAIR2(T, P, __hmul_sat, __hmul2_sat) GL_EMU_16BIT_PAIR2(T, P, __hmax_nan, __hmax2_nan)       \
+GL_EMU_16BIT_PAIR2(T, P, __hmin_nan, __hmin2_nan)                                                         \
+GL_EMU_16BIT_PAIR3(T, P, __hfma_sat, __hfma2_sat) GL_EMU_16BIT_PAIR3(T, P, __hfma_relu, __hfma2_relu)     \
 inline P __hisnan2(P a) { return P(T(__hisnan(a.x) ? 1.0f : 0.0f), T(__hisnan(a.y) ? 1.0f : 0.0f)); }     \
 inline P __lowhigh2highlow(P a) { return P(a.y, a.x); }                                                   \
 inline P __low2half2(P a) { return P(a.x, a.x); }                                                         \
@@ -330,8 +327,10 @@ GL_EMU_16BIT_COMPARE(T, P, gt, __hgt) GL_EMU_16BIT_COMPARE(T, P, ge, __hge)     
 GL_EMU_16BIT_COMPARE(T, P, equ, __hequ) GL_EMU_16BIT_COMPARE(T, P, neu, __hneu)                           \
 GL_EMU_16BIT_COMPARE(T, P, ltu, __hltu) GL_EMU_16BIT_COMPARE(T, P, leu, __hleu)                           \
 GL_EMU_16BIT_COMPARE(T, P, gtu, __hgtu) GL_EMU_16BIT_COMPARE(T, P, geu, __hgeu)
-// f over a pair, half by half
+// f over pairs, half by half
 #define GL_EMU_16BIT_PAIR1(T, P, F, F2) inline P F2(P a) { return P(F(a.x), F(a.y)); }
+#define GL_EMU_16BIT_PAIR2(T, P, F, F2) inline P F2(P a, P b) { return P(F(a.x, b.x), F(a.y, b.y)); }
+#define GL_EMU_16BIT_PAIR3(T, P, F, F2) inline P F2(P a, P b, P c) { return P(F(a.x, b.x, c.x), F(a.y, b.y, c.y)); }
 // a comparison over a pair: 1.0 or 0.0 a half (__heq2), a bool for both (__hbeq2), 0xffff a half (__heq2_mask)
 #define GL_EMU_16BIT_COMPARE(T, P, OP, F)                                                                 \
 inline P __h##OP##2(P a, P b) { return P(T(F(a.x, b.x) ? 1.0f : 0.0f), T(F(a.y, b.y) ? 1.0f : 0.0f)); }  \
@@ -341,6 +340,8 @@ GL_EMU_16BIT_MORE(__half, __half2, 1)
 GL_EMU_16BIT_MORE(__nv_bfloat16, __nv_bfloat162, 1)
 #undef GL_EMU_16BIT_MORE
 #undef GL_EMU_16BIT_PAIR1
+#undef GL_EMU_16BIT_PAIR2
+#undef GL_EMU_16BIT_PAIR3
 #undef GL_EMU_16BIT_COMPARE
 
 // conversions between the 16-bit types and every integer type, in each rounding mode (NaN gives 0, values out

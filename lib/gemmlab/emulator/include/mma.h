@@ -237,17 +237,11 @@ inline void mma_sync(fragment<accumulator, M, N, K, TD>& d, const fragment<matri
     static_assert(gl_exact<TA>::value, "wmma::mma_sync takes satf with 8-bit integer fragments only");
     gl_exact_mma(d, a, b, c, satf);
 }
+// FP16, BF16, TF32: exact products added into the accumulator as the tensor cores add them (gl_tc_add above)
 template <int M, int N, int K, class TA, class LA, class TB, class LB, class TC, class TD>
-inline void mma_sync(fragment<accumulator, M, N, K, TD>& d, const fragment<matrix_a, M, N, K, TA, LA>& a,
-                     const fragment<matrix_b, M, N, K, TB, LB>& b, const fragment<accumulator, M, N, K, TC>& c)
+inline void gl_tc_mma(fragment<accumulator, M, N, K, TD>& d, const fragment<matrix_a, M, N, K, TA, LA>& a,
+                      const fragment<matrix_b, M, N, K, TB, LB>& b, const fragment<accumulator, M, N, K, TC>& c)
 {
-    static_assert(std::is_same<TA, TB>::value || (gl_exact<TA>::value && gl_exact<TB>::value &&
-                                                  !std::is_same<TA, double>::value && !std::is_same<TB, double>::value),
-                  "matrix_a and matrix_b fragments of one mma_sync have one type");
-    if constexpr (gl_exact<TA>::value) {
-        gl_exact_mma(d, a, b, c, false);
-        return;
-    } else {
     constexpr int G = gl_tc_group<TA>::value;
     static_assert(K % G == 0 && G <= 16, "a whole number of product groups per mma_sync");
     float out[M * N];
@@ -270,7 +264,14 @@ inline void mma_sync(fragment<accumulator, M, N, K, TD>& d, const fragment<matri
             out[i * N + j] = acc;
         }
     for (int e = 0; e < M * N; ++e) d.x[e] = static_cast<typename fragment<accumulator, M, N, K, TD>::element_type>(out[e]);
-    }
+}
+template <int M, int N, int K, class TA, class LA, class TB, class LB, class TC, class TD>
+inline void mma_sync(fragment<accumulator, M, N, K, TD>& d, const fragment<matrix_a, M, N, K, TA, LA>& a,
+                     const fragment<matrix_b, M, N, K, TB, LB>& b, const fragment<accumulator, M, N, K, TC>& c)
+{
+    static_assert(std::is_same<TA, TB>::value, "matrix_a and matrix_b fragments of one mma_sync have one type");
+    if constexpr (gl_exact<TA>::value) gl_exact_mma(d, a, b, c, false);
+    else gl_tc_mma(d, a, b, c);
 }
 
 }  // namespace wmma

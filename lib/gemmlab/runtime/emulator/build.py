@@ -363,14 +363,15 @@ def compile(module, expr: str, signature, racecheck: bool = False):
     cxx = _compiler()
     origin = str(module.path) if module.path is not None else "<code>"
     symbol = "gl_emu_kernel_" + hashlib.sha256(expr.encode()).hexdigest()[:12]
+    function = expr if expr.startswith("(") else "&" + expr        # the kernel's address, as invoke takes it
     unit = "\n".join([
         '#include "gemmlab_emu.h"',
         f'#line 1 "{_c_string(origin)}"',
         translate(module.source),
         "",
         f"#line {LAUNCHER_LINE} \"<gemmlab emulator launcher>\"",
-        f"GL_EXPORT void {symbol}(void** args) {{ ::gl_emu::invoke({expr if expr.startswith('(') else '&' + expr}, args); }}",
-        f"GL_EXPORT GL_NOSAN unsigned {symbol}_sizes(unsigned long long* out) {{ return ::gl_emu::param_sizes({expr if expr.startswith('(') else '&' + expr}, out); }}",
+        f"GL_EXPORT void {symbol}(void** args) {{ ::gl_emu::invoke({function}, args); }}",
+        f"GL_EXPORT GL_NOSAN unsigned {symbol}_sizes(unsigned long long* out) {{ return ::gl_emu::param_sizes({function}, out); }}",
         _launch_bounds_function(signature, expr, symbol),
         "GL_EXPORT long gl_emu_fork_launch(void (*body)(void**), const char* kernel, const unsigned* grid,",
         "                                  const unsigned* block, unsigned long long shared, void** args,",
