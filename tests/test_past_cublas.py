@@ -12,7 +12,9 @@ from gemmlab.runtime import backend as hw
 from gemmlab.runtime import profiles
 from gemmlab.studies import past_cublas
 
-NEW = ["tc/08_persistent", "tc/09_tma_store", "tc/10_cluster_multicast", "tc/11_stream_k"]
+NEW = ["tc/08_persistent", "tc/09_tma_store", "tc/10_cluster_multicast", "tc/11_stream_k", "tc/12_pingpong"]
+# every configuration of each: tc/09's knobs (stages, the producer's registers) and tc/12's two schedules
+CONFIGS = [(key, c) for key in NEW for c in gl.registry.get(key).covering()]
 # (M, N, K): one partial tile; a few tiles; more tiles than SMs (264 on 132); an odd 31 rows of tiles, 17
 # columns and K = 200 (a partial last slice); a tall one with a single column of tiles
 SHAPES = [(1, 8, 8), (200, 136, 72), (1000, 520, 264), (3000, 2600, 520), (3900, 4104, 200), (8200, 200, 64)]
@@ -23,16 +25,17 @@ SPLIT_SHAPES = [(2430, 1784, 1096), (5000, 1000, 4104), (4100, 2056, 2000)]
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not hw.on_gpu, reason="needs a GPU")
-@pytest.mark.parametrize("key", NEW)
+@pytest.mark.parametrize("key, params", CONFIGS, ids=lambda x: x if isinstance(x, str) else
+                         ",".join(f"{k}={v}" for k, v in x.items()) or "defaults")
 @pytest.mark.parametrize("precision", ["fp16", "bf16"])
 @pytest.mark.parametrize("shape", SHAPES + SPLIT_SHAPES, ids=lambda s: "x".join(map(str, s)))
-def test_the_new_hopper_kernels_agree_with_float64(key, precision, shape):
+def test_the_new_hopper_kernels_agree_with_float64(key, params, precision, shape):
     v = gl.registry.get(key)
     problem = ops.TcGemm(m=shape[0], n=shape[1], k=shape[2], precision=precision)
     why = v.skip_reason(problem)
     if why:
         pytest.skip(why)
-    result = v.check(problem)
+    result = v.check(problem, **params)
     assert result.ok, str(result)
 
 
@@ -128,8 +131,17 @@ def test_the_persistent_grids_follow_the_gpu_in_use(monkeypatch):
         big = ops.TcGemm(m=8192, n=8192, k=64, precision="fp16")
         assert eight.launch(big, {})[0] == (gpu.sm_count,)
         assert ten.launch(big, {})[0] == (2 * (gpu.sm_count // 2),)
+    twelve = gl.registry.get("tc/12_pingpong")
+    for name in ("H200", "T4", "A100"):
+        gpu = profiles.PROFILES[name]
+        monkeypatch.setattr(profiles, "current", lambda gpu=gpu: gpu)
+        big = ops.TcGemm(m=8192, n=8192, k=64, precision="fp16")
+        assert twelve.launch(big, twelve.resolve())[0] == (gpu.sm_count,)
     small = ops.TcGemm(m=300, n=600, k=64, precision="fp16")          # 3 x 3 tiles; 2 pairs of rows x 3
     assert eight.launch(small, {})[0] == (9,) and ten.launch(small, {})[0] == (12,)
+    # tc/12: 3 x 5 tiles of 128 x 128 in ping-pong (one a block: consumer 1 of each has none), 2 x 5 of 256 x 128
+    assert twelve.launch(small, twelve.resolve(PINGPONG=1))[0] == (15,)
+    assert twelve.launch(small, twelve.resolve(PINGPONG=0))[0] == (10,)
     assert registry._persistent_blocks(ops.TcGemm(m=1, n=8, k=8, precision="fp16"), 2) == 2
 
 
@@ -140,6 +152,13 @@ def test_the_bar_is_the_one_set_and_every_shape_is_measured_in_both_precisions()
     assert past_cublas.PRECISIONS == ("fp16", "bf16")
     assert [k for k, _ in past_cublas.LADDER][:1] == ["tc/06_wgmma_tma"]
     assert set(NEW) <= {k for k, _ in past_cublas.LADDER}
+    # each knob changes one parameter of a ladder kernel, and the chapter's table names every one
+    knobs = [gl.cases.Case(k, p).label for k, p in past_cublas.KNOBS]
+    assert all(len(p) == 1 for _, p in past_cublas.KNOBS)
+    assert set(knobs) | {"12_pingpong[]"} == {name for name, _, _ in past_cublas.KNOB_ROWS}
+    for key, params in past_cublas.KNOBS:
+        v = gl.registry.get(key)
+        assert v.resolve(**params) in v.covering() and v.resolve(**params) != v.resolve()
 
 
 def test_without_triton_the_column_says_why(monkeypatch):

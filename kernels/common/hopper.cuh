@@ -1,5 +1,5 @@
 // common/hopper.cuh — Hopper's asynchronous copies and the barriers that track them (sm_90a, inline PTX;
-// GPU only), shared by tc/06-tc/11. An mbarrier in shared memory counts arrivals and, with expect_tx,
+// GPU only), shared by tc/06-tc/12. An mbarrier in shared memory counts arrivals and, with expect_tx,
 // bytes still to land; a TMA copy (cp.async.bulk.tensor) counts its bytes off the barrier it names; a
 // waiter spins on try_wait.parity until the barrier's current phase has completed.
 #pragma once
@@ -98,6 +98,12 @@ __device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_g
 __device__ __forceinline__ void named_sync(unsigned id, unsigned threads)
 {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+// arrive on hardware barrier `id` without waiting: with a named_sync of the other threads, one group of
+// threads tells another it may go on (tc/12's consumers take turns this way)
+__device__ __forceinline__ void named_arrive(unsigned id, unsigned threads)
+{
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 // clusters (chapter 16): the blocks of a cluster run at once on neighbouring SMs and may arrive on each

@@ -1,13 +1,14 @@
 // common/wgmma.cuh — Hopper's warpgroup MMA as chapters 15 and 16 use it (sm_90a, inline PTX; GPU only):
-// the shared-memory descriptor of a 128-byte-swizzled tile, wgmma.m64n256k16 with FP32 accumulators, and
-// the order in which a persistent kernel walks the tiles of C.
+// the shared-memory descriptor of a 128-byte-swizzled tile, wgmma.m64n256k16 (and m64n128k16) with FP32
+// accumulators, the order in which a persistent kernel walks the tiles of C, its producer and consumer loops
+// and the TMA-store epilogue.
 #pragma once
 
 #include "common/hopper.cuh"
 
 namespace gl_wgmma {
 // [wgmma]
-// the tiles of tc/06-tc/10: 128 x 256 of C per block in 64-wide steps of K; a stage holds A's 128 x 64 and B's
+// the tiles of tc/06-tc/11: 128 x 256 of C per block in 64-wide steps of K; a stage holds A's 128 x 64 and B's
 // 64 x 256 (four 64-column boxes), 16-bit values
 constexpr int BM = 128, BN = 256, BK = 64;
 constexpr int A_BYTES = BM * BK * 2, B_BYTES = BK * BN * 2, STAGE_BYTES = A_BYTES + B_BYTES;
@@ -94,25 +95,28 @@ __device__ __forceinline__ void grouped_tile(int t, int MT, int NT, int group, i
 // store the one before.
 
 // the producer's loads of slices k0 <= kt < k1 of tile (mt, nt), from slice `it` of its running count on:
-// each waits for its stage to be empty, then copies A's box and B's four into it
-template <int STAGES>
+// each waits for its stage to be empty, then copies A's box and B's four into it. The tile is MB boxes of A
+// (128 x 64 each) tall and NB boxes of B (64 x 64) wide: 128 x 256 by default, tc/12's 128 x 128 and 256 x 128
+template <int STAGES, int MB = 1, int NB = BN / 64>
 __device__ __forceinline__ void load_slices(const gl_hopper::TensorMap* mapA, const gl_hopper::TensorMap* mapB,
                                             unsigned tiles, unsigned long long* full, unsigned long long* empty,
                                             int mt, int nt, int k0, int k1, int& it)
 {
     using namespace gl_hopper;
+    constexpr int A_BOX = BM * BK * 2, B_BOX = BK * 64 * 2, STAGE = MB * A_BOX + NB * B_BOX;
     for (int kt = k0; kt < k1; ++kt, ++it) {
         const int s = it % STAGES;
         bar_wait(smem(&empty[s]), ((it / STAGES) & 1) ^ 1);              // the first round passes at once
-        bar_expect_bytes(smem(&full[s]), STAGE_BYTES);
-        const unsigned a = tiles + s * STAGE_BYTES, b = a + A_BYTES;
-        tma_load(a, mapA, kt * BK, mt * BM, smem(&full[s]));
+        bar_expect_bytes(smem(&full[s]), STAGE);
+        const unsigned a = tiles + s * STAGE, b = a + MB * A_BOX;
         #pragma unroll
-        for (int j = 0; j < BN / 64; ++j) tma_load(b + j * (BK * 128), mapB, nt * BN + 64 * j, kt * BK, smem(&full[s]));
+        for (int i = 0; i < MB; ++i) tma_load(a + i * A_BOX, mapA, kt * BK, (mt * MB + i) * BM, smem(&full[s]));
+        #pragma unroll
+        for (int j = 0; j < NB; ++j) tma_load(b + j * B_BOX, mapB, (nt * NB + j) * 64, kt * BK, smem(&full[s]));
     }
 }
-// the producer of tc/08 and tc/09: every k-slice of every tile of the block
-template <int STAGES>
+// the producer of tc/08, tc/09 and tc/12: every k-slice of every tile of the block
+template <int STAGES, int MB = 1, int NB = BN / 64>
 __device__ __forceinline__ void load_tiles(const gl_hopper::TensorMap* mapA, const gl_hopper::TensorMap* mapB,
                                            unsigned tiles, unsigned long long* full, unsigned long long* empty,
                                            int MT, int NT, int KT, int group)
@@ -121,7 +125,7 @@ __device__ __forceinline__ void load_tiles(const gl_hopper::TensorMap* mapA, con
     for (int t = blockIdx.x; t < MT * NT; t += gridDim.x) {
         int mt, nt;
         grouped_tile(t, MT, NT, group, mt, nt);
-        load_slices<STAGES>(mapA, mapB, tiles, full, empty, mt, nt, 0, KT, it);
+        load_slices<STAGES, MB, NB>(mapA, mapB, tiles, full, empty, mt, nt, 0, KT, it);
     }
 }
 
@@ -155,10 +159,83 @@ __device__ __forceinline__ void multiply_tile(float (&d)[128], int& it, int KT, 
 }
 // [walk]
 
+// [half]
+// d (64 x 128, FP32, 64 per thread) += A (64 x 16) B (16 x 128): the half-width form of chapter 16's
+// 128 x 128 consumers (tc/12)
+#define GL_WGMMA_64x128x16(TYPE)                                                                            \
+    asm volatile("{\n"                                                                                     \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {"                         \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, " \
+                 "%64, %65, 1, 1, 1, 0, 1;\n}\n"                                                           \
+                 :                                                                                         \
+                 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+                 "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+                 "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+                 "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+                 "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+                 "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+                 "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+                 "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
+                 : "l"(a), "l"(b))
+template <int PREC>
+__device__ __forceinline__ void mma_64x128x16(float (&d)[64], unsigned long long a, unsigned long long b)
+{
+    if (PREC == 0) GL_WGMMA_64x128x16("f16");
+    else GL_WGMMA_64x128x16("bf16");
+}
+#undef GL_WGMMA_64x128x16
+
+// the same k-slice for a consumer of 128 x 128 (tc/12): rows 0-63 into d0, 64-127 into d1, A's 128 rows at a,
+// B's 128 columns at b (two 64-column boxes); two half-width wgmmas per 16 of k
+template <int PREC>
+__device__ __forceinline__ void mma_slice_128(float (&d0)[64], float (&d1)[64], unsigned a, unsigned b)
+{
+    gl_hopper::fence_registers(d0);
+    gl_hopper::fence_registers(d1);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    #pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk) {
+        const unsigned long long bd = desc(b + 2048 * kk, BK * 128, 1024);
+        mma_64x128x16<PREC>(d0, desc(a + 32 * kk, 16, 1024), bd);
+        mma_64x128x16<PREC>(d1, desc(a + 64 * 128 + 32 * kk, 16, 1024), bd);
+    }
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    gl_hopper::fence_registers(d0);
+    gl_hopper::fence_registers(d1);
+}
+// the main loop of a 128 x 128 consumer (tc/12) over one tile, as multiply_tile's: stages of STAGE bytes, its
+// A rows at a_off in a stage, B at b_off; `issued()` runs once the tile's last slice is issued, before the wait
+template <int PREC, int STAGES, int STAGE, class F>
+__device__ __forceinline__ void multiply_tile_128(float (&d0)[64], float (&d1)[64], int& it, int KT, unsigned tiles,
+                                                  unsigned long long* full, unsigned long long* empty, unsigned a_off,
+                                                  unsigned b_off, int tid, F&& issued)
+{
+    using namespace gl_hopper;
+    #pragma unroll
+    for (int i = 0; i < 64; ++i) d0[i] = d1[i] = 0.0f;
+    for (int kt = 0; kt < KT; ++kt, ++it) {
+        const int s = it % STAGES;
+        bar_wait(smem(&full[s]), (it / STAGES) & 1);
+        const unsigned stage = tiles + s * STAGE;
+        mma_slice_128<PREC>(d0, d1, stage + a_off, stage + b_off);
+        wait_slices<1>();                                                // the previous slice's are done:
+        if (kt > 0 && tid == 0) bar_arrive(smem(&empty[(it - 1) % STAGES]));   // its stage may be refilled
+    }
+    issued();
+    wait_slices<0>();
+    fence_registers(d0);
+    fence_registers(d1);
+    if (tid == 0) bar_arrive(smem(&empty[(it - 1) % STAGES]));
+}
+// [half]
+
 // [epilogue]
-// the TMA-store epilogue of chapter 16 (tc/09-tc/11): a consumer warpgroup's 64 x 256 FP32 accumulators out to
-// C's rows row0.., columns col0.. as eight boxes of 64 x 32 (8 KiB), through two boxes of shared memory at
-// out (1024-aligned), alternating. Each box is written as TMA's 128-byte swizzle places it: the 16-byte chunk
+// the TMA-store epilogue of chapter 16 (tc/09-tc/12): a consumer warpgroup's 64 x 256 FP32 accumulators out to
+// C's rows row0.., columns col0.. as eight boxes of 64 x 32 (8 KiB) (BOXES = 4: 64 x 128, tc/12's halves),
+// through two boxes of shared memory at out (1024-aligned), alternating. Each box is written as TMA's 128-byte swizzle places it: the 16-byte chunk
 // of a 128-byte row moves to chunk ^ (row % 8). A half-warp's eight-byte stores cover rows r = 0-3 (or 4-7)
 // of its warp's eight, 32 bytes a row; in the same order on every row, rows 2i and 2i + 1 would land on the
 // same eight banks (a two-way conflict: four wavefronts a store). So the odd rows store their column groups in
@@ -173,13 +250,13 @@ __device__ __forceinline__ void tma_store_add(const gl_hopper::TensorMap* map, i
                  ::"l"(map), "r"(c0), "r"(c1), "r"(src) : "memory");
 }
 constexpr int BOX_BYTES = 64 * 32 * 4;
-template <int ADD = 0>
-__device__ __forceinline__ void store_tile(const float (&d)[128], unsigned out, const gl_hopper::TensorMap* mapC,
+template <int ADD = 0, int BOXES = 8>
+__device__ __forceinline__ void store_tile(const float (&d)[16 * BOXES], unsigned out, const gl_hopper::TensorMap* mapC,
                                            int row0, int col0, unsigned bar, int tid)
 {
     const int warp = tid / 32, lane = tid % 32;
     #pragma unroll
-    for (int b = 0; b < 8; ++b) {
+    for (int b = 0; b < BOXES; ++b) {
         const unsigned box = out + (b % 2) * BOX_BYTES;
         if (tid == 0) gl_hopper::bulk_wait_read<1>();
         gl_hopper::named_sync(bar, 128);

@@ -14,6 +14,9 @@
 // values only).
 // What it should buy: a consumer's epilogue becomes 16 shared-memory stores and two barriers a box instead
 // of 64 global stores waiting on the memory system; the bytes cross to L2 as whole 128-byte lines.
+// Two knobs of the schedule (chapter 16 measures each alone): STAGES, the pipeline's depth (4 fill the shared
+// memory beside the epilogue's boxes; 3 leave 48 KiB free), and REGS, the registers the producer warpgroup keeps
+// (setmaxnreg: the consumers take the rest of the 64 K, to a multiple of 8: 40 leaves them 232 a thread).
 // Sizes as tc/06: K and N multiples of 8 (N also for C's tensor map: rows of 16-byte multiples), M free.
 // [kernel]
 #include <cuda_bf16.h>
@@ -22,10 +25,10 @@
 #include "common/wgmma.cuh"
 
 namespace tma_store_gemm {
-constexpr int STAGES = 4, GROUP = 8;              // as tc/08
+constexpr int GROUP = 8;                          // as tc/08
 }  // namespace tma_store_gemm
 
-template <int PREC>
+template <int PREC, int STAGES, int REGS>
 __global__ void __launch_bounds__(384, 1) wgmma_tma_store_gemm(const __grid_constant__ gl_hopper::TensorMap mapA,
                                                               const __grid_constant__ gl_hopper::TensorMap mapB,
                                                               const __grid_constant__ gl_hopper::TensorMap mapC,
@@ -42,11 +45,11 @@ __global__ void __launch_bounds__(384, 1) wgmma_tma_store_gemm(const __grid_cons
     bar_init_stages(full, empty, 2);
 
     if (wg == 0) {                                                       // the producer, as tc/08's
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
         if (tid == 0) gl_wgmma::load_tiles<STAGES>(&mapA, &mapB, tiles, full, empty, MT, NT, KT, GROUP);
         return;
     }
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"((65536 / 128 - REGS) / 2 / 8 * 8));
     const int c = wg - 1;
     const unsigned out = tiles + STAGES * STAGE_BYTES + c * (2 * gl_wgmma::BOX_BYTES);    // this consumer's two boxes
     int it = 0;

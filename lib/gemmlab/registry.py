@@ -234,15 +234,26 @@ def _hopper_args(p, inputs, out):
 
 
 HOPPER_SHARED = 4 * (128 * 64 + 64 * 256) * 2 + 1024      # 4 stages of A and B tiles, and room to align them
-STORE_SHARED = HOPPER_SHARED + 2 * 2 * 64 * 32 * 4         # ... and two 64 x 32 FP32 boxes of C per consumer
+BOXES_SHARED = 2 * 2 * 64 * 32 * 4                          # two 64 x 32 FP32 boxes of C per consumer
+STORE_SHARED = HOPPER_SHARED + BOXES_SHARED                 # tc/09-tc/12: the stages and the boxes
 
 
-def _persistent_blocks(p, pair: int = 1, at_once: int | None = None) -> int:
-    """Chapter 16's persistent grid: one block per SM of the GPU in use, at most one per 128 x 256 tile of C.
-    With clusters of ``pair`` blocks: as many clusters as the GPU runs at once (``at_once``; by default one per
-    ``pair`` SMs), at most one per ``pair`` tiles stacked."""
+def _store_shared(c) -> int:
+    """tc/09's shared memory with c["STAGES"] stages of 48 KiB."""
+    return c["STAGES"] * (128 * 64 + 64 * 256) * 2 + 1024 + BOXES_SHARED
+
+
+def _pingpong_tile(c) -> tuple:
+    """tc/12's tile of C: 128 x 128 a consumer in ping-pong, 256 x 128 shared by both otherwise."""
+    return (128, 128) if c["PINGPONG"] else (256, 128)
+
+
+def _persistent_blocks(p, pair: int = 1, at_once: int | None = None, tile: tuple = (128, 256)) -> int:
+    """Chapter 16's persistent grid: one block per SM of the GPU in use, at most one per ``tile`` of C (128 x
+    256 unless given). With clusters of ``pair`` blocks: as many clusters as the GPU runs at once (``at_once``;
+    by default one per ``pair`` SMs), at most one per ``pair`` tiles stacked."""
     from .runtime.profiles import current
-    units = cdiv(cdiv(p.m, 128), pair) * cdiv(p.n, 256)
+    units = cdiv(cdiv(p.m, tile[0]), pair) * cdiv(p.n, tile[1])
     return pair * max(1, min(units, at_once or current().sm_count // pair))
 
 
@@ -674,10 +685,13 @@ VARIANTS = [
         gpu_only="inline PTX for sm_90a: wgmma, TMA copies and mbarriers", **_PAST_CUBLAS,
     ),
     Variant(
-        key="tc/09_tma_store", entry="wgmma_tma_store_gemm<{PREC}>",
+        key="tc/09_tma_store", entry="wgmma_tma_store_gemm<{PREC}, {STAGES}, {REGS}>",
         title="tc/08 with a TMA-store epilogue: accumulators to swizzled shared memory, out by the copy engine "
               "behind the next tile's main loop (GPU only)",
-        launch=lambda p, c: ((_persistent_blocks(p),), 384, STORE_SHARED), args=_store_args,
+        # two knobs of the schedule, measured one at a time (chapter 16): the stages, the producer's registers
+        params={"STAGES": (3, 4), "REGS": (24, 40, 56)}, defaults={"STAGES": 4, "REGS": 40},
+        valid=lambda c: c["STAGES"] == 4 or c["REGS"] == 40,
+        launch=lambda p, c: ((_persistent_blocks(p),), 384, _store_shared(c)), args=_store_args,
         gpu_only="inline PTX for sm_90a: wgmma, TMA loads and stores, mbarriers", **_PAST_CUBLAS,
     ),
     Variant(
@@ -694,6 +708,15 @@ VARIANTS = [
               "stored, the others added to it in L2 by the copy engine (GPU only)",
         launch=lambda p, c: ((stream_k_split(p)[0],), 384, STORE_SHARED), args=_stream_k_args,
         workspace=_stream_k_workspace,
+        gpu_only="inline PTX for sm_90a: wgmma, TMA loads and stores, mbarriers", **_PAST_CUBLAS,
+    ),
+    Variant(
+        key="tc/12_pingpong", entry="wgmma_pingpong_gemm<{PREC}, {PINGPONG}>",
+        title="tc/09 with 128 x 128 consumers: taking turns on the block's tiles, one storing while the other "
+              "multiplies (ping-pong), or sharing 256 x 128 tiles (PINGPONG 0) (GPU only)",
+        params={"PINGPONG": (0, 1)}, defaults={"PINGPONG": 1},
+        launch=lambda p, c: ((_persistent_blocks(p, tile=_pingpong_tile(c)),), 384, STORE_SHARED),
+        args=_store_args,
         gpu_only="inline PTX for sm_90a: wgmma, TMA loads and stores, mbarriers", **_PAST_CUBLAS,
     ),
 ]

@@ -25,7 +25,11 @@ SHAPES = [(2048, 2048, 2048), (4096, 4096, 4096), (6144, 6144, 6144), (8192, 819
           (8192, 8192, 1024), (4096, 14336, 4096)]
 PRECISIONS = ("fp16", "bf16")
 LADDER = cases(("tc/06_wgmma_tma", {}), ("tc/08_persistent", {}), ("tc/09_tma_store", {}),
-               ("tc/10_cluster_multicast", {}), ("tc/11_stream_k", {}))
+               ("tc/10_cluster_multicast", {}), ("tc/11_stream_k", {}), ("tc/12_pingpong", {}))
+# the schedule's knobs, each changed alone from tc/09 (or, for the tile's shape, from tc/12's consumers), timed
+# in the same round-robin as the ladder
+KNOBS = cases(("tc/09_tma_store", {"STAGES": 3}), ("tc/09_tma_store", {"REGS": 24}),
+              ("tc/09_tma_store", {"REGS": 56}), ("tc/12_pingpong", {"PINGPONG": 0}))
 # the bar: a fraction of cuBLAS at each shape (never lowered here), and faster than Triton at every one
 TARGETS = {(4096, 4096, 4096): 1.00, (8192, 8192, 8192): 1.00}
 OTHER_TARGET = 0.95
@@ -142,8 +146,9 @@ def measure_shape(precision: str, shape, reps: int = 10, progress: bool = True) 
     if "config" in tri:
         extra[TRITON] = triton_matmul(problem, inputs, out, tuple(tri["config"]))
     label = f"hopper ladder {precision.upper()} {m} x {n} x {k}"
-    t, errors = measure_problem(LADDER, problem, label, reps=reps, progress=progress, extra=extra, settle_us=SETTLE_US)
-    names = [case_name(key, p) for key, p in LADDER]
+    t, errors = measure_problem(LADDER + KNOBS, problem, label, reps=reps, progress=progress, extra=extra,
+                                settle_us=SETTLE_US)
+    names = [case_name(key, p) for key, p in LADDER + KNOBS]
     ran = [x for x in names if x not in t.skipped]
     best = max(ran, key=lambda x: t.ratio(x))
     ratio, goal = t.ratio(best), target(shape)
@@ -204,7 +209,16 @@ def save(result: dict):
 # --- what chapter 16 shows ---------------------------------------------------------------------------
 
 SHORT = {"06_wgmma_tma[]": "tc/06", "08_persistent[]": "tc/08", "09_tma_store[]": "tc/09",
-         "10_cluster_multicast[]": "tc/10", "11_stream_k[]": "tc/11", TRITON: "Triton", "cuBLAS": "cuBLAS"}
+         "10_cluster_multicast[]": "tc/10", "11_stream_k[]": "tc/11", "12_pingpong[]": "tc/12",
+         TRITON: "Triton", "cuBLAS": "cuBLAS"}
+# the knobs' rows: (name in the records, what it changes, the row it is compared with)
+KNOB_ROWS = [("09_tma_store[STAGES=3]", "3 stages", "09_tma_store[]"),
+             ("09_tma_store[REGS=24]", "REGS=24", "09_tma_store[]"),
+             ("09_tma_store[REGS=56]", "REGS=56", "09_tma_store[]"),
+             ("12_pingpong[PINGPONG=0]", "256x128", "09_tma_store[]"),
+             ("12_pingpong[]", "ping-pong", "09_tma_store[]")]
+for _name, _what, _ in KNOB_ROWS[:-1]:
+    SHORT.setdefault(_name, "tc/" + _name.replace("_tma_store", "").replace("_pingpong", ""))
 
 
 def _shape_text(shape) -> str:
@@ -220,7 +234,7 @@ def ladder_table(result: dict | None = None) -> None:
     print(f"shown: {result.get('shown_as', 'a record given by the caller')}")
     print(f"{env['gpu']}, {env['date'][:10]}, Triton {result.get('triton') or 'not installed'}: FP32 C, medians of "
           f"{result['points'][0]['timing']['reps']}, L2 flushed, one round-robin per shape; % of cuBLAS in the same run")
-    names = list(SHORT)
+    names = [n for n in SHORT if "=" not in n]
     for precision in PRECISIONS:
         points = [p for p in result["points"] if p["precision"] == precision]
         if not points:
@@ -238,12 +252,46 @@ def ladder_table(result: dict | None = None) -> None:
                   f"{'met' if p['met'] else 'MISSED'}), {tri}")
 
 
+def knob(point: dict, name: str, base: str) -> dict:
+    """One knob at one point of the run: its share of cuBLAS, its speed against ``base``'s (time ratio: above 1,
+    faster) and whether the run ranks the two (:func:`ranked`); None where either row is missing."""
+    rows = {r["name"]: r for r in point["timing"]["rows"]}
+    if name not in rows or base not in rows:
+        return None
+    return {"ratio": rows[name]["vs_library"], "vs_base": rows[base]["median_ms"] / rows[name]["median_ms"],
+            "ranked": ranked(point, name, base)}
+
+
+def knob_table(result: dict | None = None) -> None:
+    """Print the schedule's knobs from the run shown: each changed alone, its share of cuBLAS at each shape and
+    precision and its speed against tc/09 in the same round-robin ('~' where the margin is within the spread)."""
+    result = result or record.shown("hopper")
+    env = result["environment"]
+    print(f"{env['gpu']}, {env['date'][:10]}: % of cuBLAS, then tc/09's time over the knob's (above 1: faster) in "
+          f"the same round-robin; ~ : within the run's spread, not a ranking")
+    print("3 stages: tc/09 with 3 stages, not 4; REGS=24, REGS=56: its producer keeps 24 or 56 registers, not 40; "
+          "256x128: tc/12's consumers sharing 256 x 128 tiles; ping-pong: tc/12, 128 x 128 tiles in turns")
+    for precision in PRECISIONS:
+        points = [p for p in result["points"] if p["precision"] == precision]
+        if not points:
+            continue
+        print(f"\n{precision.upper()} {'shape':>20}{'tc/09':>8}" + "".join(f"{what:>15}" for _, what, _ in KNOB_ROWS))
+        for p in points:
+            cells = []
+            for name, _, base in KNOB_ROWS:
+                k = knob(p, name, base)
+                cells.append(f"{'-':>15}" if k is None else
+                             f"{k['ratio']:>8.1%} {k['vs_base']:.3f}{' ' if k['ranked'] else '~'}"[-15:].rjust(15))
+            print(f"{'':5}{_shape_text(p['shape']):>20}{knob(p, '09_tma_store[]', '09_tma_store[]')['ratio']:>8.1%}"
+                  + "".join(cells))
+
+
 def plot(result: dict | None = None):
     """Each kernel's share of cuBLAS's speed at each shape, FP16 and BF16 side by side, from the run shown."""
     import matplotlib.pyplot as plt
     result = result or record.shown("hopper")
     env = result["environment"]
-    names = [n for n in SHORT if n != "cuBLAS"]
+    names = [n for n in SHORT if n != "cuBLAS" and "=" not in n]
     fig, axes = plt.subplots(1, len(PRECISIONS), figsize=(12, 4), sharey=True)
     for ax, precision in zip(axes, PRECISIONS):
         points = [p for p in result["points"] if p["precision"] == precision]

@@ -173,6 +173,7 @@ _ROWS = {
         ("tc/09 TMA-store epilogue", "tc/09_tma_store", {}, ("tc", 4096, "fp16")),
         ("tc/10 clusters, multicast B", "tc/10_cluster_multicast", {}, ("tc", 4096, "fp16")),
         ("tc/11 stream-K tail", "tc/11_stream_k", {}, ("tc", 4096, "fp16")),
+        ("tc/12 ping-pong", "tc/12_pingpong", {}, ("tc", 4096, "fp16")),
         ("cuBLAS fp16", None, None, ("tc", 4096, "fp16")),
     ],
 }
