@@ -1179,6 +1179,8 @@ def test_chapter_16_reads_its_ladder_and_profile_as_recorded():
     assert all(not faster(pr, s, "12", "09") for pr, s in long_k)
     assert not ranked("fp16", sq[2048], "12", "09") and not ranked("bf16", sq[2048], "12", "09")
     assert all(faster(pr, sq[2048], "12", "09") for pr in ("fp16", "bf16"))
+    gain = {pr: pc.knob(pts[(pr, short)], key["12"], key["09"])["vs_base"] for pr in ("fp16", "bf16")}
+    _states(text, says=[f"was worth {(gain['fp16'] - 1) * 100:.0f}% in FP16 and {(gain['bf16'] - 1) * 100:.0f}% in BF16"])
     gaps = [float(pct(pr, s, "09")[:-1]) - float(pct(pr, s, "12")[:-1]) for pr, s in long_k]
     b6 = pts[("bf16", sq[6144])]
     _states(text, says=[f"At 8192 × 8192 × 1024, {pct('fp16', short, '09')} → {pct('fp16', short, '12')} in FP16 and "
