@@ -88,14 +88,14 @@ __device__ __forceinline__ void grouped_tile(int t, int MT, int NT, int group, i
 // [tiles]
 
 // [walk]
-// chapter 16's persistent pipeline (tc/08-tc/11). A block walks the tiles t = blockIdx.x, + gridDim.x, ... of
+// chapter 16's persistent pipeline (tc/08-tc/12). A block walks the tiles t = blockIdx.x, + gridDim.x, ... of
 // an MT x NT grid in grouped_tile's order; its producer and its consumers each count the k-slices they have
 // handled so far (`it`) across all of the block's tiles, so that stage it % STAGES and parity (it / STAGES) & 1
 // run on from one tile to the next and the producer loads a tile's first slices while the consumers still
 // store the one before.
 
 // the producer's loads of slices k0 <= kt < k1 of tile (mt, nt), from slice `it` of its running count on:
-// each waits for its stage to be empty, then copies A's box and B's four into it. The tile is MB boxes of A
+// each waits for its stage to be empty, then copies A's boxes and B's into it. The tile is MB boxes of A
 // (128 x 64 each) tall and NB boxes of B (64 x 64) wide: 128 x 256 by default, tc/12's 128 x 128 and 256 x 128
 template <int STAGES, int MB = 1, int NB = BN / 64>
 __device__ __forceinline__ void load_slices(const gl_hopper::TensorMap* mapA, const gl_hopper::TensorMap* mapB,
@@ -234,7 +234,7 @@ __device__ __forceinline__ void multiply_tile_128(float (&d0)[64], float (&d1)[6
 
 // [epilogue]
 // the TMA-store epilogue of chapter 16 (tc/09-tc/12): a consumer warpgroup's 64 x 256 FP32 accumulators out to
-// C's rows row0.., columns col0.. as eight boxes of 64 x 32 (8 KiB) (BOXES = 4: 64 x 128, tc/12's halves),
+// C's rows row0.., columns col0.. as eight boxes of 64 x 32 (8 KiB; BOXES = 4: 64 x 128, tc/12's halves),
 // through two boxes of shared memory at out (1024-aligned), alternating. Each box is written as TMA's 128-byte swizzle places it: the 16-byte chunk
 // of a 128-byte row moves to chunk ^ (row % 8). A half-warp's eight-byte stores cover rows r = 0-3 (or 4-7)
 // of its warp's eight, 32 bytes a row; in the same order on every row, rows 2i and 2i + 1 would land on the

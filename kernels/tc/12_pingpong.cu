@@ -9,14 +9,15 @@
 // two take turns: the block's tiles (128 x 128 now) go to consumer 0, 1, 0, 1, ..., each with its own slices
 // in one ring of six 32 KiB stages, so that one stores its tile while the other multiplies the next. The two
 // consumers' main loops are ordered (each waits on a named barrier until the other has issued its tile's last
-// slice), as CUTLASS orders its ping-pong math warpgroups: without that, a consumer a whole tile ahead of the
-// other could wait on a stage's parity two phases early and read it as complete. With PINGPONG 0 the two share
-// each 256 x 128 tile, 128 rows each, in four 48 KiB stages: tc/09 turned on its side, the tile shape cuBLAS's
-// kernel uses.
+// slice; CUTLASS's ping-pong kernel orders its math warpgroups so too, with mbarriers): without that, a
+// consumer a whole tile ahead of the other could wait on a stage one phase ahead of its barrier, whose parity
+// bit then reads as complete. With PINGPONG 0 the two share each 256 x 128 tile, 128 rows each, in four 48 KiB
+// stages: tc/09's tile turned on its side.
 // What it should buy: with PINGPONG 1, the epilogue off the tensor cores' path (a tile's stores behind the
 // other consumer's main loop), which pays most where a tile has few k-slices to hide it behind. Its price:
-// wgmma half as wide (twice the instructions for the same work) and a third more bytes from L2 per product
-// (a 128 x 128 tile loads 256 rows and columns for 16,384 outputs; 128 x 256, 384 for 32,768).
+// wgmma half as wide (twice as many, B's slice read from shared memory once per 64-row half) and a third more
+// bytes from L2 per output (a 128 x 128 tile loads 256 rows and columns for 16,384 outputs; 128 x 256, 384 for
+// 32,768); and, in the same 192 KiB, six stages where tc/09 has four.
 // Sizes as tc/06: K and N multiples of 8, M free.
 // [kernel]
 #include <cuda_bf16.h>

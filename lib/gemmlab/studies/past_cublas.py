@@ -148,7 +148,7 @@ def measure_shape(precision: str, shape, reps: int = 10, progress: bool = True) 
     label = f"hopper ladder {precision.upper()} {m} x {n} x {k}"
     t, errors = measure_problem(LADDER + KNOBS, problem, label, reps=reps, progress=progress, extra=extra,
                                 settle_us=SETTLE_US)
-    names = [case_name(key, p) for key, p in LADDER + KNOBS]
+    names = [case_name(key, p) for key, p in LADDER]               # the bar is met by a step, not by a knob
     ran = [x for x in names if x not in t.skipped]
     best = max(ran, key=lambda x: t.ratio(x))
     ratio, goal = t.ratio(best), target(shape)
