@@ -211,14 +211,11 @@ def save(result: dict):
 SHORT = {"06_wgmma_tma[]": "tc/06", "08_persistent[]": "tc/08", "09_tma_store[]": "tc/09",
          "10_cluster_multicast[]": "tc/10", "11_stream_k[]": "tc/11", "12_pingpong[]": "tc/12",
          TRITON: "Triton", "cuBLAS": "cuBLAS"}
-# the knobs' rows: (name in the records, what it changes, the row it is compared with)
-KNOB_ROWS = [("09_tma_store[STAGES=3]", "3 stages", "09_tma_store[]"),
-             ("09_tma_store[REGS=24]", "REGS=24", "09_tma_store[]"),
-             ("09_tma_store[REGS=56]", "REGS=56", "09_tma_store[]"),
-             ("12_pingpong[PINGPONG=0]", "256x128", "09_tma_store[]"),
-             ("12_pingpong[]", "ping-pong", "09_tma_store[]")]
-for _name, _what, _ in KNOB_ROWS[:-1]:
-    SHORT.setdefault(_name, "tc/" + _name.replace("_tma_store", "").replace("_pingpong", ""))
+# the knobs' rows: (name in the records, the column's heading), each compared with KNOB_BASE in the same run
+KNOB_BASE = "09_tma_store[]"
+KNOB_ROWS = [("09_tma_store[STAGES=3]", "3 stages"), ("09_tma_store[REGS=24]", "REGS=24"),
+             ("09_tma_store[REGS=56]", "REGS=56"), ("12_pingpong[PINGPONG=0]", "256x128"),
+             ("12_pingpong[]", "ping-pong")]
 
 
 def _shape_text(shape) -> str:
@@ -234,7 +231,7 @@ def ladder_table(result: dict | None = None) -> None:
     print(f"shown: {result.get('shown_as', 'a record given by the caller')}")
     print(f"{env['gpu']}, {env['date'][:10]}, Triton {result.get('triton') or 'not installed'}: FP32 C, medians of "
           f"{result['points'][0]['timing']['reps']}, L2 flushed, one round-robin per shape; % of cuBLAS in the same run")
-    names = [n for n in SHORT if "=" not in n]
+    names = list(SHORT)
     for precision in PRECISIONS:
         points = [p for p in result["points"] if p["precision"] == precision]
         if not points:
@@ -275,15 +272,14 @@ def knob_table(result: dict | None = None) -> None:
         points = [p for p in result["points"] if p["precision"] == precision]
         if not points:
             continue
-        print(f"\n{precision.upper()} {'shape':>20}{'tc/09':>8}" + "".join(f"{what:>15}" for _, what, _ in KNOB_ROWS))
+        print(f"\n{precision.upper()} {'shape':>20}{'tc/09':>8}" + "".join(f"{what:>15}" for _, what in KNOB_ROWS))
         for p in points:
             cells = []
-            for name, _, base in KNOB_ROWS:
-                k = knob(p, name, base)
+            for name, _ in KNOB_ROWS:
+                k = knob(p, name, KNOB_BASE)
                 cells.append(f"{'-':>15}" if k is None else
-                             f"{k['ratio']:>8.1%} {k['vs_base']:.3f}{' ' if k['ranked'] else '~'}"[-15:].rjust(15))
-            print(f"{'':5}{_shape_text(p['shape']):>20}{knob(p, '09_tma_store[]', '09_tma_store[]')['ratio']:>8.1%}"
-                  + "".join(cells))
+                             f"{k['ratio']:>8.1%} {k['vs_base']:.3f}{' ' if k['ranked'] else '~'}".rjust(15))
+            print(f"{'':5}{_shape_text(p['shape']):>20}{knob(p, KNOB_BASE, KNOB_BASE)['ratio']:>8.1%}" + "".join(cells))
 
 
 def plot(result: dict | None = None):
@@ -291,7 +287,7 @@ def plot(result: dict | None = None):
     import matplotlib.pyplot as plt
     result = result or record.shown("hopper")
     env = result["environment"]
-    names = [n for n in SHORT if n != "cuBLAS" and "=" not in n]
+    names = [n for n in SHORT if n != "cuBLAS"]
     fig, axes = plt.subplots(1, len(PRECISIONS), figsize=(12, 4), sharey=True)
     for ax, precision in zip(axes, PRECISIONS):
         points = [p for p in result["points"] if p["precision"] == precision]
