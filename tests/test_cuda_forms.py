@@ -840,15 +840,150 @@ def test_device_variables_keep_their_values_from_launch_to_launch():
     for launch in range(1, 4):
         module.get("bump")(1, 4, (out,))
         assert (gl.to_host(out) == launch * 1000 + 1400 + 2 + 10 * launch).all()
-    if gl.backend == "emulator":
-        # the emulator's module is one: another kernel of it sees them (gemmlab's CUDA backend compiles
-        # each kernel as a module of its own)
-        peek = xp.zeros(2, dtype=numpy.int32)
-        module.get("peek")(1, 1, (peek,))
-        assert gl.to_host(peek).tolist() == [3, 32]
-        fresh = gl.load(code=DEVICE_VARIABLES)            # a new module starts from the initializers
-        fresh.get("peek")(1, 1, (peek,))
-        assert gl.to_host(peek).tolist() == [0, 2]
+    # a module's kernels share its variables, as the kernels of one CUDA module do
+    peek = xp.zeros(2, dtype=numpy.int32)
+    module.get("peek")(1, 1, (peek,))
+    assert gl.to_host(peek).tolist() == [3, 32]
+    fresh = gl.load(code=DEVICE_VARIABLES)                # a new module starts from the initializers
+    fresh.get("peek")(1, 1, (peek,))
+    assert gl.to_host(peek).tolist() == [0, 2]
+    module.get("peek")(1, 1, (peek,))                     # and leaves the first one's alone
+    assert gl.to_host(peek).tolist() == [3, 32]
+
+
+HOST_SET = r'''
+#define TAPS 5
+__constant__ float taps[TAPS];                             // set by the host, as cudaMemcpyToSymbol would
+__constant__ __align__(16) float4 colour[2];
+struct Params { int n; float scale; };
+__constant__ Params params;
+namespace stats { __device__ unsigned long long hits = 0; __device__ float maximum; }
+__device__ int histogram[8];
+__device__ const int fixed = 3;
+extern __device__ int declared_only;
+
+template <int R>
+__global__ void smooth(const float* in, float* out)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= params.n) return;
+    float acc = 0.0f;
+    for (int t = -R; t <= R; ++t) {
+        const int j = min(max(i + t, 0), params.n - 1);
+        acc += taps[t + R] * in[j];
+    }
+    out[i] = params.scale * acc + colour[1].w;
+    atomicAdd(&stats::hits, 1ull);
+    atomicAdd(&histogram[i % 8], 1);
+}
+__global__ void record_max(const float* in, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicMax(reinterpret_cast<int*>(&stats::maximum), __float_as_int(fmaxf(in[i], 0.0f)));
+}
+'''
+
+
+def test_the_host_reads_and_writes_a_modules_variables_between_launches():
+    """Module.get_global: __constant__ filled from the host (the CUDA samples' cudaMemcpyToSymbol), results left
+    in __device__ variables read back (cudaMemcpyFromSymbol), a struct, a vector type, a namespace; every kernel
+    of the module sees the same variables, and another load of the source has its own."""
+    m = gl.load(code=HOST_SET)
+    smooth = m.get("smooth<2>")                  # template instances before get_global (see below)
+    taps = m.get_global("taps")
+    assert taps.shape == (5,) and taps.dtype == numpy.float32
+    weights = numpy.array([0.1, 0.2, 0.4, 0.2, 0.1], dtype=numpy.float32)
+    taps[...] = xp.asarray(weights)
+    colour = m.get_global("colour")
+    assert colour.shape == (2, 4) and colour.dtype == numpy.float32
+    colour[1, 3] = 0.5
+    layout = numpy.dtype([("n", numpy.int32), ("scale", numpy.float32)])
+    params = m.get_global("params", dtype=layout)
+    assert params.shape == (1,) and m.get_global("params").dtype == numpy.uint8 and m.get_global("params").size == 8
+    n = 300
+    params[...] = xp.asarray(numpy.array([(n, 2.0)], dtype=layout))
+    x = rng_forms.standard_normal(n).astype(numpy.float32)
+    out = xp.zeros(n, dtype=numpy.float32)
+    smooth((n + 127) // 128, 128, (xp.asarray(x), out))
+    pad = numpy.concatenate([[x[0]] * 2, x, [x[-1]] * 2]).astype(numpy.float64)
+    want = 2.0 * sum(float(w) * pad[k:k + n] for k, w in enumerate(weights)) + 0.5
+    assert numpy.allclose(gl.to_host(out), want, rtol=1e-5, atol=1e-5)
+    hits, histogram = m.get_global("stats::hits"), m.get_global("histogram")
+    assert hits.shape == () and hits.dtype == numpy.uint64 and int(hits) == n
+    assert gl.to_host(histogram).tolist() == [len(range(r, n, 8)) for r in range(8)]
+    hits[...] = 0                                 # reset from the host; the next launch counts from there
+    smooth((n + 127) // 128, 128, (xp.asarray(x), out))
+    assert int(hits) == n and gl.to_host(histogram).tolist() == [2 * len(range(r, n, 8)) for r in range(8)]
+    m.get("record_max")(3, 128, (xp.asarray(x), n))            # another kernel of the module: the same variables
+    assert float(m.get_global("maximum")) == float(x.max()) and int(m.get_global("hits")) == n
+    other = gl.load(code=HOST_SET)
+    assert int(other.get_global("stats::hits")) == 0 and not gl.to_host(other.get_global("taps")).any()
+    assert int(m.get_global("stats::hits")) == n
+    as_int = m.get_global("taps", dtype=numpy.int32)
+    assert gl.to_host(as_int).tolist() == weights.view(numpy.int32).tolist()
+
+
+@pytest.mark.skipif(not _emulator._memcheck_flags(_emulator._compiler()), reason="racecheck needs g++ on x86-64 Linux")
+def test_racecheck_runs_with_the_modules_variables_and_leaves_them_as_they_were():
+    m = gl.load(code=HOST_SET)
+    smooth = m.get("smooth<1>")
+    taps, params = m.get_global("taps"), m.get_global("params", dtype=numpy.int32)
+    taps[...] = xp.asarray(numpy.array([1, 0, 0, 0, 0], dtype=numpy.float32))
+    params[...] = xp.asarray(numpy.array([64, 0], dtype=numpy.int32))        # n = 64 (scale 0.0)
+    x, out = xp.asarray(numpy.arange(64, dtype=numpy.float32)), xp.zeros(64, dtype=numpy.float32)
+    smooth(1, 64, (x, out))
+    hits = m.get_global("stats::hits")
+    assert int(hits) == 64
+    report = gl.racecheck(smooth, 1, 64, (x, out))
+    assert report.clean and int(hits) == 64 and int(m.get_global("histogram")[0]) == 8
+    racy = gl.load(code=r'''
+__device__ int race = 0;
+__global__ void maybe(int* out)
+{
+    __shared__ int s;
+    if (race) { s = threadIdx.x; race = 2; }
+    out[threadIdx.x] = race ? s : 0;
+}
+''')
+    maybe, out = racy.get("maybe"), xp.zeros(64, dtype=numpy.int32)
+    assert gl.racecheck(maybe, 1, 64, (out,)).clean
+    flag = racy.get_global("race")
+    flag[...] = 1                                 # the run sees the value the host set, and leaves it
+    assert not gl.racecheck(maybe, 1, 64, (out,)).clean and int(flag) == 1
+
+
+def test_a_variable_under_an_if_left_out_does_not_stop_the_module():
+    m = gl.load(code=r'''
+#if 0
+__device__ int ghost;
+#endif
+__device__ int kept = 4;
+__global__ void k(int* out) { out[0] = kept++; }
+''')
+    out = xp.zeros(1, dtype=numpy.int32)
+    for want in (4, 5):
+        m.get("k")(1, 1, (out,))
+        assert int(gl.to_host(out)[0]) == want
+    with pytest.raises(ValueError, match=r"\(5\): .*cannot reach.*under an #if that the build leaves out"):
+        m.get_global("kept")
+
+
+def test_get_global_refusals_name_the_variable():
+    m = gl.load(code=HOST_SET)
+    m.get("smooth<1>")
+    with pytest.raises(ValueError, match="no __device__ or __constant__ variable 'nope'.*taps"):
+        m.get_global("nope")
+    with pytest.raises(ValueError, match=r"\(9\): fixed is const"):
+        m.get_global("fixed")
+    with pytest.raises(ValueError, match="declared_only is declared extern and defined nowhere"):
+        m.get_global("declared_only")
+    with pytest.raises(ValueError, match="not a whole number of float64"):
+        m.get_global("taps", dtype=numpy.float64)             # 20 bytes
+    m.get_global("taps")
+    m.get("smooth<1>")                            # compiled before: fine
+    m.get("record_max")                           # not a template: in the module from the start
+    with pytest.raises(ValueError, match="smooth<3> is compiled after get_global handed out"):
+        m.get("smooth<3>")
 
 
 OVERLOADS = r'''

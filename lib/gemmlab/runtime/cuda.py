@@ -22,9 +22,10 @@ _NULL = numpy.uint64(0)
 class CudaFunction:
     """A compiled kernel on the current GPU, with the resources the compiler gave it."""
 
-    def __init__(self, function, limits):
+    def __init__(self, function, limits, unit=None):
         self.function = function          # a cupy.RawKernel (what RawModule.get_function returns)
         self.limits = limits
+        self.unit = unit                  # the _Unit it belongs to, for a source with variables (None: its own module)
         self.num_regs = function.num_regs
         self.static_shared_bytes = function.shared_size_bytes
         self.local_bytes = function.local_size_bytes
@@ -46,6 +47,8 @@ class CudaFunction:
         ...): packed into a buffer of this launch and handed to cuLaunchKernel, with nothing else in front of
         it. For a caller that checks a launch once and makes it many times (gemmlab.blas's plans). Each thread
         packs into a buffer of its own (the driver reads it during the launch, with the GIL released)."""
+        if self.unit is not None:
+            return None                   # the unit may be compiled again, and its functions with it
         import ctypes
         import struct
         import threading
@@ -96,7 +99,8 @@ def _crt_include() -> tuple:
     return ()
 
 
-def compile(module, expr: str, signature):
+def _options(module) -> tuple:
+    """NVRTC's options for a module's source; the code with its cache key."""
     options = OPTIONS + (f"-I{KERNELS}",)
     if module.path is not None:
         options += (f"-I{module.path.parent}",)
@@ -107,6 +111,21 @@ def compile(module, expr: str, signature):
     options += module.options + std
     # CuPy caches compiled code on disk by source and options only: the header hash goes into the source.
     code = module.source + f"\n// gemmlab cache key (source and headers): {module.key}{std_key}\n"
+    return options, code
+
+
+def _with_crt_hint(exc) -> str:
+    text = str(exc)
+    if "crt/mma.h" in text:
+        text += ("\nThe CUDA headers CuPy uses lack crt/mma.h (CUDA 13 moved it to its own wheel): install "
+                 "nvidia-cuda-crt for your CUDA, or set CUDA_PATH to a CUDA toolkit.")
+    return text
+
+
+def compile(module, expr: str, signature):
+    if module.variable_names:
+        return _unit(module).function(expr)
+    options, code = _options(module)
     from .profiles import compile_arch, current
     arch = compile_arch()
     try:
@@ -116,43 +135,160 @@ def compile(module, expr: str, signature):
             raw = cupy.RawModule(code=code, options=options, name_expressions=[expr])
             function = raw.get_function(expr)
     except cupy.cuda.compiler.CompileException as exc:
-        text = str(exc)
-        if "crt/mma.h" in text:
-            text += ("\nThe CUDA headers CuPy uses lack crt/mma.h (CUDA 13 moved it to its own wheel): install "
-                     "nvidia-cuda-crt for your CUDA, or set CUDA_PATH to a CUDA toolkit.")
-        raise module.compile_error(text, expr) from None
+        raise module.compile_error(_with_crt_hint(exc), expr) from None
     return CudaFunction(function, current().limits)
 
 
-@functools.lru_cache(maxsize=256)
-def _ptx_function(code: str, options: tuple, expr: str, arch: str):
-    """``expr`` compiled by NVRTC as PTX for ``arch`` ('compute_75'), loaded (the driver compiles it for the GPU
-    in use) and returned as a cupy.RawKernel. -ftz=true as CuPy compiles its own."""
-    import tempfile
-
+def _nvrtc(code: str, options: tuple, exprs: tuple, arch: str | None) -> tuple:
+    """(binary, {expression: lowered name}, suffix): ``code`` compiled by NVRTC with CuPy's include folders and
+    defaults (flush-to-zero, device code by default), as PTX for ``arch`` ('compute_75'), or for the
+    architecture the options name (a cubin where that is a real one, sm_90a)."""
     from cupy_backends.cuda.libs import nvrtc
     prog = nvrtc.createProgram(code, "gemmlab_kernel.cu", [], [])
     try:
-        nvrtc.addNameExpression(prog, expr)
-        # the include folders and flags CuPy's own compile uses (its headers, the CUDA toolkit's), and its
-        # defaults: flush-to-zero, device code by default
+        for expr in exprs:
+            nvrtc.addNameExpression(prog, expr)
         try:
             from cupy._core.core import assemble_cupy_compiler_options
             options = tuple(assemble_cupy_compiler_options(tuple(options)))
         except ImportError:
             options = tuple(options) + tuple(f"-I{os.path.join(root, 'include')}" for root in
                                              filter(None, (cupy.cuda.get_cuda_path(),)))
+        named = [o for o in options if o.startswith(("-arch", "--gpu-architecture"))]
+        real = any("sm_" in o for o in named)
         try:
             nvrtc.compileProgram(prog, [*options, "-ftz=true", "--device-as-default-execution-space",
-                                        f"--gpu-architecture={arch}"])
+                                        *((f"--gpu-architecture={arch}",) if arch and not named else ())])
         except nvrtc.NVRTCError:
             raise cupy.cuda.compiler.CompileException(nvrtc.getProgramLog(prog), code, "gemmlab_kernel.cu",
                                                       options) from None
-        ptx, lowered = nvrtc.getPTX(prog), nvrtc.getLoweredName(prog, expr)
+        binary = nvrtc.getCUBIN(prog) if real else nvrtc.getPTX(prog)
+        lowered = {expr: nvrtc.getLoweredName(prog, expr) for expr in exprs}
     finally:
         nvrtc.destroyProgram(prog)
+    binary = binary if isinstance(binary, bytes) else binary.encode()
+    return binary, lowered, ".cubin" if real else ".ptx"
+
+
+def _load(binary: bytes, suffix: str, lowered: dict, kernels) -> tuple:
+    """A module of its own for ``binary`` (the driver compiles PTX for the GPU in use): (cupy.RawModule, its
+    RawKernels by expression, loaded while the file is there)."""
+    import tempfile
     with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "kernel.ptx")
+        path = os.path.join(folder, "kernel" + suffix)
         with open(path, "wb") as f:
-            f.write(ptx if isinstance(ptx, bytes) else ptx.encode())
-        return cupy.RawModule(path=path).get_function(lowered)
+            f.write(binary)
+        raw = cupy.RawModule(path=path)
+        raw.module                          # loaded now, while the file exists
+        return raw, {e: raw.get_function(lowered[e]) for e in kernels}
+
+
+@functools.lru_cache(maxsize=256)
+def _ptx_function(code: str, options: tuple, expr: str, arch: str):
+    """``expr`` compiled by NVRTC as PTX for ``arch`` ('compute_75'), loaded (the driver compiles it for the GPU
+    in use) and returned as a cupy.RawKernel."""
+    binary, lowered, suffix = _nvrtc(code, options, (expr,), arch)
+    return _load(binary, suffix, lowered, (expr,))[1][expr]
+
+
+# -- a source with variables ----------------------------------------------------------------------------------
+# On a GPU a source's kernels and its __device__/__constant__ variables are one module: every kernel reads and
+# writes the same variables, and the host reaches them by name (cudaMemcpyToSymbol, Module.get_global). A
+# source without variables compiles each kernel as a module of its own (above); one with them compiles all of
+# its kernels that are not templates, and the template instances asked for so far, into one module of this
+# gemmlab Module's own (a second gl.load of the same source has its own variables, as the emulator does). A new
+# template instance compiles the module again; the variables' values are carried over, and the kernels already
+# handed out are pointed at the new module.
+
+def _unit(module):
+    unit = getattr(module, "_cuda_unit", None)
+    if unit is None:
+        unit = module._cuda_unit = _Unit(module)
+    return unit
+
+
+class _Unit:
+    def __init__(self, module):
+        self.module = module
+        self.raw = None                  # the cupy.RawModule
+        self.lowered = {}
+        self.functions = {}              # expression -> CudaFunction
+
+    def function(self, expr: str) -> CudaFunction:
+        if self.raw is None or expr not in self.functions:
+            self._build(expr)
+        return self.functions[expr]
+
+    def _build(self, extra=None):
+        from .profiles import compile_arch, current
+        module = self.module
+        options, code = _options(module)
+        kernels = module.unit_expressions(extra)
+        names = tuple("&" + n for n in module.variable_names)
+        arch = compile_arch() or f"compute_{cupy.cuda.Device().compute_capability}"
+        try:
+            try:
+                binary, lowered, suffix = _nvrtc(code, options, tuple(kernels) + names, arch)
+            except cupy.cuda.compiler.CompileException:
+                if not names:
+                    raise
+                # a variable the parser found that the compiler does not see (under an #if the build leaves
+                # out): the module without its variables' names, which get_global then says it cannot reach
+                names = ()
+                binary, lowered, suffix = _nvrtc(code, options, tuple(kernels), arch)
+        except cupy.cuda.compiler.CompileException as exc:
+            raise module.compile_error(_with_crt_hint(exc), extra or "the module's variables") from None
+        raw, functions = _load(binary, suffix, lowered, kernels)
+        if self.raw is not None:         # the variables as the kernels left them, into the new module
+            cupy.cuda.Device().synchronize()
+            for n in names:
+                if n not in self.lowered:
+                    continue
+                (old, size), (new, _) = self._global(n), _module_global(raw, lowered[n])
+                cupy.cuda.runtime.memcpy(new, old, size, cupy.cuda.runtime.memcpyDeviceToDevice)
+        self.raw, self.lowered = raw, lowered
+        for expr, kernel in functions.items():
+            if expr in self.functions:
+                self.functions[expr].__init__(kernel, current().limits, self)
+            else:
+                self.functions[expr] = CudaFunction(kernel, current().limits, self)
+
+    def _global(self, name: str) -> tuple:
+        return _module_global(self.raw, self.lowered[name])
+
+    def variable(self, name: str):
+        if self.raw is None:
+            self._build()
+        if "&" + name not in self.lowered:
+            var = self.module.variables[name]
+            raise ValueError(f"{self.module.display}({var.line}): gemmlab cannot reach variable {name}: a variable of "
+                             f"the source is under an #if that the build leaves out")
+        ptr, size = self._global("&" + name)
+        mem = cupy.cuda.UnownedMemory(ptr, size, self.raw, cupy.cuda.Device().id)
+        return cupy.ndarray((size,), dtype=numpy.uint8, memptr=cupy.cuda.MemoryPointer(mem, 0))
+
+
+def _module_global(raw, lowered: str) -> tuple:
+    """(device address, bytes) of a loaded module's global by its lowered name (cuModuleGetGlobal)."""
+    import ctypes
+    driver = _libcuda()
+    ptr, size = ctypes.c_uint64(), ctypes.c_size_t()
+    status = driver.cuModuleGetGlobal_v2(ctypes.byref(ptr), ctypes.byref(size), ctypes.c_void_p(raw.module.ptr),
+                                         lowered.encode())
+    if status != 0:
+        raise RuntimeError(f"cuModuleGetGlobal({lowered}) failed with CUDA error {status}")
+    return int(ptr.value), int(size.value)
+
+
+@functools.lru_cache(maxsize=None)
+def _libcuda():
+    import ctypes
+    lib = ctypes.CDLL("nvcuda.dll" if os.name == "nt" else "libcuda.so.1")
+    lib.cuModuleGetGlobal_v2.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_size_t),
+                                         ctypes.c_void_p, ctypes.c_char_p]
+    return lib
+
+
+def variable_bytes(module, name: str):
+    """One variable of the module, as a uint8 CuPy array over its device memory."""
+    return _unit(module).variable(name)

@@ -23,7 +23,7 @@ from . import backend as hw
 from ..paths import KERNELS
 from .source import (_CAST, CompileError, Param, Signature, TemplateParam, _param_type, _split_top,
                      find_includes, format_compile_log, include_dirs, parse_kernels, parse_name_expression,
-                     parse_overloads, readonly_params, strip_comments)
+                     parse_overloads, parse_variables, readonly_params, strip_comments)
 
 # the front end, and the parser's names as the loader has always offered them (the parser is .source)
 __all__ = ["load", "Module", "Kernel", "CompileError", "C_TYPES", "data_address", "Param", "Signature",
@@ -314,7 +314,14 @@ class Module:
             for name, sig in parse_kernels(text).items():
                 self.kernels.setdefault(name, sig)
                 self.overloads.setdefault(name, [sig])
+        self.variables = {}               # namespace-scope __device__ and __constant__ variables (get_global)
+        for text in (*self.headers.values(), source):
+            for name, var in parse_variables(text).items():
+                if name not in self.variables or var.defined:
+                    self.variables[name] = var
         self._cache = {}
+        self._templates = []              # template instances compiled so far, in order (unit_expressions)
+        self._globals_given = False       # get_global has handed out a variable's memory
 
     @property
     def names(self) -> list:
@@ -406,8 +413,18 @@ class Module:
     def _build(self, expr: str, sig: Signature, targs: list) -> Kernel:
         if expr in self._cache:
             return self._cache[expr]
+        if sig.template and self.variable_names:
+            if self._globals_given:
+                raise ValueError(
+                    f"{self.display}: {expr} is compiled after get_global handed out this module's variables. On a "
+                    f"GPU its kernels and variables are one module, which a new template instance compiles again, "
+                    f"with new variables, and the arrays get_global returned would no longer be the kernels' "
+                    f"(on either backend this is refused): get every template instance you need first, then call "
+                    f"get_global")
         substitution = {t.name: a for t, a in zip(sig.template, targs) if t.kind in ("typename", "class")}
         impl = _compiler(self.backend).compile(self, expr, sig)
+        if sig.template and expr not in self._templates:
+            self._templates.append(expr)
         kernel = Kernel(name=expr, signature=sig, impl=impl, limits=impl.limits, origin=self.display,
                         array_type=hw.xp.ndarray if self.backend == "cuda" else numpy.ndarray, module=self)
         kernel._arg_types = [substitution.get(p.ctype, p.ctype) for p in sig.params]
@@ -416,9 +433,103 @@ class Module:
         self._cache[expr] = kernel
         return kernel
 
+    @property
+    def variable_names(self) -> list:
+        """The variables a kernel may change or the host may set (not const, and defined in the source), in the
+        order of the source: what get_global gives, and what makes the module's kernels one module on a GPU."""
+        return [n for n, v in self.variables.items() if v.defined and not v.const]
+
+    def unit_expressions(self, extra: str | None = None) -> list:
+        """The kernels one CUDA module of this source holds: every kernel that is not a template (an overload by
+        its cast), then the template instances compiled so far, and ``extra``."""
+        plain = []
+        for name, sigs in self.overloads.items():
+            chosen = [c for c in sigs if not c.template]
+            plain += [f"({c.pointer_type()}){c.name}" for c in chosen] if len(sigs) > 1 else \
+                [c.name for c in chosen]
+        out = plain + [t for t in self._templates if t not in plain]
+        if extra is not None and extra not in out:
+            out.append(extra)
+        return out
+
+    def get_global(self, name: str, dtype=None):
+        """A namespace-scope ``__device__`` or ``__constant__`` variable of this module as a device array over its
+        memory (a CuPy array on a GPU, a NumPy array on the emulator), as CUDA's ``cudaMemcpyToSymbol`` and
+        ``cudaMemcpyFromSymbol`` reach it: what is written into the array is what the module's kernels read at
+        their next launch, and after a launch the array holds what they left there. Every kernel of the module
+        sees the same variable (a second ``gl.load`` of the same source has its own). The array has the
+        variable's element type and, where its bounds are numbers, its shape (a vector type such as float4 adds
+        an axis of its fields; a pointer variable is uint64 addresses; a struct is its bytes, uint8, unless
+        ``dtype`` is given); ``dtype`` views the bytes as that type instead, one axis. Template instances of the
+        module must be compiled before (see the error that says why)."""
+        var = self._variable(name)
+        if self.backend == "cuda":
+            from . import cuda as _cuda
+            raw = _cuda.variable_bytes(self, var.name)
+        else:
+            from .emulator.build import variables_library
+            from .emulator.launch import variable_bytes
+            built = [k.impl.lib for k in self._cache.values() if hasattr(k.impl, "lib")]
+            lib = built[0] if built else getattr(self, "_variables_lib", None)
+            if lib is None:
+                lib = self._variables_lib = variables_library(self)
+            raw = variable_bytes(self, lib, var.name)
+            if raw is None:
+                raise ValueError(f"{self.display}({var.line}): the emulator cannot reach variable {var.name}: it is "
+                                 f"declared in a form the emulator does not keep with the module's variables, or "
+                                 f"a variable of the source is under an #if that the build leaves out")
+        self._globals_given = True
+        return _typed(raw, var, dtype, self.display)
+
+    def _variable(self, name: str):
+        if not isinstance(name, str):
+            raise ValueError(f"a variable's name is a string, got {type(name).__name__}")
+        key = name.strip().lstrip(":")
+        var = self.variables.get(key)
+        if var is None:
+            same = [v for q, v in self.variables.items() if q.rsplit("::", 1)[-1] == key]
+            if len(same) == 1:
+                var = same[0]
+            else:
+                have = ", ".join(self.variables) or "none"
+                what = (f"has {len(same)} variables named {key!r}, in different namespaces: name one" if same else
+                        f"has no __device__ or __constant__ variable {key!r} at namespace scope")
+                raise ValueError(f"{self.display} {what} (it has: {have})")
+        if not var.defined:
+            raise ValueError(f"{self.display}({var.line}): {var.name} is declared extern and defined nowhere in this "
+                             f"source")
+        if var.const:
+            raise ValueError(f"{self.display}({var.line}): {var.name} is const: its value is its initializer, which "
+                             f"the compiler may have folded into the code; declare it without const to set it")
+        return var
+
     def compile_error(self, log: str, expr: str) -> CompileError:
         detail = format_compile_log(log, (self.display, self.source, self.path), self.headers)
         return CompileError(f"{self.display}: compiling {expr} failed\n{detail}")
+
+
+def _typed(raw, var, dtype, display):
+    """The variable's bytes (a one-axis uint8 array) viewed as its elements, in its shape where known."""
+    size = raw.size
+    known = C_TYPES.get(var.ctype)
+    if dtype is not None:
+        dt = numpy.dtype(dtype)
+        if dt.itemsize == 0 or size % dt.itemsize:
+            raise ValueError(f"{display}: {var.name} has {size} bytes, not a whole number of {dt} ({dt.itemsize} bytes)")
+        return raw.view(dt)
+    if var.pointer:
+        dt, fields = numpy.dtype(numpy.uint64), 1
+    elif known is not None:
+        dt, fields = numpy.dtype(known[0]), known[1]
+    else:
+        return raw                        # a struct or a type this library does not model: its bytes
+    shape = ()
+    if all(d.strip().isdigit() for d in var.dims):
+        shape = tuple(int(d) for d in var.dims) + ((fields,) if fields > 1 else ())
+    if not shape or math.prod(shape) * dt.itemsize != size:
+        shape = (size // dt.itemsize,) if (var.dims or fields > 1) else ()
+    view = raw.view(dt)
+    return view.reshape(shape) if shape else view.reshape(())
 
 
 def _compiler(backend: str):

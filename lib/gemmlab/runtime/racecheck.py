@@ -64,5 +64,20 @@ def racecheck(kernel: Kernel, grid, block, args, shared_mem: int = 0) -> RaceRep
                      origin=kernel.origin, array_type=numpy.ndarray, module=module)
     checked._arg_types = list(kernel._arg_types)
     copies = tuple(numpy.array(hw.to_host(a)) if isinstance(a, (numpy.ndarray, hw.xp.ndarray)) else a for a in args)
-    checked(grid, block, copies, shared_mem=shared_mem)
+    # the module's variables as its kernels see them now, in a copy that the checked run may change, as it
+    # may change the copies of the arrays: the emulator's own, or a GPU module's, copied from the device
+    from .emulator.launch import module_state
+    state = module_state(module, impl.lib) if source.variable_names else None
+    kept = None if state is None else state.copy()
+    unit = getattr(source, "_cuda_unit", None) if source is not module else None
+    if state is not None and unit is not None and unit.raw is not None:
+        for name, (at, size) in module._device_layout.items():
+            value = hw.to_host(unit.variable(name))
+            if value.size == size:
+                state[at:at + size] = value
+    try:
+        checked(grid, block, copies, shared_mem=shared_mem)
+    finally:
+        if kept is not None:
+            state[...] = kept
     return RaceReport(kernel.name, list(impl.last_hazards), impl.hazard_total)

@@ -182,6 +182,91 @@ def parse_overloads(source: str) -> list:
     return [replace(sig, overloaded=names.count(sig.name) > 1) for sig in found]
 
 
+@dataclass(frozen=True)
+class Variable:
+    """A ``__device__`` or ``__constant__`` variable declared at namespace scope: what
+    :meth:`gemmlab.Module.get_global` reads and writes."""
+    name: str           # qualified by its named namespaces: "ns::table"
+    ctype: str          # the element type as written, qualifiers removed: "float", "float4", "Params"
+    pointer: bool       # a pointer variable (`__device__ float* p;`): its value is an address
+    dims: tuple         # the array bounds as written ("4", "N * 2"); () for a scalar
+    space: str          # "__device__" or "__constant__"
+    const: bool         # declared const: its value is its initializer
+    defined: bool       # False for an `extern` declaration that no definition in the source follows
+    line: int
+
+
+_SPACE = re.compile(r"\b(?:__device__|__constant__|__managed__)\b")
+_DECL_WORDS = {"extern", "static", "const", "volatile", "__device__", "__constant__", "__managed__", "inline",
+               "__shared__"}
+_NOT_VARIABLE = re.compile(r"\b(?:__global__|__host__|__forceinline__|__noinline__|inline|template|operator|"
+                           r"typedef|using|__shared__|return)\b|[()]")
+_ALIGNED = re.compile(r"\b(?:__align__|alignas)\s*\((?:[^()]|\([^()]*\))*\)")
+_BLOCK_OPENER = re.compile(r"(?:\bnamespace\s*(?:[A-Za-z_][\w:\s]*)?|\bextern\s*\"C(?:\+\+)?\"\s*)$")
+
+
+def _outside_bodies(clean: str) -> list:
+    """For each character, whether it lies at namespace scope (inside namespace and extern "C" blocks only,
+    not in a function, class or initializer)."""
+    flags, stack = [True] * len(clean), []
+    for i, ch in enumerate(clean):
+        if ch == "{":
+            stack.append(bool(_BLOCK_OPENER.search(clean[max(0, i - 200):i])))
+        elif ch == "}" and stack:
+            stack.pop()
+        flags[i] = all(stack)
+    return flags
+
+
+def parse_variables(source: str) -> dict:
+    """The namespace-scope ``__device__`` and ``__constant__`` variables of a source: qualified name ->
+    :class:`Variable` (a definition wins over an earlier ``extern`` declaration)."""
+    clean = re.sub(r"(?m)^[ \t]*#.*$", lambda m: " " * len(m.group(0)), strip_comments(source))
+    scope, spaces = _outside_bodies(clean), _namespaces(clean)
+    found: dict = {}
+    for m in _SPACE.finditer(clean):
+        if not scope[m.start()] or m.group(0) == "__managed__":
+            continue
+        start = max(clean.rfind(c, 0, m.start()) for c in ";{}") + 1
+        end = clean.find(";", m.end())
+        if end < 0:
+            continue
+        text = clean[start:end]
+        head = _ALIGNED.sub(" ", text.split("=", 1)[0])
+        if _NOT_VARIABLE.search(head) or "{" in head:
+            continue
+        # `__device__ int a, b[3] = {...};`: each declarator without its initializer
+        braced, blanked = text, None
+        while blanked != braced:                                 # innermost braces first
+            blanked, braced = braced, re.sub(r"\{[^{}]*\}", lambda b: "(" + " " * (len(b.group(0)) - 2) + ")", braced)
+        declarators = [_ALIGNED.sub(" ", d.split("=", 1)[0]) for d in _split_top(braced)]
+        first = declarators[0]
+        qualifiers = re.findall(r"\b(?:extern|static|const|volatile|__device__|__constant__)\b", first)
+        body = re.sub(r"\b(?:extern|static|const|volatile|__device__|__constant__|__restrict__)\b", " ", first)
+        dm = re.match(r"\s*(?P<type>(?:(?:unsigned|signed|long|short|struct)\s+)*[A-Za-z_][\w:]*(?:\s*<[^<>;]*>)?)"
+                      r"(?P<rest>(?:\s|\*)[\s*]*[A-Za-z_]\w*\s*(?:\[[^\]]*\]\s*)*)$", body, re.S)
+        if dm is None:
+            continue
+        ctype = " ".join(dm.group("type").replace("struct ", "").split())
+        where = m.start()
+        outer = [name for s0, e0, name in sorted(spaces) if s0 < where < e0 and name]
+        rest = [dm.group("rest")] + [re.sub(r"\b(?:const|volatile|__restrict__)\b", " ", d) for d in declarators[1:]]
+        for decl in rest:
+            nm = re.match(r"\s*(?P<stars>[\s*]*)(?P<name>[A-Za-z_]\w*)\s*(?P<dims>(?:\[[^\]]*\]\s*)*)$", decl, re.S)
+            if nm is None or nm.group("name") in _DECL_WORDS:
+                continue
+            name = "::".join(outer + [nm.group("name")])
+            var = Variable(name=name, ctype=ctype, pointer="*" in nm.group("stars"),
+                           dims=tuple(d.strip() for d in re.findall(r"\[([^\]]*)\]", nm.group("dims"))),
+                           space="__constant__" if "__constant__" in qualifiers else "__device__",
+                           const="const" in qualifiers and "*" not in nm.group("stars"),
+                           defined="extern" not in qualifiers or "=" in text,
+                           line=clean.count("\n", 0, where) + 1)
+            if name not in found or (var.defined and not found[name].defined):
+                found[name] = var
+    return found
+
+
 def _matching(text: str, at: int, open_: str, close: str) -> int:
     """The index just past the bracket that closes the one at ``at`` (len(text) when none does)."""
     depth = 0

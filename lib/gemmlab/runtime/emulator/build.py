@@ -44,7 +44,7 @@ from pathlib import Path
 from ... import processes
 from ...paths import EMULATOR, KERNELS, atomic_write
 from ..backend import BackendError
-from ..source import _STAND_INS, LIBRARY_HEADERS, include_dirs, parse_name_expression, strip_comments
+from ..source import _STAND_INS, LIBRARY_HEADERS, CompileError, include_dirs, parse_name_expression, strip_comments
 from .launch import EmulatedFunction
 
 HERE = EMULATOR                      # the runtime header and the CUDA headers the emulator provides (data)
@@ -214,11 +214,14 @@ def _alignment(m, name):
 
 
 _STATIC_QUALIFIED = re.compile(r"\bstatic(\s+)(?=__shared__|__constant__)")
-# A __device__ variable (not a function, not const): kept in one section of the library, which the
-# launch copies back, so that its value lasts from one launch of the module to the next, as on a GPU.
-_DEVICE_VARIABLE = re.compile(r"\b__device__(?=\s+(?:(?:static|volatile|unsigned|signed|long|short|struct)\s+)*"
+# A __device__ or __constant__ variable (not a function, not const): kept in one section of the library, which
+# the launch copies in and back, so that its value lasts from one launch of the module to the next, as on a
+# GPU, and the host can read and write it between launches (Module.get_global).
+_DEVICE_VARIABLE = re.compile(r"\b(?:__device__|__constant__)(?=\s+(?:(?:static|volatile|unsigned|signed|long|short|struct)\s+|"
+                              r"(?:__align__|alignas)\s*\((?:[^()]|\([^()]*\))*\)\s*)*"
                               r"[A-Za-z_][\w:]*(?:\s*<[^<>;{}()]*>)?[\s*]+[A-Za-z_]\w*\s*(?:\[[^\]]*\]\s*)*"
-                              r"(?:=\s*(?:\{[^;]*\}|[^;{}]*))?;)")
+                              r"(?:=\s*(?:\{[^;]*\}|[^;{}]*))?"
+                              r"(?:\s*,[\s*]*[A-Za-z_]\w*\s*(?:\[[^\]]*\]\s*)*(?:=\s*(?:\{[^;{}]*\}|[^;{},]*))?)*\s*;)")
 
 
 # The one inline-PTX form the emulator runs: a special register read into a variable,
@@ -356,20 +359,25 @@ def _memcheck_flags(cxx: str) -> tuple:
     return MEMCHECK_FLAGS
 
 
+def _symbols_function(names) -> list:
+    """gl_emu_symbols(where, sizes): the address and size of each of the module's namespace-scope variables
+    (module.variable_names order), so that the host can find each one in the library's section of them."""
+    if not names:
+        return []
+    where = ", ".join(f"(const void*)&::{n}" for n in names)
+    sizes = ", ".join(f"sizeof(::{n})" for n in names)
+    return ["GL_EXPORT GL_NOSAN unsigned gl_emu_symbols(const void** where, unsigned long long* sizes) {",
+            f"    const void* w[] = {{{where}}}; const unsigned long long z[] = {{{sizes}}};",
+            f"    for (unsigned i = 0; i < {len(names)}; ++i) {{ where[i] = w[i]; sizes[i] = z[i]; }}",
+            f"    return {len(names)}u; }}"]
+
+
 def compile(module, expr: str, signature, racecheck: bool = False):
     """Build one kernel instance for the emulator; ``racecheck=True`` records every shared-memory access
     and reports hazards between threads (needs the memory check: g++ on x86-64 Linux)."""
-    _check_platform()
-    cxx = _compiler()
-    origin = str(module.path) if module.path is not None else "<code>"
     symbol = "gl_emu_kernel_" + hashlib.sha256(expr.encode()).hexdigest()[:12]
     function = expr if expr.startswith("(") else "&" + expr        # the kernel's address, as invoke takes it
-    unit = "\n".join([
-        '#include "gemmlab_emu.h"',
-        f'#line 1 "{_c_string(origin)}"',
-        translate(module.source),
-        "",
-        f"#line {LAUNCHER_LINE} \"<gemmlab emulator launcher>\"",
+    launcher = [
         f"GL_EXPORT void {symbol}(void** args) {{ ::gl_emu::invoke({function}, args); }}",
         f"GL_EXPORT GL_NOSAN unsigned {symbol}_sizes(unsigned long long* out) {{ return ::gl_emu::param_sizes({function}, out); }}",
         _launch_bounds_function(signature, expr, symbol),
@@ -378,6 +386,54 @@ def compile(module, expr: str, signature, racecheck: bool = False):
         "                                  ::gl_emu::Status* status, const ::gl_emu::Region* regions,",
         "                                  unsigned region_count)",
         "{ return ::gl_emu::fork_launch(body, kernel, grid, block, shared, args, status, regions, region_count); }",
+    ]
+    library, lib, memcheck = _library(module, launcher, expr, signature.line, racecheck)
+    bound = getattr(lib, f"{symbol}_max_threads", None) if signature.launch_bounds else None
+    if bound is not None:
+        bound.restype = ctypes.c_long
+    fn = EmulatedFunction(lib, symbol, expr, bound() if bound is not None else None, library,
+                          "-DGL_EMU_MEMCHECK=1" in memcheck)
+    fn.racecheck = "-DGL_EMU_RACECHECK=1" in memcheck
+    fn.module = module
+    fn.raise_hazards = fn.racecheck and not racecheck      # the setting: hazards are errors
+    return fn
+
+
+def variables_library(module):
+    """The module's source built with no kernel, for its variables alone (Module.get_global before any of its
+    kernels is built): the loaded library."""
+    return _library(module, [], "the module's variables", 1, False)[1]
+
+
+def _library(module, launcher: list, expr: str, kernel_line: int, racecheck: bool):
+    """(path, loaded library, memcheck flags) of the module's source with `launcher` after it, built (or found
+    in the cache) with the flags this machine and the settings ask for. The module's variables are named after
+    it (gl_emu_symbols); where that does not compile (a variable the parser found under an #if the build leaves
+    out), the library is built without them, and get_global says it cannot reach them."""
+    names = module.variable_names
+    try:
+        built = _library_with(module, launcher, expr, kernel_line, racecheck, names)
+    except CompileError:
+        if not names:
+            raise
+        built = _library_with(module, launcher, expr, kernel_line, racecheck, [])
+        names = []
+    built[1]._gl_names = names
+    return built
+
+
+def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck: bool, names: list):
+    _check_platform()
+    cxx = _compiler()
+    origin = str(module.path) if module.path is not None else "<code>"
+    unit = "\n".join([
+        '#include "gemmlab_emu.h"',
+        f'#line 1 "{_c_string(origin)}"',
+        translate(module.source),
+        "",
+        f"#line {LAUNCHER_LINE} \"<gemmlab emulator launcher>\"",
+        *launcher,
+        *_symbols_function(names),
         "",
     ])
     includes = [f"-I{HERE}", f"-I{_STAND_INS}", f"-I{KERNELS}"]
@@ -431,20 +487,12 @@ def compile(module, expr: str, signature, racecheck: bool = False):
                 if library is None:
                     # (a cache entry passed this scan when it was built: the scan's patterns are in its key)
                     _find_unsupported(module, lambda: _preprocessed(command, unit, origin, module, cache))
-                    library = _build(cache, key, command, unit, module, expr, origin, signature.line)
+                    library = _build(cache, key, command, unit, module, expr, origin, kernel_line)
         try:
             lib = _loaded.get(library)
             if lib is None:
                 lib = _loaded[library] = ctypes.CDLL(str(library))
-            bound = getattr(lib, f"{symbol}_max_threads", None) if signature.launch_bounds else None
-            if bound is not None:
-                bound.restype = ctypes.c_long
-            fn = EmulatedFunction(lib, symbol, expr, bound() if bound is not None else None, library,
-                                  "-DGL_EMU_MEMCHECK=1" in memcheck)
-            fn.racecheck = "-DGL_EMU_RACECHECK=1" in memcheck
-            fn.module = module
-            fn.raise_hazards = fn.racecheck and not racecheck      # the setting: hazards are errors
-            return fn
+            return library, lib, memcheck
         except OSError:
             # removed or replaced by another process between the check and the load: check again
             _loaded.pop(library, None)

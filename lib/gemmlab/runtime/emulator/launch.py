@@ -200,24 +200,28 @@ class EmulatedFunction(Explains):
             lib.gl_emu_shared_free(status_addr, status_size)
 
     def _device_vars_in(self, regions):
-        """Give this library the module's __device__ variables as the last launch left them; a shared buffer
-        for the child to leave them in. (Each kernel instance is its own library, with the same layout of
-        the module's variables.)"""
-        size = ctypes.c_ulonglong()
-        base = self.lib.gl_emu_device_vars(ctypes.byref(size), None)
-        if not base or not size.value:
+        """Give this library the module's __device__ and __constant__ variables as the last launch (or the host,
+        through Module.get_global) left them; a shared buffer for the child to leave them in."""
+        base, size = _section(self.lib)
+        if not base or not size:
             return None
-        initial = getattr(self.lib, "_gl_initial_device_vars", None)
-        if initial is None:                       # as the library was loaded: the variables' initializers
-            initial = self.lib._gl_initial_device_vars = ctypes.string_at(base, size.value)
-        state = getattr(self.module, "_device_state", None)
-        ctypes.memmove(base, state if state is not None and len(state) == size.value else initial, size.value)
-        buf = self.lib.gl_emu_shared_alloc(size.value)
+        initial = _initial(self.lib)
+        if self.module is None:
+            ctypes.memmove(base, initial, size)
+        else:
+            state, same = module_state(self.module, self.lib), _same_layout(self.module, self.lib, size)
+            if same:
+                ctypes.memmove(base, state.ctypes.data, size)
+            else:                                 # laid out otherwise in this build: variable by variable
+                ctypes.memmove(base, initial, size)
+                for at, there, n in _matches(self.module, self.lib):
+                    ctypes.memmove(base + at, state.ctypes.data + there, n)
+        buf = self.lib.gl_emu_shared_alloc(size)
         if not buf:
             raise MemoryError("the emulator could not map room for the __device__ variables")
-        regions.append((0, size.value, buf, []))     # freed with the arguments' regions
-        self.lib.gl_emu_device_vars(ctypes.byref(size), ctypes.c_void_p(buf))
-        return base, buf, size.value
+        regions.append((0, size, buf, []))     # freed with the arguments' regions
+        self.lib.gl_emu_device_vars(ctypes.byref(ctypes.c_ulonglong()), ctypes.c_void_p(buf))
+        return base, buf, size
 
     def _device_vars_out(self, device_vars):
         if device_vars is None:
@@ -225,7 +229,12 @@ class EmulatedFunction(Explains):
         base, buf, size = device_vars
         ctypes.memmove(base, buf, size)
         if self.module is not None:
-            self.module._device_state = ctypes.string_at(buf, size)
+            state = module_state(self.module, self.lib)        # written in place: get_global's arrays see it
+            if _same_layout(self.module, self.lib, size):
+                ctypes.memmove(state.ctypes.data, buf, size)
+            else:
+                for at, there, n in _matches(self.module, self.lib):
+                    ctypes.memmove(state.ctypes.data + there, buf + at, n)
         self.lib.gl_emu_device_vars(ctypes.byref(ctypes.c_ulonglong()), None)
 
     def _copy_back(self, regions, args):
@@ -333,6 +342,81 @@ class EmulatedFunction(Explains):
         return (f"block ({s.block[0]},{s.block[1]},{s.block[2]}), "
                 f"thread ({s.thread[0]},{s.thread[1]},{s.thread[2]})")
 
+
+
+# -- the module's variables -------------------------------------------------------------------------------
+# A module's __device__ and __constant__ variables live in one section of each of its libraries (one a kernel
+# instance); the module keeps their values in one buffer (module._device_state), laid out as the first of its
+# libraries lays them out, which each launch copies into its library and back, and which get_global's arrays
+# view. A library that lays them out otherwise (another build's flags) is copied variable by variable.
+
+def _section(lib) -> tuple:
+    """(address, bytes) of the library's section of variables; (None, 0) when it has none."""
+    have = getattr(lib, "_gl_section", None)
+    if have is None:
+        lib.gl_emu_device_vars.restype = ctypes.c_void_p
+        lib.gl_emu_device_vars.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_void_p]
+        size = ctypes.c_ulonglong()
+        base = lib.gl_emu_device_vars(ctypes.byref(size), None)
+        have = lib._gl_section = (base or None, size.value if base else 0)
+    return have
+
+
+def _initial(lib) -> bytes:
+    """The section as the library was loaded: the variables' initializers (read before any launch writes it)."""
+    initial = getattr(lib, "_gl_initial_device_vars", None)
+    if initial is None:
+        base, size = _section(lib)
+        initial = lib._gl_initial_device_vars = ctypes.string_at(base, size) if base else b""
+    return initial
+
+
+def _layout(lib, names) -> dict:
+    """name -> (offset in the section, bytes) of each variable the library keeps in its section."""
+    have = getattr(lib, "_gl_layout", None)
+    if have is None:
+        have, (base, size) = {}, _section(lib)
+        symbols, names = getattr(lib, "gl_emu_symbols", None), getattr(lib, "_gl_names", names)
+        if symbols is not None and names and base:
+            where, sizes = (ctypes.c_void_p * len(names))(), (ctypes.c_ulonglong * len(names))()
+            symbols.restype = ctypes.c_uint
+            symbols(where, sizes)
+            for name, w, n in zip(names, where, sizes):
+                if w is not None and base <= w and w + n <= base + size:
+                    have[name] = (w - base, n)
+        lib._gl_layout = have
+    return have
+
+
+def module_state(module, lib):
+    """The module's variables as one writable byte array, made from `lib`'s initializers at first use."""
+    state = getattr(module, "_device_state", None)
+    if state is None:
+        state = module._device_state = numpy.frombuffer(_initial(lib), dtype=numpy.uint8).copy()
+        module._device_layout = _layout(lib, module.variable_names)
+    return state
+
+
+def _same_layout(module, lib, size) -> bool:
+    return len(module._device_state) == size and _layout(lib, module.variable_names) == module._device_layout
+
+
+def _matches(module, lib):
+    """(offset in lib's section, offset in the module's buffer, bytes) of each variable both hold."""
+    mine = module._device_layout
+    for name, (at, n) in _layout(lib, module.variable_names).items():
+        there = mine.get(name)
+        if there is not None and there[1] == n:
+            yield at, there[0], n
+
+
+def variable_bytes(module, lib, name):
+    """A uint8 view of one variable's bytes in the module's buffer (None when the library does not keep it)."""
+    state = module_state(module, lib)
+    place = module._device_layout.get(name)
+    if place is None:
+        return None
+    return state[place[0]:place[0] + place[1]]
 
 
 def _overlap(a, n, b, m) -> bool:
