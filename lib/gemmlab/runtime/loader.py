@@ -243,8 +243,9 @@ class Kernel:
         """``send(args)`` for a launch checked here once and made many times, on the stream current now, with
         ``args`` as plain Python numbers in the kernel's parameter order (a pointer as its address, 0 for NULL):
         the CUDA backend's direct launch (:meth:`gemmlab.runtime.cuda.CudaFunction.launcher`). None on the
-        emulator (whose launches copy arrays in and out and so take the checked call), and for a kernel taking a
-        value this layout does not model (a vector type, or a struct by value other than a tensor map)."""
+        emulator (whose launches copy arrays in and out and so take the checked call), for a kernel taking a
+        value this layout does not model (a vector type, or a struct by value other than a tensor map), and on a
+        GPU for a kernel of a source with variables (its module may be compiled again: see get_global)."""
         grid, block = self.check_launch(grid, block, shared_mem)
         make = getattr(self.impl, "launcher", None)
         formats = ""
@@ -460,7 +461,8 @@ class Module:
         sees the same variable (a second ``gl.load`` of the same source has its own). The array has the
         variable's element type and, where its bounds are numbers, its shape (a vector type such as float4 adds
         an axis of its fields; a pointer variable is uint64 addresses; a struct is its bytes, uint8, unless
-        ``dtype`` is given); ``dtype`` views the bytes as that type instead, one axis. Template instances of the
+        ``dtype`` is given: a structured dtype on the emulator, since CuPy has none); ``dtype`` views the bytes
+        as that type instead, one axis. Template instances of the
         module must be compiled before (see the error that says why)."""
         var = self._variable(name)
         if self.backend == "cuda":
