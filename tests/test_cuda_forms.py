@@ -954,6 +954,23 @@ __global__ void maybe(int* out)
     assert not gl.racecheck(maybe, 1, 64, (out,)).clean and int(flag) == 1
 
 
+def test_bool_parameters_by_value_and_by_pointer():
+    k = gl.load(code=r'''
+__global__ void pick(const bool* mask, float* y, bool negate, int n)
+{
+    const int i = threadIdx.x;
+    if (i < n) y[i] = (mask[i] != negate) ? 1.0f : -1.0f;
+}
+''').get("pick")
+    mask = numpy.array([True, False, True, True], dtype=numpy.bool_)
+    y = xp.zeros(4, dtype=numpy.float32)
+    for negate in (False, True, numpy.bool_(True)):
+        k(1, 4, (xp.asarray(mask), y, negate, 4))
+        assert gl.to_host(y).tolist() == [1.0 if m != bool(negate) else -1.0 for m in mask]
+    with pytest.raises(ValueError, match="'negate' is bool: pass True or False"):
+        k(1, 4, (xp.asarray(mask), y, 1, 4))
+
+
 def test_a_variable_under_an_if_left_out_does_not_stop_the_module():
     m = gl.load(code=r'''
 #if 0

@@ -42,6 +42,7 @@ C_TYPES = {
     "long long": (numpy.int64, 1), "long long int": (numpy.int64, 1), "int64_t": (numpy.int64, 1),
     "long": (numpy.int64, 1), "unsigned long long": (numpy.uint64, 1), "uint64_t": (numpy.uint64, 1),
     "size_t": (numpy.uint64, 1), "char": (numpy.int8, 1), "unsigned char": (numpy.uint8, 1),
+    "bool": (numpy.bool_, 1),
     "float2": (numpy.float32, 2), "float4": (numpy.float32, 4), "double2": (numpy.float64, 2),
     "int2": (numpy.int32, 2), "int4": (numpy.int32, 4),
     # FP8 (cuda_fp8.h): passed as their bits, uint8
@@ -152,6 +153,12 @@ class Kernel:
             return slow
         dtype = numpy.dtype(known[0])
         make = dtype.type
+        if dtype.kind == "b":
+            def flag(value):
+                if type(value) is bool:
+                    return make(value)
+                return slow(value)
+            return flag
         if dtype.kind in "iu":
             info = numpy.iinfo(dtype)
             low, high = int(info.min), int(info.max)
@@ -222,6 +229,10 @@ class Kernel:
                 raise ValueError(f"{where} is {ctype} ({dtype.name}) but got numpy.{value.dtype.name}; pass a "
                                  f"Python number or numpy.{dtype.name}")
             return value
+        if dtype.kind == "b":
+            if isinstance(value, bool):
+                return dtype.type(value)
+            raise ValueError(f"{where} is bool: pass True or False (or numpy.bool_), got {value!r}")
         if isinstance(value, bool):
             raise ValueError(f"{where} is {ctype}; pass a number, not a bool")
         if dtype.kind in "iu":
