@@ -268,6 +268,17 @@ class _Unit:
         return cupy.ndarray((size,), dtype=numpy.uint8, memptr=cupy.cuda.MemoryPointer(mem, 0))
 
 
+    def values(self) -> dict:
+        """name -> the bytes (NumPy, on the host) of each variable this module holds; {} before it is built."""
+        return {n[1:]: self._global_bytes(n) for n in self.lowered if n.startswith("&")} if self.raw else {}
+
+    def _global_bytes(self, lowered_key: str):
+        ptr, size = self._global(lowered_key)
+        out = numpy.empty(size, dtype=numpy.uint8)
+        cupy.cuda.runtime.memcpy(out.ctypes.data, ptr, size, cupy.cuda.runtime.memcpyDeviceToHost)
+        return out
+
+
 def _module_global(raw, lowered: str) -> tuple:
     """(device address, bytes) of a loaded module's global by its lowered name (cuModuleGetGlobal)."""
     import ctypes

@@ -70,9 +70,9 @@ def racecheck(kernel: Kernel, grid, block, args, shared_mem: int = 0) -> RaceRep
     state = module_state(module, impl.lib) if source.variable_names else None
     kept = None if state is None else state.copy()
     unit = getattr(source, "_cuda_unit", None) if source is not module else None
-    if state is not None and unit is not None and unit.raw is not None:
-        for name, (at, size) in module._device_layout.items():
-            value = hw.to_host(unit.variable(name))
+    if state is not None and unit is not None:
+        for name, value in unit.values().items():
+            at, size = module._device_layout.get(name, (0, -1))
             if value.size == size:
                 state[at:at + size] = value
     try:

@@ -95,8 +95,6 @@ class EmulatedFunction(Explains):
         lib.gl_emu_shared_alloc.argtypes = [ctypes.c_ulonglong]
         lib.gl_emu_shared_free.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong]
         lib.gl_emu_status_size.restype = ctypes.c_ulonglong
-        lib.gl_emu_device_vars.restype = ctypes.c_void_p
-        lib.gl_emu_device_vars.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_void_p]
         self.module = None         # set by compile(): __device__ variables live as long as their module
 
     def describe_params(self, params, readonly):
@@ -205,17 +203,12 @@ class EmulatedFunction(Explains):
         base, size = _section(self.lib)
         if not base or not size:
             return None
-        initial = _initial(self.lib)
-        if self.module is None:
-            ctypes.memmove(base, initial, size)
-        else:
-            state, same = module_state(self.module, self.lib), _same_layout(self.module, self.lib, size)
-            if same:
-                ctypes.memmove(base, state.ctypes.data, size)
-            else:                                 # laid out otherwise in this build: variable by variable
-                ctypes.memmove(base, initial, size)
-                for at, there, n in _matches(self.module, self.lib):
-                    ctypes.memmove(base + at, state.ctypes.data + there, n)
+        whole, pieces = _pieces(self.module, self.lib, size) if self.module is not None else (False, [])
+        if not whole:                             # none, or laid out otherwise in this build: variable by variable
+            ctypes.memmove(base, _initial(self.lib), size)
+        state = None if self.module is None else self.module._device_state
+        for at, there, n in pieces:
+            ctypes.memmove(base + at, state.ctypes.data + there, n)
         buf = self.lib.gl_emu_shared_alloc(size)
         if not buf:
             raise MemoryError("the emulator could not map room for the __device__ variables")
@@ -228,13 +221,10 @@ class EmulatedFunction(Explains):
             return
         base, buf, size = device_vars
         ctypes.memmove(base, buf, size)
-        if self.module is not None:
-            state = module_state(self.module, self.lib)        # written in place: get_global's arrays see it
-            if _same_layout(self.module, self.lib, size):
-                ctypes.memmove(state.ctypes.data, buf, size)
-            else:
-                for at, there, n in _matches(self.module, self.lib):
-                    ctypes.memmove(state.ctypes.data + there, buf + at, n)
+        if self.module is not None:                # written in place: get_global's arrays see it
+            state = self.module._device_state
+            for at, there, n in _pieces(self.module, self.lib, size)[1]:
+                ctypes.memmove(state.ctypes.data + there, buf + at, n)
         self.lib.gl_emu_device_vars(ctypes.byref(ctypes.c_ulonglong()), None)
 
     def _copy_back(self, regions, args):
@@ -351,32 +341,33 @@ class EmulatedFunction(Explains):
 # view. A library that lays them out otherwise (another build's flags) is copied variable by variable.
 
 def _section(lib) -> tuple:
-    """(address, bytes) of the library's section of variables; (None, 0) when it has none."""
+    """(address, bytes) of the library's section of variables; (None, 0) when it has none. Looked up before
+    anything writes the section, and its initializers read then (_initial)."""
     have = getattr(lib, "_gl_section", None)
     if have is None:
         lib.gl_emu_device_vars.restype = ctypes.c_void_p
         lib.gl_emu_device_vars.argtypes = [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_void_p]
         size = ctypes.c_ulonglong()
         base = lib.gl_emu_device_vars(ctypes.byref(size), None)
-        have = lib._gl_section = (base or None, size.value if base else 0)
+        have = (base or None, size.value if base else 0)
+        lib._gl_initial_device_vars = ctypes.string_at(base, size.value) if base else b""
+        lib._gl_section = have
     return have
 
 
 def _initial(lib) -> bytes:
-    """The section as the library was loaded: the variables' initializers (read before any launch writes it)."""
-    initial = getattr(lib, "_gl_initial_device_vars", None)
-    if initial is None:
-        base, size = _section(lib)
-        initial = lib._gl_initial_device_vars = ctypes.string_at(base, size) if base else b""
-    return initial
+    """The section as the library was loaded: the variables' initializers."""
+    _section(lib)
+    return lib._gl_initial_device_vars
 
 
-def _layout(lib, names) -> dict:
-    """name -> (offset in the section, bytes) of each variable the library keeps in its section."""
+def _layout(lib) -> dict:
+    """name -> (offset in the section, bytes) of each variable the library keeps in its section (the names its
+    build gave gl_emu_symbols: build._library sets them)."""
     have = getattr(lib, "_gl_layout", None)
     if have is None:
         have, (base, size) = {}, _section(lib)
-        symbols, names = getattr(lib, "gl_emu_symbols", None), getattr(lib, "_gl_names", names)
+        symbols, names = getattr(lib, "gl_emu_symbols", None), getattr(lib, "_gl_names", ())
         if symbols is not None and names and base:
             where, sizes = (ctypes.c_void_p * len(names))(), (ctypes.c_ulonglong * len(names))()
             symbols.restype = ctypes.c_uint
@@ -393,21 +384,18 @@ def module_state(module, lib):
     state = getattr(module, "_device_state", None)
     if state is None:
         state = module._device_state = numpy.frombuffer(_initial(lib), dtype=numpy.uint8).copy()
-        module._device_layout = _layout(lib, module.variable_names)
+        module._device_layout = _layout(lib)
     return state
 
 
-def _same_layout(module, lib, size) -> bool:
-    return len(module._device_state) == size and _layout(lib, module.variable_names) == module._device_layout
-
-
-def _matches(module, lib):
-    """(offset in lib's section, offset in the module's buffer, bytes) of each variable both hold."""
-    mine = module._device_layout
-    for name, (at, n) in _layout(lib, module.variable_names).items():
-        there = mine.get(name)
-        if there is not None and there[1] == n:
-            yield at, there[0], n
+def _pieces(module, lib, size: int) -> tuple:
+    """(whole, [(offset in lib's section, offset in the module's buffer, bytes), ...]): one block where lib lays
+    the variables out as the module's buffer does; else each variable both hold, and whole False (the rest of
+    the section keeps lib's initializers)."""
+    state, layout, mine = module_state(module, lib), _layout(lib), module._device_layout
+    if len(state) == size and layout == mine:
+        return True, [(0, 0, size)]
+    return False, [(at, mine[name][0], n) for name, (at, n) in layout.items() if mine.get(name, (0, -1))[1] == n]
 
 
 def variable_bytes(module, lib, name):
