@@ -1166,6 +1166,8 @@ def test_binary_and_labeled_partitions_and_tile_scans(samples):
 
 LIBRARY_HEADERS = r'''
 #include <stdio.h>
+#include <time.h>
+#include <ctime>
 #include "assert.h"
 #include <math.h>
 #include <float.h>
@@ -1200,7 +1202,8 @@ __global__ void library_names(const T* in, T* out, uint32_t* bits)
     T copy;
     memcpy(&copy, &x, sizeof(T));
     out[4 * i + 3] = copy + (T)std::min<int64_t>(i, 3) + (T)sizeof(std::size_t);
-    bits[i] = (uint32_t)std::numeric_limits<std::uint16_t>::max() + (uint32_t)CHAR_BIT;
+    bits[i] = (uint32_t)std::numeric_limits<std::uint16_t>::max() + (uint32_t)CHAR_BIT
+              + (uint32_t)std::bool_constant<std::is_integral_v<T>>::value;   // (0: T is float or double)
 }
 '''
 
@@ -1226,7 +1229,7 @@ def test_the_c_and_cpp_library_headers_device_code_uses(ctype, dtype):
 def test_the_library_headers_stand_in_for_nvrtc_only_where_a_source_includes_one():
     from gemmlab.paths import NVRTC_STD
     from gemmlab.runtime.source import nvrtc_std_include
-    for header in ("stdio.h", "assert.h", "cmath", "cstdint", "limits", "type_traits", "float.h", "algorithm"):
+    for header in ("stdio.h", "assert.h", "cmath", "cstdint", "limits", "type_traits", "float.h", "algorithm", "time.h"):
         assert (NVRTC_STD / header).is_file()
         for form in (f"#include <{header}>", f'#include "{header}"', f"  #  include <{header}>"):
             options, key = nvrtc_std_include((f"{form}\n__global__ void k() {{}}\n",))
@@ -2324,3 +2327,234 @@ def test_group_copies_atomic_refs_address_spaces_and_trap():
     if gl.backend == "emulator":         # (on a GPU a trap leaves the context unusable for the rest of the process)
         with pytest.raises(gl.EmulatorError, match=r"thread \(7,0,0\): __trap\(\) was called"):
             m.get("traps")(1, 32, (xp.zeros(32, dtype=numpy.float32),))
+
+
+# --- extern __shared__ declarations as CUDA's samples write them ------------------------------------------
+
+# (each kernel writes its thread's value into the dynamic array, waits, and reads its neighbour's back)
+EXTERN_SHARED_FORMS = {
+    "two_dimensional": ("extern __shared__ float tile[][9];",                 # as the tensor-core samples pad a row
+                        "tile[t / 8][t % 8] = v;", "tile[u / 8][u % 8]"),
+    "three_dimensional": ("extern __shared__ float cube[][4][8];",
+                          "cube[t / 32][(t / 8) % 4][t % 8] = v;", "cube[u / 32][(u / 8) % 4][u % 8]"),
+    "type_first": ("extern double __shared__ sd[];", "sd[t] = v;", "(float)sd[u]"),
+    "volatile_first": ("extern volatile __shared__ float sv[];", "sv[t] = v;", "sv[u]"),
+    "volatile_after": ("extern __shared__ volatile int si[];", "si[t] = (int)v;", "(float)si[u]"),
+    "aligned_bytes": ("extern __shared__ __align__(16) unsigned char raw[];\n    float* fs = reinterpret_cast<float*>(raw);",
+                      "fs[t] = v;", "fs[u]"),
+    "split_over_lines": ("extern __shared__\n        float split[];", "split[t] = v;", "split[u]"),
+    "struct_elements": ("extern __shared__ Pair pairs[];", "pairs[t].b = v;", "pairs[u].b"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(EXTERN_SHARED_FORMS))
+def test_extern_shared_arrays_in_the_forms_nvcc_accepts(form):
+    declaration, store, load = EXTERN_SHARED_FORMS[form]
+    code = f'''
+struct Pair {{ float a, b; }};
+__global__ void neighbours(float* out, int n)
+{{
+    {declaration}
+    const int t = threadIdx.x, u = (t + 1) % n;
+    const float v = 3.0f * t + 1.0f;
+    {store}
+    __syncthreads();
+    out[t] = {load};
+}}
+'''
+    n = 64
+    out = xp.zeros(n, dtype=numpy.float32)
+    _run(code, "neighbours", 1, n, out, numpy.int32(n), shared_mem=n * 9 * 8)
+    assert (gl.to_host(out) == 3.0 * ((numpy.arange(n) + 1) % n) + 1.0).all(), form
+
+
+@needs_memcheck
+def test_a_two_dimensional_extern_shared_array_is_bounded_by_the_launch():
+    code = r'''
+__global__ void past(float* out)
+{
+    extern __shared__ float rows[][9];
+    rows[threadIdx.x][0] = 1.0f;           // row 4 starts past 4 rows' shared_mem
+    __syncthreads();
+    out[threadIdx.x] = rows[0][0];
+}
+'''
+    with pytest.raises(gl.EmulatorError, match=r"thread \(4,0,0\) .*writes 4 bytes of dynamic shared memory"):
+        _run(code, "past", 1, 8, numpy.zeros(8, dtype=numpy.float32), shared_mem=4 * 9 * 4)
+
+
+# --- CUDA's own headers, included as a kernel's file names them --------------------------------------------
+
+CUDA_HEADERS = ("vector_types.h", "vector_functions.h", "builtin_types.h", "driver_types.h", "device_types.h",
+                "device_launch_parameters.h", "cuda_runtime_api.h", "sm_60_atomic_functions.h", "sm_32_intrinsics.h",
+                "texture_types.h", "surface_types.h", "library_types.h")
+
+
+@pytest.mark.parametrize("form", ["<{}>", '"{}"'])
+def test_cuda_headers_a_kernel_includes_by_name(form):
+    """A kernel's file includes CUDA's headers by their own names (a sample's "vector_types.h" for make_float2):
+    nvcc finds them on CUDA's include path, NVRTC too; the emulator has each (its runtime declares what they do)."""
+    includes = "".join(f"#include {form.format(h)}\n" for h in CUDA_HEADERS)
+    code = includes + ("__global__ void pairs(float* out) { float2 p = make_float2(1.0f, (float)threadIdx.x); "
+                       "out[threadIdx.x] = p.x + p.y; }\n")
+    out = xp.zeros(32, dtype=numpy.float32)
+    _run(code, "pairs", 1, 32, out)
+    assert (gl.to_host(out) == 1.0 + numpy.arange(32)).all()
+
+
+def test_libcudacxx_integer_helpers_and_function_objects():
+    code = r'''
+#include <cuda/cmath>
+#include <cuda/functional>
+__global__ void helpers(int* out, int n)
+{
+    const int i = threadIdx.x;
+    auto half = cuda::proclaim_return_type<float>([](int a) { return a * 0.5f; });
+    out[4 * i] = cuda::ceil_div(i, 4);
+    out[4 * i + 1] = cuda::round_up(i, 8) + cuda::round_down(i, 8);
+    out[4 * i + 2] = cuda::maximum<>{}(i, n - i) + cuda::minimum<int>{}(i, 3);
+    out[4 * i + 3] = (int)(half(i) * 2.0f);
+}
+'''
+    n = 32
+    out = xp.zeros(4 * n, dtype=numpy.int32)
+    _run(code, "helpers", 1, n, out, numpy.int32(n))
+    got, i = gl.to_host(out).reshape(n, 4), numpy.arange(n)
+    assert (got[:, 0] == -(-i // 4)).all()
+    assert (got[:, 1] == -(-i // 8) * 8 + i // 8 * 8).all()
+    assert (got[:, 2] == numpy.maximum(i, n - i) + numpy.minimum(i, 3)).all()
+    assert (got[:, 3] == i).all()
+
+
+def test_libcudacxx_ptx_wrappers_are_refused_by_name():
+    if gl.backend != "emulator":
+        pytest.skip("the emulator's refusal")
+    with pytest.raises(gl.CompileError, match=r"does not support libcu\+\+'s PTX instructions.*cuda/ptx"):
+        _run("#include <cuda/ptx>\n__global__ void k(float* x) { x[0] = 1.0f; }\n", "k", 1, 1,
+             xp.zeros(1, dtype=numpy.float32))
+
+
+def test_host_objects_with_constructors_in_a_kernels_file():
+    """A file of kernels and host code: its host globals (a std::vector, <iostream>'s stream objects) are built
+    when the emulator loads the library, and destroyed when Python exits; neither may upset the memory check
+    or the Python process. (NVRTC compiles device code only: the emulator's case.)"""
+    if gl.backend != "emulator":
+        pytest.skip("host code in the source: NVRTC compiles device code only")
+    import subprocess
+    import sys
+    script = r'''
+import numpy, gemmlab as gl
+for n, extra in enumerate(("", "volatile float* keep = nullptr;")):
+    code = ("#include <iostream>\n#include <map>\n#include <string>\n#include <vector>\n"
+            "static std::vector<int> sizes(3, 7);\n"
+            "static std::map<std::string, int> names = {{\"a\", 1}, {\"b\", 2}};\n" + extra + "\n"
+            "__global__ void fill(float* x) { x[threadIdx.x] = 2.0f + %d; }\n" % n)
+    x = gl.xp.zeros(32, dtype=numpy.float32)
+    gl.load(code=code).get("fill")(1, 32, (x,))
+    assert (gl.to_host(x) == 2.0 + n).all()
+print("done")
+'''
+    env = dict(os.environ, GEMMLAB_BACKEND="emulator",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(gl.paths.PACKAGE.parent), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0 and done.stdout.strip() == "done", (done.returncode, done.stderr[-2000:])
+
+
+# --- warps take turns at their warp operations ---------------------------------------------------------------
+
+BROADCAST_THEN_REDUCE = r'''
+// a block's softmax: the row's maximum goes to every thread through sums[0]; each warp then reduces its
+// exponentials with shuffles, and lane 0 of each warp stores its sum to sums[warp], warp 0's over sums[0] with no
+// barrier after the other warps' reads of the maximum: a race (racecheck reports it) that practically never fires
+// on a GPU, where every warp reads the maximum before warp 0 is through its loop and its five shuffles
+__device__ float warp_sum(float v)
+{
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ float warp_max(float v)
+{
+    for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+__global__ void softmax_rows(const float* x, float* out, int n)
+{
+    extern __shared__ float sums[];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+    const float* row = x + blockIdx.x * n;
+    float m = -INFINITY;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, row[i]);
+    m = warp_max(m);
+    if (lane == 0) sums[warp] = m;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < warps; ++w) m = fmaxf(m, sums[w]);
+        sums[0] = m;
+    }
+    __syncthreads();
+    const float top = sums[0];
+    float s = 0.0f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) s += expf(row[i] - top);
+    s = warp_sum(s);
+    if (lane == 0) sums[warp] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < warps; ++w) s += sums[w];
+        sums[0] = s;
+    }
+    __syncthreads();
+    const float total = sums[0];
+    for (int i = threadIdx.x; i < n; i += blockDim.x) out[blockIdx.x * n + i] = expf(row[i] - top) / total;
+}
+'''
+
+
+def test_warps_take_turns_at_warp_operations_so_a_broadcast_is_read_before_it_is_overwritten():
+    """The emulator's usual schedule (no setting): a warp that finishes a warp operation lets the next warp run, so
+    the block's warps go through their shuffles side by side, as on a GPU; a warp no longer runs on through its
+    reduction to overwrite the broadcast maximum before the other warps have read it. Racecheck still reports the
+    race."""
+    rows, n, threads = 6, 1000, 256
+    x = numpy.random.default_rng(7).standard_normal((rows, n), dtype=numpy.float32) * 3
+    out = xp.zeros((rows, n), dtype=numpy.float32)
+    kernel = gl.load(code=BROADCAST_THEN_REDUCE).get("softmax_rows")
+    kernel(rows, threads, (xp.asarray(x), out, numpy.int32(n)), shared_mem=threads // 32 * 4)
+    e = numpy.exp(x.astype(numpy.float64) - x.max(axis=1, keepdims=True))
+    numpy.testing.assert_allclose(gl.to_host(out), e / e.sum(axis=1, keepdims=True), rtol=2e-5, atol=1e-9)
+    if gl.backend == "emulator":
+        report = gl.racecheck(kernel, 1, threads, (x[:1].copy(), numpy.zeros((1, n), dtype=numpy.float32),
+                                                   numpy.int32(n)), shared_mem=threads // 32 * 4)
+        assert any(h.array == "dynamic shared memory" and h.offset == 0 and h.kind == "write-after-read"
+                   for h in report.hazards), report
+
+
+@needs_memcheck
+def test_a_bad_access_inside_a_conversion_is_named_at_the_users_line():
+    """An access past an argument made inside the emulator's own code (a bf16 read through its conversion to
+    float) is reported at the user's line that made it, as a float read is."""
+    code = r'''
+#include <cuda_bf16.h>
+__global__ void widen(float* out, const __nv_bfloat16* in, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > n) return;                               // one thread too many
+    out[i] = (float)in[i];
+}
+'''
+    m = gl.load(code=code)
+    with pytest.raises(gl.EmulatorError, match=r"thread \(64,0,0\) at <code>:7: reads 2 bytes at element 64 of "
+                                               r"argument 1 \('in'\)"):
+        m.get("widen")(1, 96, (numpy.zeros(65, dtype=numpy.float32), numpy.zeros(64, dtype=numpy.uint16), 64))
+
+
+def test_a_kernel_under_an_if_the_build_leaves_out_is_named_as_such():
+    if gl.backend != "emulator":
+        pytest.skip("the emulator's message")
+    code = "#ifdef NOT_DEFINED\n__global__ void hidden(float* out) { out[0] = 1.0f; }\n#endif\n" \
+           "__global__ void shown(float* out) { out[0] = 2.0f; }\n"
+    m = gl.load(code=code)
+    with pytest.raises(gl.CompileError, match=r"hidden is not in this build: its definition is under an #if"):
+        m.get("hidden")
+    out = xp.zeros(1, dtype=numpy.float32)
+    m.get("shown")(1, 1, (out,))
+    assert gl.to_host(out)[0] == 2.0

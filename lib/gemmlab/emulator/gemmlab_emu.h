@@ -119,6 +119,9 @@ struct dim3 {
 };
 using uint3 = dim3;
 inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return dim3(x, y, z); }
+// (the handle types, so that a signature naming one compiles; a fetch through one is refused by name)
+typedef unsigned long long cudaTextureObject_t;
+typedef unsigned long long cudaSurfaceObject_t;
 
 namespace gl_emu {
 
@@ -682,10 +685,18 @@ GL_NOSAN __attribute__((noinline)) inline unsigned long long warp_op(int op, uns
         for (unsigned l = 0; l < lanes; ++l)
             if ((mask >> l) & 1u) warp[l].state = RUNNABLE;
         ++g.warp_epoch[(base >> 5) & 31];
+        const unsigned long long mine = me.result;
+        // The warps take turns at their warp operations: once this one's is done, the next warp that can run goes
+        // on, as the warps of a block run side by side on a GPU; so a warp does not run on through its reductions
+        // to overwrite a shared value before the other warps have read it (a race, which racecheck reports, that
+        // practically never fires on a GPU). The lanes of this warp go on later, lowest first.
+        for (unsigned k = 32; k < g.n; ++k) {
+            const unsigned i = (base + k) % g.n;
+            if (g.fibers[i].state == RUNNABLE && (i & ~31u) != base) { switch_to(i); return mine; }
+        }
         // The lanes go on in lane order, lowest first, as a converged warp's do when its code reads
         // higher lanes' values (a tree reduction): a racy step then sees what it would see on a GPU.
         const unsigned present = mask & (lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1u));
-        const unsigned long long mine = me.result;
         if (present && base + (unsigned)__builtin_ctz(present) != g.cur) switch_to(base + (unsigned)__builtin_ctz(present));
         return mine;
     }
@@ -1326,6 +1337,43 @@ extern "C" GL_NOSAN __attribute__((noinline)) void __asan_report_load_n_noabort(
 extern "C" GL_NOSAN __attribute__((noinline)) void __asan_report_store_n_noabort(uintptr_t a, size_t n)
 { ::gl_emu::checked_access(a, n, true, __builtin_return_address(0)); }
 extern "C" GL_NOSAN void __asan_handle_no_return() {}
+// A global of the source with a dynamic initializer (a host object such as a std::vector, <iostream>'s) is
+// initialised when the library is loaded, in the Python process, between these two calls: its checked accesses
+// read a shadow that only a launch's child maps, so meanwhile a fault in the shadow maps that page (zeros:
+// addressable), and any other fault goes to the handler that was there before.
+namespace gl_emu {
+inline struct sigaction init_saved_segv;
+inline bool init_handler_set = false;
+GL_NOSAN inline void init_fault(int sig, siginfo_t* info, void* ctx)
+{
+    if (map_shadow(reinterpret_cast<uintptr_t>(info->si_addr))) return;
+    sigaction(SIGSEGV, &init_saved_segv, nullptr);   // not the shadow's: the fault recurs under the old handler
+    (void)sig; (void)ctx;
+}
+}  // namespace gl_emu
+namespace gl_emu {
+GL_NOSAN inline void init_fault_handler()
+{
+#if defined(GL_EMU_MEMCHECK) && defined(MAP_FIXED_NOREPLACE)
+    if (in_child || init_handler_set) return;
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = init_fault;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    init_handler_set = sigaction(SIGSEGV, &sa, &init_saved_segv) == 0;
+#endif
+}
+}  // namespace gl_emu
+extern "C" GL_NOSAN void __asan_before_dynamic_init(const char*) { ::gl_emu::init_fault_handler(); }
+// (the same objects' destructors run when Python exits, after the handler registered here has put the shadow's
+// fault handler back: registered after them, it runs before them)
+extern "C" GL_NOSAN void __asan_after_dynamic_init()
+{
+    if (::gl_emu::init_handler_set) sigaction(SIGSEGV, &::gl_emu::init_saved_segv, nullptr);
+    ::gl_emu::init_handler_set = false;
+    if (!::gl_emu::in_child) std::atexit(::gl_emu::init_fault_handler);
+}
 
 // What ThreadSanitizer's instrumentation calls (GL_EMU_LOCKSTEP): every load and store of the kernel, the
 // volatile ones apart. A volatile access outside the thread's own stack first waits for its warp (lockstep);

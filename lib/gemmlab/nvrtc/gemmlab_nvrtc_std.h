@@ -66,7 +66,10 @@ using ::rint; using ::isnan; using ::isinf; using ::isfinite; using ::signbit;
 // the C++ library pieces device code uses, from libcu++
 using cuda::std::numeric_limits; using cuda::std::swap; using cuda::std::move; using cuda::std::forward;
 using cuda::std::pair; using cuda::std::make_pair; using cuda::std::declval;
-using cuda::std::integral_constant; using cuda::std::true_type; using cuda::std::false_type;
+using cuda::std::integral_constant; using cuda::std::bool_constant; using cuda::std::true_type;
+using cuda::std::false_type; using cuda::std::is_void; using cuda::std::is_reference; using cuda::std::is_base_of;
+using cuda::std::is_convertible; using cuda::std::common_type; using cuda::std::common_type_t;
+using cuda::std::is_integral_v; using cuda::std::is_floating_point_v; using cuda::std::underlying_type;
 using cuda::std::is_same; using cuda::std::is_integral; using cuda::std::is_floating_point;
 using cuda::std::is_signed; using cuda::std::is_unsigned; using cuda::std::is_arithmetic;
 using cuda::std::is_pointer; using cuda::std::is_const; using cuda::std::is_trivially_copyable;

@@ -23,7 +23,8 @@ _STAND_INS = EMULATOR / "include"   # CUDA's system headers, as the emulator has
 # the libraries whose device code the emulator does not run, by the headers that include them: (name pattern,
 # what they are); their includes are left to the compiler here and refused by name in the emulator's build
 LIBRARY_HEADERS = ((r"(?:cub|thrust)/[^>\"\n]*", "CUB and Thrust (their device code is not emulated)"),
-                   (r"curand_\w+\.h", "cuRAND's device API (its generators are not emulated)"))
+                   (r"curand_\w+\.h", "cuRAND's device API (its generators are not emulated)"),
+                   (r"cuda/ptx", "libcu++'s PTX instructions (cuda::ptx is inline PTX)"))
 
 
 

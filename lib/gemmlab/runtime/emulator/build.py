@@ -175,9 +175,30 @@ def _racecheck_setting() -> bool:
 # (an alignment may be any constant expression: __align__(sizeof(T)), as CUDA's samples write it)
 # or a type (alignas(float4)); written __align__(n) or alignas(n), before or after __shared__ or the type
 _ALIGN = r"(?:__align__|alignas)\s*\((?:[^()]|\([^()]*\))*\)\s*"
+# `extern __shared__ T name[];` in any order of its words (`extern double __shared__ s[]`, `extern volatile
+# __shared__ float s[]`, an alignment anywhere) and with more bounds after the open one (`extern __shared__ half
+# s[][K + SKEW]`, as CUDA's tensor-core samples write it): a pointer to the launch's dynamic shared memory
 _EXTERN_SHARED = re.compile(
-    r"(?:" + _ALIGN + r")?extern\s+(?:" + _ALIGN + r")?__shared__\s+(?:" + _ALIGN + r")?"
-    r"(?P<type>[A-Za-z_][\w:<>, ]*?)\s+(?:" + _ALIGN + r")?(?P<name>[A-Za-z_]\w*)\s*\[\s*\]\s*;")
+    r"(?<![\w.])(?P<words>(?:(?:extern|__shared__|volatile|const)\b\s*|" + _ALIGN + r")*"
+    r"(?P<type>(?:(?:const|volatile|unsigned|signed|short|long)\s+)*[A-Za-z_][\w:]*(?:\s*<[^<>;{}]*>)?)\s+"
+    r"(?:(?:extern|__shared__|volatile|const)\b\s*|" + _ALIGN + r")*)"
+    r"(?P<name>[A-Za-z_]\w*)\s*\[\s*\](?P<dims>(?:\s*\[[^\[\];{}]+\])*)\s*;")
+
+
+def _extern_shared(m):
+    words = m.group("words")
+    if not (re.search(r"\bextern\b", words) and re.search(r"\b__shared__\b", words)):
+        return m.group(0)
+    t = m.group("type")
+    others = words[:m.start("type") - m.start("words")] + words[m.end("type") - m.start("words"):]
+    t = " ".join([q for q in ("const", "volatile") if re.search(rf"\b{q}\b", others)] + [t])
+    dims = re.sub(r"\s+", " ", m.group("dims")).strip()
+    name = m.group("name")
+    pointer = f"{t} (* const {name}){dims}" if dims else f"{t}* const {name}"
+    cast = f"{t} (*){dims}" if dims else f"{t}*"
+    return (f"{pointer} = reinterpret_cast<{cast}>(::gl_emu::dynamic_shared);" + "\n" * m.group(0).count("\n"))
+
+
 _ALIGNMENT = r"(?:__align__|alignas)\s*\((?P<{}>(?:[^()]|\([^()]*\))*)\)\s*"
 
 
@@ -244,9 +265,7 @@ def translate(source: str) -> str:
     source = _special_registers(source)
     source = _STATIC_QUALIFIED.sub(r"\1", source)        # __shared__ is static already; __constant__ is global
     source = _DEVICE_VARIABLE.sub("GL_DEVICE_VARIABLE", source)
-    source = _EXTERN_SHARED.sub(
-        lambda m: f"{m.group('type')}* const {m.group('name')} = "
-                  f"reinterpret_cast<{m.group('type')}*>(::gl_emu::dynamic_shared);", source)
+    source = _EXTERN_SHARED.sub(_extern_shared, source)
 
     def shared(m):
         if "\n" in m.group(0):
@@ -754,6 +773,13 @@ def _gcc_to_nvrtc(log: str, origin: str, expr: str = "", kernel_line: int = 1) -
         file, line, msg = m.group("file"), m.group("line"), m.group("msg")
         if file == "<gemmlab emulator launcher>" or Path(file).name == RUNTIME.name:
             file, line = origin, user_line or str(kernel_line)
-            msg = f"{msg} (while instantiating {expr} for the emulator: do its template arguments fit?)"
+            base = re.sub(r"<.*$", "", expr, flags=re.S).split("::")[-1].strip()
+            hidden = re.fullmatch(r"[`'\u2018](?P<name>[^'`\u2019]+)['\u2019] was not declared in this scope.*", msg)
+            if base and hidden and hidden.group("name") == base:
+                msg = (f"{base} is not in this build: its definition is under an #if (or #ifdef) that leaves it out "
+                       f"as the compiler reads the source (the macros it is given, __CUDA_ARCH__ that of the emulated "
+                       f"GPU)")
+            else:
+                msg = f"{msg} (while instantiating {expr} for the emulator: do its template arguments fit?)"
         out.append(f"{file}({line}): error: {msg}")
     return "\n".join(out) if out else log

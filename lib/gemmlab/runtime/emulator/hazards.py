@@ -3,10 +3,25 @@ access or a crash happened (the source line of a code address, the argument an a
 from __future__ import annotations
 
 import ctypes
+import functools
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass
+
+
+@functools.lru_cache(maxsize=None)
+def _emulator_header_names() -> tuple:
+    """The emulator's own headers (gemmlab_emu.h and its CUDA stand-ins), as paths relative to their folder."""
+    from ...paths import EMULATOR
+    return tuple(sorted(str(p.relative_to(EMULATOR / "include")) for p in (EMULATOR / "include").rglob("*")
+                        if p.is_file())) + ("gemmlab_emu.h",)
+
+
+def _in_emulator_headers(line: str) -> bool:
+    """Whether addr2line's 'file:line' names one of the emulator's headers."""
+    path = line.split(" (discriminator")[0].rsplit(":", 1)[0]
+    return any(path == name or path.endswith("/" + name) for name in _emulator_header_names())
 
 
 @dataclass(frozen=True)
@@ -80,7 +95,10 @@ class Explains:
                                      text=True, timeout=10).stdout.split("\n")
             except (OSError, subprocess.SubprocessError):
                 out = []
-            lines = [x.strip() for x in out if x.strip() and not x.startswith("??") and "gemmlab_emu.h" not in x]
+            known = [x.strip() for x in out if x.strip() and not x.startswith("??")]
+            # (the innermost frame of the user's code: an access inside the emulator's own headers, a bf16
+            # conversion or a fragment load, is named at the user's line that made it)
+            lines = [x for x in known if not _in_emulator_headers(x)] or known
             if lines:
                 where = re.sub(r"^.*/\.build-[^/]+/", "", lines[0].split(" (discriminator")[0])
         self._locations[pc] = where

@@ -1,0 +1,3 @@
+// Emulator stand-in for <texture_types.h>: the CUDA device API lives in gemmlab_emu.h, included first (texture and
+// surface fetches are refused by name).
+#pragma once
