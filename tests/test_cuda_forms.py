@@ -2482,7 +2482,7 @@ __global__ void softmax_rows(const float* x, float* out, int n)
     extern __shared__ float sums[];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
     const float* row = x + blockIdx.x * n;
-    float m = -INFINITY;
+    float m = -3.0e38f;
     for (int i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, row[i]);
     m = warp_max(m);
     if (lane == 0) sums[warp] = m;
