@@ -2558,3 +2558,17 @@ def test_a_kernel_under_an_if_the_build_leaves_out_is_named_as_such():
     out = xp.zeros(1, dtype=numpy.float32)
     m.get("shown")(1, 1, (out,))
     assert gl.to_host(out)[0] == 2.0
+
+
+def test_a_texture_fetch_written_in_a_macro_is_refused_by_name():
+    """The source scan refuses a texture fetch where the source writes it; one written in a macro (as the FFT
+    convolution sample's LOAD_FLOAT does) is refused by name too, when the compiler expands it."""
+    if gl.backend != "emulator":
+        pytest.skip("the emulator's refusal")
+    code = r'''
+#define LOAD_FLOAT(i) tex1Dfetch<float>(texFloat, i)
+__global__ void pad(float* out, cudaTextureObject_t texFloat) { out[threadIdx.x] = LOAD_FLOAT(threadIdx.x); }
+'''
+    with pytest.raises(gl.CompileError, match=r"<code>:3: error: the CPU emulator does not support texture and "
+                                               r"surface fetches: tex1Dfetch"):
+        gl.load(code=code).get("pad")

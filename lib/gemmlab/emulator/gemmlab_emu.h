@@ -122,6 +122,20 @@ inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return
 // (the handle types, so that a signature naming one compiles; a fetch through one is refused by name)
 typedef unsigned long long cudaTextureObject_t;
 typedef unsigned long long cudaSurfaceObject_t;
+// A fetch the source scan cannot see (written in a macro, LOAD(i) tex1Dfetch<float>(t, i)) stops the build here,
+// by name, when it is compiled.
+namespace gl_emu { template <class...> constexpr bool no_textures = false; }
+#define GL_NO_TEXTURE(NAME) \
+    template <class T = void, class... A> inline T NAME(A&&...) \
+    { static_assert(::gl_emu::no_textures<T, A...>, "the CPU emulator does not support texture and surface fetches: " #NAME); \
+      return T(); }
+GL_NO_TEXTURE(tex1D) GL_NO_TEXTURE(tex2D) GL_NO_TEXTURE(tex3D) GL_NO_TEXTURE(tex1Dfetch) GL_NO_TEXTURE(tex1DLayered)
+GL_NO_TEXTURE(tex2DLayered) GL_NO_TEXTURE(texCubemap) GL_NO_TEXTURE(texCubemapLayered) GL_NO_TEXTURE(tex2Dgather)
+GL_NO_TEXTURE(tex1DLod) GL_NO_TEXTURE(tex2DLod) GL_NO_TEXTURE(tex3DLod) GL_NO_TEXTURE(tex1DGrad) GL_NO_TEXTURE(tex2DGrad)
+GL_NO_TEXTURE(tex3DGrad) GL_NO_TEXTURE(surf1Dread) GL_NO_TEXTURE(surf2Dread) GL_NO_TEXTURE(surf3Dread)
+GL_NO_TEXTURE(surf1Dwrite) GL_NO_TEXTURE(surf2Dwrite) GL_NO_TEXTURE(surf3Dwrite) GL_NO_TEXTURE(surf2DLayeredread)
+GL_NO_TEXTURE(surf2DLayeredwrite)
+#undef GL_NO_TEXTURE
 
 namespace gl_emu {
 

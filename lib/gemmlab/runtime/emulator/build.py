@@ -775,7 +775,9 @@ def _gcc_to_nvrtc(log: str, origin: str, expr: str = "", kernel_line: int = 1) -
             file, line = origin, user_line or str(kernel_line)
             base = re.sub(r"<.*$", "", expr, flags=re.S).split("::")[-1].strip()
             hidden = re.fullmatch(r"[`'\u2018](?P<name>[^'`\u2019]+)['\u2019] was not declared in this scope.*", msg)
-            if base and hidden and hidden.group("name") == base:
+            if "the CPU emulator does not support" in msg:
+                msg = re.sub(r"^static assertion failed:\s*", "", msg)
+            elif base and hidden and hidden.group("name") == base:
                 msg = (f"{base} is not in this build: its definition is under an #if (or #ifdef) that leaves it out "
                        f"as the compiler reads the source (the macros it is given, __CUDA_ARCH__ that of the emulated "
                        f"GPU)")
