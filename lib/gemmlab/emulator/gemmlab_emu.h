@@ -1364,8 +1364,6 @@ GL_NOSAN inline void init_fault(int sig, siginfo_t* info, void* ctx)
     sigaction(SIGSEGV, &init_saved_segv, nullptr);   // not the shadow's: the fault recurs under the old handler
     (void)sig; (void)ctx;
 }
-}  // namespace gl_emu
-namespace gl_emu {
 GL_NOSAN inline void init_fault_handler()
 {
 #if defined(GL_EMU_MEMCHECK) && defined(MAP_FIXED_NOREPLACE)

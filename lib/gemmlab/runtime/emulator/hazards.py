@@ -13,9 +13,8 @@ from dataclasses import dataclass
 @functools.lru_cache(maxsize=None)
 def _emulator_header_names() -> tuple:
     """The emulator's own headers (gemmlab_emu.h and its CUDA stand-ins), as paths relative to their folder."""
-    from ...paths import EMULATOR
-    return tuple(sorted(str(p.relative_to(EMULATOR / "include")) for p in (EMULATOR / "include").rglob("*")
-                        if p.is_file())) + ("gemmlab_emu.h",)
+    from ..source import _STAND_INS
+    return tuple(sorted(str(p.relative_to(_STAND_INS)) for p in _STAND_INS.rglob("*") if p.is_file())) + ("gemmlab_emu.h",)
 
 
 def _in_emulator_headers(line: str) -> bool:
