@@ -2572,3 +2572,84 @@ __global__ void pad(float* out, cudaTextureObject_t texFloat) { out[threadIdx.x]
     with pytest.raises(gl.CompileError, match=r"<code>:3: error: the CPU emulator does not support texture and "
                                                r"surface fetches: tex1Dfetch"):
         gl.load(code=code).get("pad")
+
+
+# A file included from a folder beside the kernel's (#include "../common/scan.cu"), whose dynamic shared memory
+# the emulator rewrites as it rewrites the kernel's own file's (it was left as written: "conflicting specifiers")
+def test_a_file_included_from_a_folder_beside_the_kernels_is_compiled_as_the_kernels_own(tmp_path):
+    (tmp_path / "common").mkdir()
+    (tmp_path / "app").mkdir()
+    (tmp_path / "common" / "reverse.cu").write_text(
+        '#include "width.h"\n'
+        "__global__ void reverse_dynamic(float* y)\n"
+        "{\n"
+        "    extern __shared__ float buffer[];\n"
+        "    buffer[threadIdx.x] = y[threadIdx.x];\n"
+        "    __syncthreads();\n"
+        "    y[threadIdx.x] = buffer[WIDTH - 1 - threadIdx.x];\n"
+        "}\n")
+    (tmp_path / "common" / "width.h").write_text("#define WIDTH 48\n")
+    (tmp_path / "app" / "main.cu").write_text('#include "../common/reverse.cu"\n')
+    y = gl.xp.asarray(numpy.arange(48, dtype=numpy.float32))
+    gl.load(str(tmp_path / "app" / "main.cu")).get("reverse_dynamic")(1, 48, (y,), shared_mem=48 * 4)
+    assert (gl.to_host(y) == numpy.arange(47, -1, -1)).all()
+
+
+# The shuffles and votes of CUDA 8 and before (no mask), which nvcc takes only below sm_70, as pre-Volta
+# tutorials write them; and the vector forms of __dp4a and __dp2a (char4, short2), which NVRTC takes everywhere
+LEGACY_WARP = r'''
+__global__ void legacy_warp(const int* x, int* out)
+{
+    int v = x[threadIdx.x];
+    int s = v;
+    for (int o = 16; o > 0; o /= 2) s += __shfl_xor(s, o);
+    out[threadIdx.x * 7 + 0] = s;
+    out[threadIdx.x * 7 + 1] = __shfl_down(v, 1);
+    out[threadIdx.x * 7 + 2] = __shfl_up(v, 1, 16);
+    out[threadIdx.x * 7 + 3] = __shfl(v, 3);
+    out[threadIdx.x * 7 + 4] = (int)__ballot(v % 2);
+    out[threadIdx.x * 7 + 5] = __any(v == 7);
+    out[threadIdx.x * 7 + 6] = __all(v >= 1);
+}
+'''
+VECTOR_DOTS = r'''
+__global__ void vector_dots(const char4* a, const char4* b, const short2* h, const uchar4* ua, int* out)
+{
+    const int i = threadIdx.x;
+    out[4 * i + 0] = __dp4a(a[i], b[i], i);
+    out[4 * i + 1] = __dp2a_lo(h[i], b[i], -i);
+    out[4 * i + 2] = __dp2a_hi(h[i], a[i], 7);
+    out[4 * i + 3] = (int)__dp4a(ua[i], ua[(i + 1) % 32], 3u);
+}
+'''
+
+
+@pytest.mark.skipif(gl.backend != "emulator", reason="nvcc and NVRTC take the maskless shuffles only below sm_70")
+def test_the_maskless_shuffles_and_votes_of_cuda_8_run_over_the_active_lanes():
+    k = gl.load(code=LEGACY_WARP).get("legacy_warp")
+    x, out = numpy.arange(1, 33, dtype=numpy.int32), numpy.zeros(32 * 7, dtype=numpy.int32)
+    k(1, 32, (x, out))
+    o, lane = out.reshape(32, 7), numpy.arange(32)
+    assert (o[:, 0] == x.sum()).all()
+    assert (o[:, 1] == numpy.where(lane < 31, x[numpy.minimum(lane + 1, 31)], x)).all()
+    assert (o[:, 2] == numpy.where(lane % 16 >= 1, x - 1, x)).all()
+    assert (o[:, 3] == x[3]).all()
+    assert (o[:, 4].view(numpy.uint32) == 0x55555555).all()      # the odd values: lanes 0, 2, 4, ...
+    assert (o[:, 5] == 1).all() and (o[:, 6] == 1).all()
+
+
+def test_dp4a_and_dp2a_take_char4_and_short2():
+    rng = numpy.random.default_rng(5)
+    a = rng.integers(-128, 128, (32, 4)).astype(numpy.int8)
+    b = rng.integers(-128, 128, (32, 4)).astype(numpy.int8)
+    h = rng.integers(-32768, 32768, (32, 2)).astype(numpy.int16)
+    ua = rng.integers(0, 256, (32, 4)).astype(numpy.uint8)
+    out = gl.xp.zeros(32 * 4, dtype=numpy.int32)
+    k = gl.load(code=VECTOR_DOTS).get("vector_dots")
+    k(1, 32, (gl.xp.asarray(a), gl.xp.asarray(b), gl.xp.asarray(h), gl.xp.asarray(ua), out))
+    o, i = gl.to_host(out).reshape(32, 4).astype(numpy.int64), numpy.arange(32)
+    A, B, H, U = a.astype(numpy.int64), b.astype(numpy.int64), h.astype(numpy.int64), ua.astype(numpy.int64)
+    assert (o[:, 0] == (A * B).sum(1) + i).all()
+    assert (o[:, 1] == H[:, 0] * B[:, 0] + H[:, 1] * B[:, 1] - i).all()
+    assert (o[:, 2] == H[:, 0] * A[:, 2] + H[:, 1] * A[:, 3] + 7).all()
+    assert (o[:, 3] == (U * U[(i + 1) % 32]).sum(1) + 3).all()

@@ -1002,9 +1002,16 @@ GL_NOSAN inline bool local_array(uintptr_t a, size_t n, const char* what, char* 
 // different threads, at least one a write, with no __syncthreads() between them (and no __syncwarp()
 // when both threads are in one warp) are a hazard, as compute-sanitizer's racecheck reports them:
 // read-after-write, write-after-read, write-after-write. The launch runs on; the hazards are reported.
+// As compute-sanitizer does, a write after a write is a hazard only when it changes the word: threads that
+// store the value it already holds (every thread setting a flag to 1) race harmlessly (a read and a write race
+// whatever the values). The check comes before its store, so a write-after-write waits (pending) until the
+// store is made: the next recorded access, or the block's end.
 #if defined(GL_EMU_RACECHECK)
-struct Access { unsigned long long epoch, warp_epoch, pc; unsigned thread; };
-struct WordState { Access writer, reader[2]; };
+// Each access keeps the bytes of the word it touched (mask): threads that write their own bytes of one word
+// (the two halves of a __half2's word, a char each) do not race. A word keeps up to four writers (of
+// disjoint bytes: a later write takes its bytes from the earlier ones) and two readers.
+struct Access { unsigned long long epoch, warp_epoch, pc; unsigned thread; unsigned char mask; };
+struct WordState { Access writer[4], reader[2]; };
 constexpr size_t ARENA_WORDS = SHARED_ARENA_BYTES / 4, DYNAMIC_WORDS = DYNAMIC_SHARED_BYTES / 4;
 inline WordState* race_table = nullptr;
 
@@ -1015,8 +1022,10 @@ GL_NOSAN inline bool concurrent(const Access& a, unsigned me)
     return true;
 }
 
-GL_NOSAN inline void hazard(int kind, const Access& first, unsigned long long pc, uintptr_t a, unsigned n)
+GL_NOSAN inline void hazard(int kind, const Access& first, unsigned long long pc, uintptr_t a, unsigned n,
+                            unsigned second = ~0u)
 {
+    if (second == ~0u) second = g.cur;
     Status* st = g.status;
     if (!st) return;
     ++st->hazard_count;
@@ -1027,7 +1036,7 @@ GL_NOSAN inline void hazard(int kind, const Access& first, unsigned long long pc
     Status::Hazard& h = st->hazards[st->hazards_kept++];
     h.kind = kind;
     h.block[0] = g.block_idx.x; h.block[1] = g.block_idx.y; h.block[2] = g.block_idx.z;
-    const dim3 t1 = g.fibers[first.thread].tid, t2 = g.fibers[g.cur].tid;
+    const dim3 t1 = g.fibers[first.thread].tid, t2 = g.fibers[second].tid;
     h.first[0] = t1.x; h.first[1] = t1.y; h.first[2] = t1.z;
     h.second[0] = t2.x; h.second[1] = t2.y; h.second[2] = t2.z;
     h.pc_first = first.pc;
@@ -1063,7 +1072,27 @@ GL_NOSAN inline Access access_now(const void* ret)
     const unsigned me = g.cur;
     const uintptr_t base = library_base();
     const unsigned long long pc = base > 1 ? reinterpret_cast<uintptr_t>(ret) - base : 0;
-    return Access{g.epoch, g.warp_epoch[(me >> 5) & 31], pc, me};
+    return Access{g.epoch, g.warp_epoch[(me >> 5) & 31], pc, me, 0xf};
+}
+
+// The last write recorded, until its store is made: per word, its value before, and the earlier write it is a
+// hazard with if the store changes the word.
+inline unsigned long long global_block = 0;          // g.epoch at the start of the running block
+struct PendingWord { const unsigned* word; unsigned before; Access waw; };
+constexpr unsigned PENDING_WORDS = 8;           // a 32-byte store; a wider access is judged at once
+inline PendingWord pending_words[PENDING_WORDS];
+inline unsigned pending_count = 0;
+struct PendingWrite { unsigned long long pc; uintptr_t a; unsigned n, thread; };
+inline PendingWrite pending_write;
+
+GL_NOSAN inline void resolve_pending()
+{
+    for (unsigned i = 0; i < pending_count; ++i) {
+        PendingWord& p = pending_words[i];
+        if (*p.word != p.before)
+            hazard(3, p.waw, pending_write.pc, pending_write.a, pending_write.n, pending_write.thread);
+    }
+    pending_count = 0;
 }
 
 // One access to a recorded word: a hazard with each earlier access it is concurrent with (WITHIN_WARP: only those
@@ -1074,20 +1103,54 @@ GL_NOSAN inline bool races(const Access& x, unsigned me)
     return concurrent(x, me) && (!WITHIN_WARP || (x.thread >> 5) == (me >> 5));
 }
 
+// `word`: the word's memory, whose value decides whether a write is a hazard (deferred: see resolve_pending);
+// `defer`: false for an access too wide to wait, whose write-after-write is judged at once, whatever it stores.
 template <bool WITHIN_WARP>
-GL_NOSAN inline void record_word(WordState& s, const Access& now, bool write, uintptr_t a, size_t n)
+GL_NOSAN inline void record_word(WordState& s, const Access& access, bool write, uintptr_t a, size_t n,
+                                 const unsigned* word, bool defer)
 {
-    const unsigned me = now.thread;
+    const unsigned me = access.thread;
+    Access now = access;
+    const uintptr_t at = reinterpret_cast<uintptr_t>(word);
+    now.mask = 0;
+    for (unsigned b = 0; b < 4; ++b)
+        if (at + b >= a && at + b < a + n) now.mask |= (unsigned char)(1u << b);
     if (write) {
-        if (races<WITHIN_WARP>(s.writer, me)) hazard(3, s.writer, now.pc, a, (unsigned)n);
-        for (const Access& r : s.reader)
-            if (races<WITHIN_WARP>(r, me)) { hazard(2, r, now.pc, a, (unsigned)n); break; }
-        s.writer = now;
-        s.reader[0] = s.reader[1] = Access{0, 0, 0, 0};
+        bool waw = false, war = false;
+        for (Access& w : s.writer)
+            if (w.mask & now.mask) {
+                if (!waw && races<WITHIN_WARP>(w, me)) {
+                    if (!defer) hazard(3, w, now.pc, a, (unsigned)n);
+                    else if (pending_count < PENDING_WORDS) pending_words[pending_count++] = PendingWord{word, *word, w};
+                    waw = true;
+                }
+                w.mask &= (unsigned char)~now.mask;          // (these bytes are this write's now)
+            }
+        for (Access& r : s.reader)
+            if (r.mask & now.mask) {
+                if (!war && races<WITHIN_WARP>(r, me)) { hazard(2, r, now.pc, a, (unsigned)n); war = true; }
+                r.mask &= (unsigned char)~now.mask;
+            }
+        for (Access& w : s.writer)                      // (at most three hold other bytes: one is free)
+            if (!w.mask) { w = now; break; }
     } else {
-        if (races<WITHIN_WARP>(s.writer, me)) hazard(1, s.writer, now.pc, a, (unsigned)n);
-        if (s.reader[0].epoch != g.epoch || s.reader[0].thread == me) s.reader[0] = now;
-        else if (s.reader[1].epoch != g.epoch || s.reader[1].thread == me) s.reader[1] = now;
+        for (const Access& w : s.writer)
+            if ((w.mask & now.mask) && races<WITHIN_WARP>(w, me)) {
+                hazard(1, w, now.pc, a, (unsigned)n);
+                break;
+            }
+        Access* slot = nullptr;
+        for (Access& r : s.reader)
+            if (r.mask && r.epoch == g.epoch && r.thread == me) { slot = &r; break; }
+        if (slot) {                                     // the same thread's reads of the word: one reader
+            slot->mask |= now.mask;
+            slot->pc = now.pc;
+            slot->warp_epoch = now.warp_epoch;
+        } else if (!s.reader[0].mask || s.reader[0].epoch != g.epoch) {
+            s.reader[0] = now;
+        } else if (!s.reader[1].mask || s.reader[1].epoch != g.epoch) {
+            s.reader[1] = now;
+        }
     }
 }
 
@@ -1113,10 +1176,16 @@ GL_NOSAN inline bool race_access(uintptr_t a, size_t n, bool write, const void* 
         if (m == MAP_FAILED) return true;
         race_table = static_cast<WordState*>(m);
     }
+    resolve_pending();
     const Access now = access_now(ret);
     const size_t last = ARENA_WORDS + DYNAMIC_WORDS;
-    for (size_t w = word; w < word + (n + 3) / 4 && w < last; ++w)
-        record_word<false>(race_table[w], now, write, a, n);
+    const size_t count = ((a & 3) + n + 3) / 4;         // the words the access touches
+    const bool defer = write && count <= PENDING_WORDS;
+    if (defer) pending_write = PendingWrite{now.pc, a, (unsigned)n, now.thread};
+    for (size_t w = word; w < word + count && w < last; ++w) {
+        const uintptr_t at = w < ARENA_WORDS ? arena + w * 4 : dyn + (w - ARENA_WORDS) * 4;
+        record_word<false>(race_table[w], now, write, a, n, reinterpret_cast<const unsigned*>(at), defer);
+    }
     return true;
 }
 
@@ -1129,7 +1198,6 @@ GL_NOSAN inline bool race_access(uintptr_t a, size_t n, bool write, const void* 
 struct GlobalWord { unsigned long long key, block; WordState s; };
 constexpr size_t GLOBAL_WORDS = size_t(1) << 21;
 inline GlobalWord* global_table = nullptr;
-inline unsigned long long global_block = 0;          // the block whose accesses the table holds (g.epoch at its start)
 
 GL_NOSAN inline void race_global(uintptr_t a, size_t n, bool write, const void* ret)
 {
@@ -1139,7 +1207,10 @@ GL_NOSAN inline void race_global(uintptr_t a, size_t n, bool write, const void* 
         if (m == MAP_FAILED) return;
         global_table = static_cast<GlobalWord*>(m);
     }
+    resolve_pending();
     const Access now = access_now(ret);
+    const bool defer = write && (a + n + 3) / 4 - a / 4 <= PENDING_WORDS;
+    if (defer) pending_write = PendingWrite{now.pc, a, (unsigned)n, now.thread};
     for (uintptr_t w = a / 4; w < (a + n + 3) / 4; ++w) {
         size_t slot = (w * 0x9E3779B97F4A7C15ull) >> 43, probes = 0;
         while (global_table[slot].block == global_block && global_table[slot].key != w) {
@@ -1148,7 +1219,7 @@ GL_NOSAN inline void race_global(uintptr_t a, size_t n, bool write, const void* 
         }
         GlobalWord& e = global_table[slot];
         if (e.block != global_block) e = GlobalWord{w, global_block, {}};
-        record_word<true>(e.s, now, write, a, n);
+        record_word<true>(e.s, now, write, a, n, reinterpret_cast<const unsigned*>(w * 4), defer);
     }
 }
 #endif
@@ -1290,6 +1361,7 @@ GL_NOSAN inline void run_grid()
                 g.block_idx = dim3(bx, by, bz);
                 ++g.epoch;                       // nothing in one block races with another's accesses
 #if defined(GL_EMU_RACECHECK)
+                resolve_pending();               // (the last block's last store)
                 global_block = g.epoch;          // (the global words recorded so far belong to earlier blocks)
 #endif
                 if (g.status) { g.status->block[0] = bx; g.status->block[1] = by; g.status->block[2] = bz; }
@@ -1308,6 +1380,9 @@ GL_NOSAN inline void run_grid()
                 gl_emu_switch(&g.main_sp, g.fibers[0].sp);
                 if (g.failed) return;
             }
+#if defined(GL_EMU_RACECHECK)
+    resolve_pending();
+#endif
 }
 
 GL_NOSAN inline void on_fault(int sig, siginfo_t* info, void* context)
@@ -1507,6 +1582,15 @@ extern "C" GL_NOSAN __attribute__((noreturn)) void __assert_rtn(const char* func
 #define __shfl_down_sync(mask, v, ...) ::gl_emu::shfl(::gl_emu::OP_SHFL_DOWN, mask, v, __FILE__, __LINE__, __VA_ARGS__)
 #define __shfl_xor_sync(mask, v, ...) ::gl_emu::shfl(::gl_emu::OP_SHFL_XOR, mask, v, __FILE__, __LINE__, __VA_ARGS__)
 #define __ballot_sync(mask, p) ((unsigned)::gl_emu::warp_op(::gl_emu::OP_BALLOT, mask, (p) ? 1 : 0, 0, 32, __FILE__, __LINE__))
+// The shuffles and votes before CUDA 9 (no mask: the warp's active lanes), which nvcc accepts only below sm_70;
+// pre-Volta tutorials and books still write them
+#define __shfl(v, ...) __shfl_sync(__activemask(), v, __VA_ARGS__)
+#define __shfl_up(v, ...) __shfl_up_sync(__activemask(), v, __VA_ARGS__)
+#define __shfl_down(v, ...) __shfl_down_sync(__activemask(), v, __VA_ARGS__)
+#define __shfl_xor(v, ...) __shfl_xor_sync(__activemask(), v, __VA_ARGS__)
+#define __ballot(p) __ballot_sync(__activemask(), p)
+#define __any(p) __any_sync(__activemask(), p)
+#define __all(p) __all_sync(__activemask(), p)
 #define __any_sync(mask, p) ((int)::gl_emu::warp_op(::gl_emu::OP_ANY, mask, (p) ? 1 : 0, 0, 32, __FILE__, __LINE__))
 #define __all_sync(mask, p) ((int)::gl_emu::warp_op(::gl_emu::OP_ALL, mask, (p) ? 1 : 0, 0, 32, __FILE__, __LINE__))
 
@@ -2108,6 +2192,14 @@ inline unsigned int __dp2a_lo(unsigned int a, unsigned int b, unsigned int c)
 { return c + (a & 0xffffu) * (b & 0xffu) + (a >> 16) * ((b >> 8) & 0xffu); }
 inline unsigned int __dp2a_hi(unsigned int a, unsigned int b, unsigned int c)
 { return c + (a & 0xffffu) * ((b >> 16) & 0xffu) + (a >> 16) * (b >> 24); }
+// (the vector forms: the bytes of a char4, the halves of a short2)
+template <class V> inline unsigned int gl_bits32(V v) { static_assert(sizeof(V) == 4, "32-bit vector"); unsigned u; std::memcpy(&u, &v, 4); return u; }
+inline int __dp4a(char4 a, char4 b, int c) { return __dp4a((int)gl_bits32(a), (int)gl_bits32(b), c); }
+inline unsigned int __dp4a(uchar4 a, uchar4 b, unsigned int c) { return __dp4a(gl_bits32(a), gl_bits32(b), c); }
+inline int __dp2a_lo(short2 a, char4 b, int c) { return __dp2a_lo((int)gl_bits32(a), (int)gl_bits32(b), c); }
+inline int __dp2a_hi(short2 a, char4 b, int c) { return __dp2a_hi((int)gl_bits32(a), (int)gl_bits32(b), c); }
+inline unsigned int __dp2a_lo(ushort2 a, uchar4 b, unsigned int c) { return __dp2a_lo(gl_bits32(a), gl_bits32(b), c); }
+inline unsigned int __dp2a_hi(ushort2 a, uchar4 b, unsigned int c) { return __dp2a_hi(gl_bits32(a), gl_bits32(b), c); }
 
 
 // ---- the entry points the Python side calls --------------------------------------------------

@@ -604,12 +604,17 @@ def _mirror_headers(build: Path, module) -> Path | None:
         return None
     roots = [r.resolve() for r in ([module.path.parent] if module.path is not None else []) + [KERNELS] +
              [Path(d) for d in include_dirs(module.options)]]
-    mirror = build / "hdr"
-    for path, text in translated.items():
+    # A header outside every root (#include "../common/scan.cu") keeps its place relative to the first root;
+    # the mirror's root lies as many folders deep as such a path climbs, so that it stays under build/hdr.
+    placed = {}
+    for path in translated:
         root = next((r for r in roots if path.is_relative_to(r)), None)
-        if root is None:
-            continue
-        target = mirror / path.relative_to(root)
+        placed[path] = Path(path.relative_to(root)) if root is not None else Path(os.path.relpath(path, roots[0]))
+    depth = max((len(rel.parts) - len(Path(*[q for q in rel.parts if q != ".."]).parts) for rel in placed.values()),
+                default=0)
+    mirror = build / "hdr" / Path(*(["_"] * depth)) if depth else build / "hdr"
+    for path, text in translated.items():
+        target = mirror / placed[path]
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(f'#line 1 "{_c_string(str(path))}"\n' + text)
     return mirror
