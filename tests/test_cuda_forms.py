@@ -1555,8 +1555,10 @@ def test_inline_ptx_reads_of_special_registers_run_and_other_asm_is_refused():
         assert (g[8] == numpy.arange(64) // 32).all()
     assert (gl.to_host(clocks) > 0).all()
     if gl.backend == "emulator":
-        with pytest.raises(gl.CompileError, match=r"does not support inline PTX assembly \(asm\)"):
-            gl.load(code=r'__global__ void q(float* x) { asm("add.f32 %0, %0, 1.0;" : "+f"(x[0])); }').get("q")
+        q = gl.load(code=r'__global__ void q(float* x) { asm("add.f32 %0, %0, 1.0;" : "+f"(x[0])); }').get("q")
+        with pytest.raises(gl.EmulatorError, match=r"does not support inline PTX assembly \(asm\): "
+                                                   r"asm\(\"add.f32 ...\"\)"):
+            q(1, 1, (numpy.zeros(1, dtype=numpy.float32),))
 
 
 SIXTEEN_BIT_API = r'''
@@ -2560,18 +2562,47 @@ def test_a_kernel_under_an_if_the_build_leaves_out_is_named_as_such():
     assert gl.to_host(out)[0] == 2.0
 
 
-def test_a_texture_fetch_written_in_a_macro_is_refused_by_name():
-    """The source scan refuses a texture fetch where the source writes it; one written in a macro (as the FFT
-    convolution sample's LOAD_FLOAT does) is refused by name too, when the compiler expands it."""
-    if gl.backend != "emulator":
-        pytest.skip("the emulator's refusal")
+def test_a_texture_fetch_or_inline_ptx_stops_its_kernel_only_and_the_fences_and_trap_in_ptx_run():
+    """A file whose kernels fetch from a texture or run inline PTX (the FFT convolution sample's LOAD_FLOAT macro,
+    a ld.global.nc helper) builds: each of those kernels stops by name, at the user's line, when a thread reaches
+    the fetch; its sibling kernels run, on both backends. The PTX whose meaning the emulator has, a compiler
+    barrier, the memory fences and a trap, runs."""
     code = r'''
 #define LOAD_FLOAT(i) tex1Dfetch<float>(texFloat, i)
 __global__ void pad(float* out, cudaTextureObject_t texFloat) { out[threadIdx.x] = LOAD_FLOAT(threadIdx.x); }
+__device__ float nc(const float* p) { float v; asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p)); return v; }
+__global__ void copy_nc(float* out, const float* in) { out[threadIdx.x] = nc(in + threadIdx.x); }
+__global__ void scale(float* out, const float* in, float s)
+{
+    const int i = threadIdx.x;
+    out[i] = in[i] * s;
+    asm volatile("" ::: "memory");
+    asm volatile("membar.gl;");
+    asm volatile("membar.cta;\n\t");
+    asm("fence.acq_rel.gpu;");
+    if (s < 0) asm("trap;");
+    out[i] += 1.0f;
+}
 '''
-    with pytest.raises(gl.CompileError, match=r"<code>:3: error: the CPU emulator does not support texture and "
-                                               r"surface fetches: tex1Dfetch"):
-        gl.load(code=code).get("pad")
+    m = gl.load(code=code)
+    x = xp.asarray(numpy.arange(32, dtype=numpy.float32))
+    out = xp.zeros(32, dtype=numpy.float32)
+    m.get("scale")(1, 32, (out, x, numpy.float32(2)))
+    assert (gl.to_host(out) == numpy.arange(32) * 2 + 1).all()
+    if gl.backend == "emulator":          # (a GPU runs them all: the PTX is real, the texture object is not made here)
+        with pytest.raises(gl.EmulatorError, match=r"kernel pad stopped in block \(0,0,0\), thread \(0,0,0\) at "
+                                                   r"<code>:3: the CPU emulator does not support texture and "
+                                                   r"surface fetches: tex1Dfetch"):
+            m.get("pad")(1, 32, (out, numpy.uint64(0)))
+        with pytest.raises(gl.EmulatorError, match=r"kernel copy_nc stopped .* at <code>:4: the CPU emulator does "
+                                                   r"not support inline PTX assembly \(asm\): "
+                                                   r"asm\(\"ld.global.nc.f32 ...\"\)"):
+            m.get("copy_nc")(1, 32, (out, x))
+        with pytest.raises(gl.EmulatorError, match=r"__trap\(\) was called"):
+            m.get("scale")(1, 32, (out, x, numpy.float32(-1)))
+    else:
+        m.get("copy_nc")(1, 32, (out, x))
+        assert (gl.to_host(out) == numpy.arange(32)).all()
 
 
 # A file included from a folder beside the kernel's (#include "../common/scan.cu"), whose dynamic shared memory

@@ -360,13 +360,36 @@ def test_endless_kernel_is_stopped(faults, monkeypatch):
 
 @emulator_only
 @pytest.mark.parametrize("code, names", [
-    ('__global__ void k(int* x) { asm volatile("membar.gl;"); }', "inline PTX assembly"),
-    ('__global__ void k(float* x) { x[0] = tex1Dfetch<float>(0, 1); }', "texture and surface fetches"),
+    ('asm(".version 8.0");\n__global__ void k(int* x) { x[0] = 1; }', "inline PTX assembly"),
+    ('texture<float, 1, cudaReadModeElementType> t;\n__global__ void k(float* x) { x[0] = 1; }',
+     "texture and surface references"),
     ('__global__ void c(int* x) {}\n__global__ void k(int* x) { c<<<1, 1>>>(x); }', "dynamic parallelism"),
 ])
 def test_unsupported_features_fail_at_compile_time_by_name(code, names):
     with pytest.raises(gl.CompileError, match=names.replace("(", r"\(").replace(")", r"\)")):
         gl.load(code=code).get("k")
+
+
+@emulator_only
+@pytest.mark.parametrize("code, names", [
+    ('__global__ void k(int* x) { if (x[0]) asm volatile("red.global.add.u32 [%0], 1;" :: "l"(x)); }',
+     r"inline PTX assembly \(asm\): asm\(\"red.global.add.u32 ...\"\)"),
+    ('__global__ void k(int* x) { if (x[0]) { __asm__ __volatile__("{ .reg .u32 t;\\n\\t"\n "mov.u32 t, 1; }" :: "l"(x)); } }',
+     r"inline PTX assembly \(asm\): asm\(\"mov.u32 ...\"\)"),
+    ('__global__ void k(int* x) { if (x[0]) x[1] = tex1Dfetch<int>(0, 1); }', "texture and surface fetches: tex1Dfetch"),
+    ('__global__ void k(int* x) { if (x[0]) surf2Dwrite(x[0], 0, 0, 0); }', "texture and surface fetches: surf2Dwrite"),
+])
+def test_unsupported_features_stop_the_launch_that_reaches_them_by_name_and_line(code, names):
+    """Inline PTX in a function and texture or surface fetches build; a thread that reaches one stops the launch,
+    naming it and its line, and a launch where no thread reaches it runs (as the file's other kernels do)."""
+    k = gl.load(code=code).get("k")
+    x = numpy.zeros(2, dtype=numpy.int32)
+    k(1, 32, (x,))
+    assert (x == 0).all()
+    x[0] = 1
+    with pytest.raises(gl.EmulatorError, match=r"kernel k stopped in block \(0,0,0\), thread \(0,0,0\) at "
+                                               r"<code>:1: the CPU emulator does not support " + names):
+        k(1, 32, (x,))
 
 
 def test_compile_errors_show_file_line_and_source(tmp_path):

@@ -119,16 +119,15 @@ struct dim3 {
 };
 using uint3 = dim3;
 inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return dim3(x, y, z); }
-// (the handle types, so that a signature naming one compiles; a fetch through one is refused by name)
+// (the handle types, so that a signature naming one compiles; a fetch through one stops the launch, by name)
 typedef unsigned long long cudaTextureObject_t;
 typedef unsigned long long cudaSurfaceObject_t;
-// A fetch the source scan cannot see (written in a macro, LOAD(i) tex1Dfetch<float>(t, i)) stops the build here,
-// by name, when it is compiled.
-namespace gl_emu { template <class...> constexpr bool no_textures = false; }
+// A texture or surface fetch stops the launch when a thread reaches it, naming the function and the user's line
+// (gl_emu::unsupported, below): the file still builds, so its kernels that fetch nothing run.
+namespace gl_emu { [[noreturn]] inline void unsupported(const char* what, const char* name); }
 #define GL_NO_TEXTURE(NAME) \
-    template <class T = void, class... A> inline T NAME(A&&...) \
-    { static_assert(::gl_emu::no_textures<T, A...>, "the CPU emulator does not support texture and surface fetches: " #NAME); \
-      return T(); }
+    template <class T = void, class... A> __attribute__((always_inline)) inline T NAME(A&&...) \
+    { ::gl_emu::unsupported("texture and surface fetches", #NAME); }
 GL_NO_TEXTURE(tex1D) GL_NO_TEXTURE(tex2D) GL_NO_TEXTURE(tex3D) GL_NO_TEXTURE(tex1Dfetch) GL_NO_TEXTURE(tex1DLayered)
 GL_NO_TEXTURE(tex2DLayered) GL_NO_TEXTURE(texCubemap) GL_NO_TEXTURE(texCubemapLayered) GL_NO_TEXTURE(tex2Dgather)
 GL_NO_TEXTURE(tex1DLod) GL_NO_TEXTURE(tex2DLod) GL_NO_TEXTURE(tex3DLod) GL_NO_TEXTURE(tex1DGrad) GL_NO_TEXTURE(tex2DGrad)
@@ -170,7 +169,8 @@ struct Fiber {
 // Shared with the parent process (allocated there): how the launch ended.
 struct Status {
     int code;               // 0 ok, 1 kernel error (message), 2 crashed (signal), 3 still running,
-                            // 4 out-of-bounds access (memcheck), 5 stack overflow
+                            // 4 out-of-bounds access (memcheck), 5 stack overflow,
+                            // 6 a feature the emulator does not run (message: what and its name)
     int signal;
     unsigned block[3];
     unsigned thread[3];
@@ -1339,6 +1339,21 @@ GL_NOSAN inline void mark_bounds(const Region* regions, unsigned count, unsigned
     poison(arena, arena + SHARED_ARENA_BYTES);
     for (unsigned i = 0; i < shared_count; ++i)
         unpoison_shared(reinterpret_cast<uintptr_t>(shared_vars[i].data), shared_vars[i].bytes);
+}
+
+// A feature the emulator does not run, reached by a thread (a texture fetch, inline PTX): the launch stops with an
+// error naming it, at the user's line (the caller's address: the stand-ins that call this are inlined into it).
+[[noreturn]] GL_NOSAN __attribute__((noinline)) inline void unsupported(const char* what, const char* name)
+{
+    g.failed = true;
+    if (g.status) {
+        g.status->code = 6;
+        g.status->pc = code_offset(__builtin_return_address(0));
+        std::snprintf(g.status->message, sizeof g.status->message, "%s: %s", what, name);
+    }
+    if (!in_child || !g.fibers) { std::fflush(nullptr); _exit(125); }
+    gl_emu_switch(&g.fibers[g.cur].sp, g.main_sp);
+    __builtin_unreachable();
 }
 
 // A kernel that calls exit() or fails an assert(): an error naming it, as the GPU would stop.

@@ -77,7 +77,7 @@ _VOLATILE = re.compile(r"\bvolatile\b")
 UNSUPPORTED = [
     (r"\basm\s*(?:volatile\s*)?\(", "inline PTX assembly (asm)"),
     (r"<<<", "launching kernels from a kernel (dynamic parallelism)"),
-    (r"\btex[123]D\w*\b|\bsurf[123]D\w*\b|\btex1Dfetch\b", "texture and surface fetches"),
+    (r"\b(?:texture|surface)\s*<", "texture and surface references (texture<...>, removed in CUDA 12)"),
     (r"\bcudaMemcpyToSymbol\b|\b__cudaMemcpy\w*\b", "host-side CUDA API calls"),
 ] + [(rf"#\s*include\s*[<\"]{name}[>\"]", what) for name, what in LIBRARY_HEADERS]
 
@@ -260,9 +260,79 @@ def _special_registers(source: str) -> str:
     return _PTX_SREG.sub(lambda m: f"(void)(({m.group('out')}) = ::gl_emu::ptx_sreg_{m.group('reg')}())", source)
 
 
+# Any other asm statement inside a function becomes a stop when a thread reaches it (gl_emu::unsupported names
+# its first instruction and the line), so that the file's other kernels still build and run; asm at namespace
+# scope is refused when the file is built (UNSUPPORTED).
+_ASM = r"\b(?:asm|__asm__|__asm)\b\s*(?:(?:volatile|__volatile__|inline|goto)\b\s*)*\("
+_ASM_SCAN = re.compile(r'"(?:\\.|[^"\\\n])*"|' + r"'(?:\\.|[^'\\\n])*'|" + _ASM + r"|[{}():]")
+
+
+def _asm_statements(source: str) -> list:
+    """[(start, end, its template: the PTX, or None)] of the asm statements inside a function body (brace depth
+    > 0), each span from `asm` to its closing parenthesis; comments are not searched."""
+    found, depth, start, level, head, operands = [], 0, None, 0, None, False
+    for t in _ASM_SCAN.finditer(strip_comments(source)):
+        tok = t.group(0)
+        if start is None:                             # outside an asm statement: count the braces
+            if tok == "{":
+                depth += 1
+            elif tok == "}":
+                depth = max(depth - 1, 0)
+            elif tok[0] not in "\"'():":                  # asm ... (
+                start, level, head, operands = t.start(), 1, None, False
+            continue
+        if tok[0] == '"' and not operands:            # (adjacent literals before the first `:` make the template)
+            head = (head or "") + tok[1:-1]
+        elif tok == ":":
+            operands = True
+        elif tok in ("(", "{"):
+            level += 1
+        elif tok in (")", "}"):
+            level -= 1
+            if level == 0:
+                if depth > 0:
+                    found.append((start, t.end(), head))
+                start = None
+    return found
+
+
+# the asm statements whose meaning the emulator has (by their PTX, spaces and a final `;` aside): a compiler barrier,
+# the memory fences, a trap
+_ASM_KNOWN = {"": '__asm__("" ::: "memory")', "trap": "__trap()",
+              "membar.cta": "__threadfence_block()", "membar.gl": "__threadfence()", "membar.sys": "__threadfence_system()",
+              "fence.acq_rel.cta": "__threadfence_block()", "fence.sc.cta": "__threadfence_block()",
+              "fence.acq_rel.gpu": "__threadfence()", "fence.sc.gpu": "__threadfence()",
+              "fence.acq_rel.sys": "__threadfence_system()", "fence.sc.sys": "__threadfence_system()"}
+
+
+_PTX_FIRST = re.compile(r"(?:^|[;{}])\s*(?:@!?\w+\s+)?([A-Za-z_][\w.]*)")
+
+
+def _asm_stops(source: str, blank: bool = False) -> str:
+    """The source with each asm statement in a function replaced by what it does (_ASM_KNOWN) or a call of
+    gl_emu::unsupported naming its first instruction (with blank=True, by spaces: the feature scan's view), every
+    newline kept."""
+    out, last = [], 0
+    for start, end, ptx in _asm_statements(source):
+        lines = "\n" * source.count("\n", start, end)
+        out.append(source[last:start])
+        known = None if ptx is None else _ASM_KNOWN.get(re.sub(r"\\n|\\t|;", " ", ptx).strip())
+        if blank:
+            out.append(" " * (end - start - len(lines)) + lines)
+        elif known is not None:
+            out.append(known + lines)
+        else:
+            first = _PTX_FIRST.search(re.sub(r"\\[nt]", " ", ptx or ""))     # (its first instruction, not a .reg)
+            out.append(f'::gl_emu::unsupported("inline PTX assembly (asm)", "asm(\\"{first.group(1) if first else ""} '
+                       f'...\\")"){lines}')
+        last = end
+    out.append(source[last:])
+    return "".join(out)
+
+
 def translate(source: str) -> str:
     """Rewrite what the compatibility header cannot express; every line keeps its number."""
-    source = _special_registers(source)
+    source = _asm_stops(_special_registers(source))
     source = _STATIC_QUALIFIED.sub(r"\1", source)        # __shared__ is static already; __constant__ is global
     source = _DEVICE_VARIABLE.sub("GL_DEVICE_VARIABLE", source)
     source = _EXTERN_SHARED.sub(_extern_shared, source)
@@ -294,6 +364,7 @@ def _find_unsupported(module, preprocess=None):
     hits = []
     for name, text in texts:
         clean = _PTX_SREG.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), strip_comments(text))   # (it runs)
+        clean = _asm_stops(clean, blank=True)         # (a stop when reached: the file builds)
         for pattern, what in UNSUPPORTED:
             for m in re.finditer(pattern, clean):
                 hits.append((name, clean.count("\n", 0, m.start()) + 1, m.group(0).rstrip("(").strip(), what, pattern))
@@ -465,7 +536,8 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
                                "Linux (and GEMMLAB_EMULATOR_MEMCHECK not 0)")
         memcheck = (*memcheck, "-DGL_EMU_RACECHECK=1")
     interleave = _interleave_setting()
-    if interleave or any(_VOLATILE.search(text) for text in (module.source, *module.headers.values())):
+    if interleave or any(_VOLATILE.search(_asm_stops(_special_registers(strip_comments(text)), blank=True))
+                         for text in (module.source, *module.headers.values())):    # (not `asm volatile`)
         if "Free Software Foundation" not in _compiler_version(cxx) or not _accepts(cxx, LOCKSTEP_FLAGS):
             why = ("GEMMLAB_EMULATOR_INTERLEAVE=1 (warps interleaved access by access)" if interleave else
                    "uses volatile memory (warp-synchronous code): the emulator runs such code in lockstep warps, "

@@ -307,6 +307,10 @@ class EmulatedFunction(Explains):
             what = status.message.decode(errors="replace") if status.in_shared else \
                 self._explain_access(status, regions, args)
             raise EmulatorError(f"kernel {self.name}: out-of-bounds access in {where}{at}: {what}")
+        if status.code == 6:
+            raise EmulatorError(f"kernel {self.name} stopped in {where}{at}: the CPU emulator does not support "
+                                f"{status.message.decode(errors='replace')} (this kernel needs a GPU; the module's "
+                                f"kernels that do not reach it run here)")
         if status.code == 5:
             raise EmulatorError(
                 f"kernel {self.name} overflowed a thread's stack (local memory) in {where}{at}: its local "
