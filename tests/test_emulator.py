@@ -508,3 +508,172 @@ def test_a_cxx_that_names_no_compiler_is_an_error_not_a_fallback(monkeypatch):
             _emulator._compiler()
     monkeypatch.delenv("CXX")
     assert _emulator._compiler()                                  # unset: the first compiler found
+
+
+# --- a large grid's blocks in several processes ------------------------------------------------------------
+
+BLOCKS_APART = r'''
+__global__ void stencil(const float* in, float* out, int n)
+{
+    __shared__ float tile[258];
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, t = threadIdx.x + 1;
+    tile[t] = i < n ? in[i] : 0.0f;
+    if (threadIdx.x == 0) tile[0] = i > 0 ? in[i - 1] : 0.0f;
+    if (threadIdx.x == blockDim.x - 1) tile[t + 1] = i + 1 < n ? in[i + 1] : 0.0f;
+    __syncthreads();
+    if (i < n) out[i] = 0.25f * tile[t - 1] + 0.5f * tile[t] + 0.25f * tile[t + 1];
+    if (threadIdx.x == 0 && blockIdx.x % 37 == 0) printf("block %d of %d\n", blockIdx.x, gridDim.x);
+}
+
+__global__ void fails_in(const int* which, float* out, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (threadIdx.x == 0 && blockIdx.x % 50 == 0) printf("reached %d\n", blockIdx.x);
+    if ((int)blockIdx.x == which[0] || (int)blockIdx.x == which[1]) out[n + threadIdx.x] = 1.0f;
+    else if (i < n) out[i] = 2.0f;
+}
+
+template <class T> __device__ T unused_total(T* p, T v) { return atomicAdd(p, v); }   // never instantiated
+
+__global__ void leftover(int* out, float* dynamic_out)
+{
+    __shared__ int s[2];
+    extern __shared__ float d[];
+    if (threadIdx.x == 0) {
+        out[blockIdx.x] = s[1];
+        dynamic_out[blockIdx.x] = d[3];
+        s[1] = blockIdx.x + 1;
+        d[3] = 1.0f;
+    }
+}
+'''
+
+ACROSS_BLOCKS = r'''
+__device__ int bump(int* c) { return atomicAdd(c, 1); }
+__global__ void count(int* c, int* order, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) order[i] = bump(c);
+}
+
+__global__ void flag(int* f) { f[blockIdx.x] = 1; __threadfence(); }
+'''
+
+
+@pytest.fixture
+def apart():
+    return gl.load(code=BLOCKS_APART)
+
+
+def _stencil(apart, n, capfd):
+    x = numpy.random.default_rng(5).standard_normal(n).astype(numpy.float32)
+    y = numpy.zeros(n, dtype=numpy.float32)
+    k = apart.get("stencil")
+    k(((n + 255) // 256,), (256,), (x, y, numpy.int32(n)))
+    return y, k.impl.last_switches, capfd.readouterr().out
+
+
+@emulator_only
+@pytest.mark.parametrize("workers", ["2", "3", "8"])
+def test_a_large_grid_runs_in_several_processes_with_one_processes_answer(apart, capfd, monkeypatch, workers):
+    """Blocks that cannot see each other (no atomics, fences, volatile memory or __device__ variables) run in
+    consecutive ranges, one process each: the outputs, the switch count and the printed lines in block order are
+    those of one process."""
+    n = 300 * 256 + 17                               # 301 blocks: ranges of unequal length
+    monkeypatch.setenv("GEMMLAB_EMULATOR_WORKERS", "1")
+    one, switches, printed = _stencil(apart, n, capfd)
+    assert apart.get("stencil").impl.last_processes == 1
+    monkeypatch.setenv("GEMMLAB_EMULATOR_WORKERS", workers)
+    several, switches_several, printed_several = _stencil(apart, n, capfd)
+    assert apart.get("stencil").impl.last_processes == int(workers)
+    assert several.tobytes() == one.tobytes()
+    assert switches_several == switches
+    assert printed_several == printed == "".join(f"block {b} of 301\n" for b in range(0, 301, 37))
+    x = numpy.random.default_rng(5).standard_normal(n).astype(numpy.float32)
+    padded = numpy.concatenate([[0.0], x.astype(numpy.float64), [0.0]])
+    assert numpy.allclose(several, 0.25 * padded[:-2] + 0.5 * padded[1:-1] + 0.25 * padded[2:], atol=1e-6)
+    _stencil(apart, 16 * 256, capfd)                 # a small grid: not worth a second fork
+    assert apart.get("stencil").impl.last_processes == 1
+
+
+@emulator_only
+@pytest.mark.parametrize("which, block", [((120, 250), 120), ((250, 1000), 250), ((3, 290), 3)])
+def test_in_several_processes_the_first_failing_block_is_named_and_only_the_output_before_it_is_printed(
+        apart, capfd, monkeypatch, which, block):
+    n = 300 * 256
+    outcomes = []
+    for workers in ("1", "4"):
+        monkeypatch.setenv("GEMMLAB_EMULATOR_WORKERS", workers)
+        out = numpy.zeros(n, dtype=numpy.float32)
+        with pytest.raises(gl.EmulatorError) as info:
+            apart.get("fails_in")((300,), (256,), (numpy.array(which, dtype=numpy.int32), out, numpy.int32(n)))
+        outcomes.append((str(info.value), capfd.readouterr().out))
+        assert (out == 0).all()                       # nothing written back
+    assert outcomes[0] == outcomes[1]
+    assert f"out-of-bounds access in block ({block},0,0), thread (0,0,0)" in outcomes[0][0]
+    assert outcomes[0][1] == "".join(f"reached {b}\n" for b in range(0, block + 1, 50))
+
+
+@emulator_only
+def test_in_several_processes_a_hang_before_a_failure_is_the_hang(monkeypatch):
+    k = gl.load(code=r'''
+__global__ void k(int* x, int n)
+{
+    if (blockIdx.x == 1) while (x[0] == 0) { }
+    if (blockIdx.x == gridDim.x - 1) x[n + threadIdx.x] = 1;
+}''').get("k")
+    monkeypatch.setenv("GEMMLAB_EMULATOR_WORKERS", "2")
+    monkeypatch.setenv("GEMMLAB_EMULATOR_TIMEOUT", "1")
+    with pytest.raises(gl.EmulatorError, match=r"ran longer than 1 s .*block \(1,0,0\)"):
+        k((128,), (256,), (numpy.zeros(4, dtype=numpy.int32), numpy.int32(4)))
+
+
+@emulator_only
+def test_code_that_reaches_across_blocks_keeps_the_grid_in_one_process(monkeypatch):
+    """An atomic (here in a device function) or a fence marks its module: its launches run block after block in
+    one process, so the atomics' order is the block order every run."""
+    monkeypatch.setenv("GEMMLAB_EMULATOR_WORKERS", "4")
+    m = gl.load(code=ACROSS_BLOCKS)
+    n = 200 * 256
+    c, order = numpy.zeros(1, dtype=numpy.int32), numpy.zeros(n, dtype=numpy.int32)
+    k = m.get("count")
+    k((200,), (256,), (c, order, numpy.int32(n)))
+    assert k.impl.last_processes == 1
+    assert not k.impl.blocks_independent and not m.get("flag").impl.blocks_independent
+    assert c[0] == n and (order == numpy.arange(n)).all()
+    # an atomic in a template no kernel instantiates does not mark its module
+    assert gl.load(code=BLOCKS_APART).get("fails_in").impl.blocks_independent
+
+
+@emulator_only
+def test_a_module_with_device_variables_runs_in_one_process(monkeypatch):
+    monkeypatch.setenv("GEMMLAB_EMULATOR_WORKERS", "4")
+    m = gl.load(code=r'''
+__device__ int last_block;
+__global__ void k(float* x) { x[blockIdx.x * blockDim.x + threadIdx.x] = 1; if (threadIdx.x == 0) last_block = blockIdx.x; }''')
+    x = numpy.zeros(200 * 256, dtype=numpy.float32)
+    m.get("k")((200,), (256,), (x,))
+    assert m.get("k").impl.last_processes == 1
+    assert (x == 1).all() and int(m.get_global("last_block")) == 199
+
+
+@emulator_only
+@pytest.mark.parametrize("value", ["0", "-2", "two", "1.5"])
+def test_a_bad_workers_setting_is_refused_before_anything_runs(apart, monkeypatch, value):
+    monkeypatch.setenv("GEMMLAB_EMULATOR_WORKERS", value)
+    with pytest.raises(ValueError, match="GEMMLAB_EMULATOR_WORKERS"):
+        apart.get("stencil")((1,), (256,), (numpy.zeros(256, dtype=numpy.float32),
+                                            numpy.zeros(256, dtype=numpy.float32), numpy.int32(256)))
+
+
+@emulator_only
+@pytest.mark.parametrize("workers", ["1", "3"])
+def test_a_block_never_finds_what_an_earlier_block_left_in_shared_memory(apart, monkeypatch, workers):
+    """Every block starts from shared memory as the launch's first block finds it (static: zeros, dynamic: 0xff
+    bytes, a NaN), in one process or several: a block's result does not depend on which blocks ran before it."""
+    monkeypatch.setenv("GEMMLAB_EMULATOR_WORKERS", workers)
+    out, dyn = numpy.full(64, -1, dtype=numpy.int32), numpy.zeros(64, dtype=numpy.float32)
+    k = apart.get("leftover")
+    k((64,), (256,), (out, dyn), shared_mem=64)
+    assert k.impl.last_processes == int(workers)
+    assert (out == 0).all() and numpy.isnan(dyn).all()

@@ -1,7 +1,8 @@
 // gemmlab_emu.h: the CUDA-compatibility layer of the CPU emulator (see lib/gemmlab/runtime/emulator/).
 //
 // A kernel's .cu file is compiled by the host C++ compiler after this header. Each launch runs the
-// grid's blocks one after another; the threads of a block are cooperative fibers, one stack each,
+// grid's blocks one after another (or, where no code of the module reaches across blocks, its consecutive
+// ranges of blocks in one process each, side by side: see blocks_independent); the threads of a block are cooperative fibers, one stack each,
 // that switch only at __syncthreads(), at warp operations, at __nanosleep, at exit and (in a kernel that
 // uses volatile memory) before each volatile access, which a warp makes in lockstep. The schedule is fixed: the
 // lowest-numbered runnable thread after the current one runs next, so the same inputs give the same
@@ -73,6 +74,12 @@
 #define GL_DEVICE_VARIABLE __attribute__((section("gl_device_vars"), used))
 extern "C" char __start_gl_device_vars[] __attribute__((weak, visibility("hidden")));
 extern "C" char __stop_gl_device_vars[] __attribute__((weak, visibility("hidden")));
+// Code that may reach across blocks (an atomic, a fence) marks its module: the mark is a variable in this section,
+// emitted only where the function holding it is (an inline function, a template instance the kernels use).
+// A module with no mark runs the blocks of a large grid in several processes (blocks_independent, launch.py).
+#define GL_ACROSS_BLOCKS() do { __attribute__((used, section("gl_across_blocks"))) static char gl_mark = 1; (void)gl_mark; } while (0)
+extern "C" char __start_gl_across_blocks[] __attribute__((weak, visibility("hidden")));
+extern "C" char __stop_gl_across_blocks[] __attribute__((weak, visibility("hidden")));
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))
 #define __grid_constant__
@@ -1275,7 +1282,8 @@ GL_NOSAN inline void checked_access(uintptr_t a, size_t n, bool write, const voi
 
 // Static __shared__ arrays: the loader rewrites `__shared__ T name[N]...;` into a reference to one
 // of these, so that the memory check knows each array's bounds (one per array and kernel instance,
-// as on a GPU; the same storage serves every block of a launch, uninitialized as on a GPU).
+// as on a GPU; the same storage serves every block of a launch, and each block finds it as the launch's
+// first block did: zeros, and the dynamic shared memory 0xff bytes, a NaN in every float; see run_grid).
 template <class A>
 GL_NOSAN inline A* shared_array(const char* name, const char* file, int line, size_t align)
 {
@@ -1368,33 +1376,41 @@ GL_NOSAN inline void mark_bounds(const Region* regions, unsigned count, unsigned
 }
 
 // ---- running a grid (in the child process) ---------------------------------------------------
-GL_NOSAN inline void run_grid()
+// The blocks first .. first + count - 1, numbered x fastest, then y, then z.
+GL_NOSAN inline void run_grid(unsigned long long first, unsigned long long count)
 {
-    for (unsigned bz = 0; bz < g.grid_dim.z; ++bz)
-        for (unsigned by = 0; by < g.grid_dim.y; ++by)
-            for (unsigned bx = 0; bx < g.grid_dim.x; ++bx) {
-                g.block_idx = dim3(bx, by, bz);
-                ++g.epoch;                       // nothing in one block races with another's accesses
+    const unsigned long long plane = (unsigned long long)g.grid_dim.x * g.grid_dim.y;
+    for (unsigned long long b = first; b < first + count; ++b) {
+        const unsigned bx = unsigned(b % g.grid_dim.x), by = unsigned(b / g.grid_dim.x % g.grid_dim.y),
+                       bz = unsigned(b / plane);
+        g.block_idx = dim3(bx, by, bz);
+        ++g.epoch;                       // nothing in one block races with another's accesses
 #if defined(GL_EMU_RACECHECK)
-                resolve_pending();               // (the last block's last store)
-                global_block = g.epoch;          // (the global words recorded so far belong to earlier blocks)
+        resolve_pending();               // (the last block's last store)
+        global_block = g.epoch;          // (the global words recorded so far belong to earlier blocks)
 #endif
-                if (g.status) { g.status->block[0] = bx; g.status->block[1] = by; g.status->block[2] = bz; }
-                for (unsigned i = 0; i < g.n; ++i) {
-                    Fiber& f = g.fibers[i];
-                    f.state = RUNNABLE;
-                    f.line = 0;
-                    f.file = "";
-                    f.sp = initial_sp(f);
-                }
-                g.live = g.n;
-                pending_coalesce = 0;
-                g.at_barrier = 0;
-                g.cur = 0;
-                if (g.status) { g.status->thread[0] = g.status->thread[1] = g.status->thread[2] = 0; }
-                gl_emu_switch(&g.main_sp, g.fibers[0].sp);
-                if (g.failed) return;
-            }
+        if (g.status) { g.status->block[0] = bx; g.status->block[1] = by; g.status->block[2] = bz; }
+        // a block never sees what the one before it left in shared memory (so a block's result does not
+        // depend on which blocks ran before it in this process: blocks_independent)
+        if (b != first) {
+            std::memset(shared_arena, 0, shared_used);
+            if (dynamic_shared_given) std::memset(dynamic_shared, 0xff, dynamic_shared_given);
+        }
+        for (unsigned i = 0; i < g.n; ++i) {
+            Fiber& f = g.fibers[i];
+            f.state = RUNNABLE;
+            f.line = 0;
+            f.file = "";
+            f.sp = initial_sp(f);
+        }
+        g.live = g.n;
+        pending_coalesce = 0;
+        g.at_barrier = 0;
+        g.cur = 0;
+        if (g.status) { g.status->thread[0] = g.status->thread[1] = g.status->thread[2] = 0; }
+        gl_emu_switch(&g.main_sp, g.fibers[0].sp);
+        if (g.failed) return;
+    }
 #if defined(GL_EMU_RACECHECK)
     resolve_pending();
 #endif
@@ -1722,6 +1738,7 @@ namespace gl_emu {
 struct AtomicTurn {
     GL_NOSAN AtomicTurn(const void* p, const char* op)
     {
+        GL_ACROSS_BLOCKS();
         atomic_target(p, op);
 #if defined(GL_EMU_INTERLEAVE)
         if (in_child && g.fibers) interleave_turn(reinterpret_cast<uintptr_t>(p));
@@ -1784,9 +1801,9 @@ inline int __float_as_int(float f) { int b; std::memcpy(&b, &f, 4); return b; }
 inline float __int_as_float(int b) { float f; std::memcpy(&f, &b, 4); return f; }
 inline unsigned int __float_as_uint(float f) { unsigned int b; std::memcpy(&b, &f, 4); return b; }
 inline float __uint_as_float(unsigned int b) { float f; std::memcpy(&f, &b, 4); return f; }
-__device__ inline void __threadfence() { __asm__ volatile("" ::: "memory"); }
+__device__ inline void __threadfence() { GL_ACROSS_BLOCKS(); __asm__ volatile("" ::: "memory"); }
 __device__ inline void __threadfence_block() { __asm__ volatile("" ::: "memory"); }
-__device__ inline void __threadfence_system() { __asm__ volatile("" ::: "memory"); }
+__device__ inline void __threadfence_system() { GL_ACROSS_BLOCKS(); __asm__ volatile("" ::: "memory"); }
 inline long long __double_as_longlong(double d) { long long b; std::memcpy(&b, &d, 8); return b; }
 inline double __longlong_as_double(long long b) { double d; std::memcpy(&d, &b, 8); return d; }
 inline int __double2hiint(double d) { return (int)(__double_as_longlong(d) >> 32); }
@@ -2271,10 +2288,24 @@ GL_NOSAN inline int prepare(unsigned threads)
     return 0;
 }
 
-// Fork; the child runs the grid and exits. Returns the child's pid (or -1) to the parent.
+// Whether this module's blocks may run in several processes at once: none of its code reaches across blocks
+// (no atomic, no __threadfence: GL_ACROSS_BLOCKS), no volatile memory (lockstep: a flag another block raises),
+// and no racecheck (its hazards are gathered in one process). launch.py also keeps a module with __device__
+// variables in one process (each process would write its own copy back).
+GL_NOSAN inline int blocks_independent()
+{
+#if defined(GL_EMU_LOCKSTEP) || defined(GL_EMU_RACECHECK)
+    return 0;
+#else
+    return __start_gl_across_blocks == __stop_gl_across_blocks;
+#endif
+}
+
+// Fork; the child runs the blocks first .. first + count - 1 of the grid and exits (with `out` >= 0, what it
+// prints goes there, for the parent to pass on after the earlier blocks' output). Returns the child's pid (or -1).
 GL_NOSAN inline long fork_launch(void (*body)(void**), const char* kernel, const unsigned* grid, const unsigned* block,
                         unsigned long long shared_bytes, void** args, Status* status, const Region* regions,
-                        unsigned region_count)
+                        unsigned region_count, unsigned long long first, unsigned long long count, int out)
 {
     unsigned threads = block[0] * block[1] * block[2];
     std::fflush(nullptr);
@@ -2286,6 +2317,7 @@ GL_NOSAN inline long fork_launch(void (*body)(void**), const char* kernel, const
     prctl(PR_SET_PDEATHSIG, SIGKILL);
 #endif
     if (getppid() != parent) _exit(1);
+    if (out >= 0) { dup2(out, 1); close(out); }
     // the fault handler first: it also maps the memory check's shadow as the child first touches it
     static char alt[64 * 1024];
     stack_t ss{};
@@ -2334,7 +2366,7 @@ GL_NOSAN inline long fork_launch(void (*body)(void**), const char* kernel, const
     if (shared_bytes) std::memset(dynamic_shared, 0xff, shared_bytes);   // NaN-poisoned, like a fresh block
     mark_bounds(regions, region_count, shared_bytes);
     g.switches = 0;
-    run_grid();
+    run_grid(first, count);
     std::fflush(nullptr);
     status->switches = g.switches;
     if (!g.failed && device_vars_out && __start_gl_device_vars)
@@ -2364,6 +2396,8 @@ GL_EXPORT GL_NOSAN void gl_emu_shared_free(void* data, unsigned long long bytes)
 }
 
 GL_EXPORT GL_NOSAN unsigned long long gl_emu_status_size() { return sizeof(gl_emu::Status); }
+
+GL_EXPORT GL_NOSAN int gl_emu_blocks_independent() { return gl_emu::blocks_independent(); }
 
 // The __device__ variables of this library (GL_DEVICE_VARIABLE): where they are and how many bytes.
 GL_EXPORT GL_NOSAN void* gl_emu_device_vars(unsigned long long* bytes, void* out)

@@ -11,7 +11,9 @@ How it works (the book's chapter 00 tells the reader the short version):
   header is rebuilt, never loaded. An unwritable cache directory falls back to a private temporary one.
 - **Running.** Blocks run one after another; the threads of a block are fibers that switch only at
   ``__syncthreads()``, at warp operations and at exit, always in the same order. So results are
-  deterministic, and a missing barrier gives the same wrong answer every time.
+  deterministic, and a missing barrier gives the same wrong answer every time. A large grid whose blocks
+  cannot see each other (no atomics, fences, volatile memory or module variables: launch.py's ``_ranges``)
+  runs as consecutive ranges of blocks, one process each, with the one process's answer.
 - **Safety.** Each launch runs in a forked child process, on copies of the array arguments placed in
   shared memory with an inaccessible page on each side. With g++ on x86-64 Linux every load and store
   of the kernel is checked against the bounds of its arguments and of its shared memory (the memory
@@ -474,8 +476,10 @@ def compile(module, expr: str, signature, racecheck: bool = False):
         "GL_EXPORT long gl_emu_fork_launch(void (*body)(void**), const char* kernel, const unsigned* grid,",
         "                                  const unsigned* block, unsigned long long shared, void** args,",
         "                                  ::gl_emu::Status* status, const ::gl_emu::Region* regions,",
-        "                                  unsigned region_count)",
-        "{ return ::gl_emu::fork_launch(body, kernel, grid, block, shared, args, status, regions, region_count); }",
+        "                                  unsigned region_count, unsigned long long first,",
+        "                                  unsigned long long count, int out)",
+        "{ return ::gl_emu::fork_launch(body, kernel, grid, block, shared, args, status, regions, region_count,",
+        "                               first, count, out); }",
     ]
     library, lib, memcheck = _library(module, launcher, expr, signature.line, racecheck)
     bound = getattr(lib, f"{symbol}_max_threads", None) if signature.launch_bounds else None

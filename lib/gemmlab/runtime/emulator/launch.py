@@ -49,6 +49,27 @@ def timeout_setting():
     return None if value == 0 else value
 
 
+def workers_setting():
+    """GEMMLAB_EMULATOR_WORKERS: how many processes may run one launch's blocks at once (default: the CPUs this
+    process may use, at most 8; 1 runs every grid in one process), checked before anything is started."""
+    text = os.environ.get("GEMMLAB_EMULATOR_WORKERS", "").strip()
+    if not text:
+        try:
+            cpus = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cpus = os.cpu_count() or 1
+        return max(1, min(cpus, 8))
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"GEMMLAB_EMULATOR_WORKERS={text!r} must be a whole number of processes >= 1 (1 runs each "
+                         f"grid in one process; unset, the CPUs this process may use, at most 8)")
+    return int(text)
+
+
+# A grid of fewer threads than this runs in one process: a second costs a fork (about a millisecond), more than
+# such a grid's blocks take.
+PARALLEL_THREADS = 16384
+
+
 
 class _Region(ctypes.Structure):
     _fields_ = [("data", ctypes.c_ulonglong), ("bytes", ctypes.c_ulonglong), ("touchable", ctypes.c_ulonglong),
@@ -61,6 +82,7 @@ class EmulatedFunction(Explains):
     num_regs = None
     static_shared_bytes = 0
     last_switches = 0          # fiber switches of the last launch
+    last_processes = 0         # the processes that ran the last launch's blocks (_ranges)
 
     @property
     def limits(self):
@@ -90,11 +112,12 @@ class EmulatedFunction(Explains):
         self.fork_launch.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint),
                                      ctypes.POINTER(ctypes.c_uint), ctypes.c_ulonglong,
                                      ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.POINTER(_Region),
-                                     ctypes.c_uint]
+                                     ctypes.c_uint, ctypes.c_ulonglong, ctypes.c_ulonglong, ctypes.c_int]
         lib.gl_emu_shared_alloc.restype = ctypes.c_void_p
         lib.gl_emu_shared_alloc.argtypes = [ctypes.c_ulonglong]
         lib.gl_emu_shared_free.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong]
         lib.gl_emu_status_size.restype = ctypes.c_ulonglong
+        self.blocks_independent = bool(lib.gl_emu_blocks_independent())   # (gemmlab_emu.h, blocks_independent)
         self.module = None         # set by compile(): __device__ variables live as long as their module
 
     def describe_params(self, params, readonly):
@@ -128,18 +151,37 @@ class EmulatedFunction(Explains):
 
     def launch(self, grid, block, args, shared_mem, stream):
         timeout = timeout_setting()                 # a bad setting fails here, before anything starts
+        workers = workers_setting()
         # One launch at a time in this process, as a GPU stream runs them: each launch copies its arrays in
         # and back whole, and __device__ variables too, so two at once would undo each other's writes.
         with _LAUNCHES:
-            self._launch(grid, block, args, shared_mem, timeout)
+            self._launch(grid, block, args, shared_mem, timeout, workers)
 
-    def _launch(self, grid, block, args, shared_mem, timeout):
+    def _ranges(self, grid, block, workers, device_vars):
+        """The grid's blocks as consecutive ranges (first, count), one for each process that runs them. Several
+        only where the blocks cannot see each other (blocks_independent: no atomics, fences or volatile memory,
+        no __device__ variables, no racecheck) and the grid is large enough to pay for another fork; the result
+        is then the one process's, bit for bit: each block computes what it would, the output of each range is
+        passed on in block order, and a failure is the lowest-numbered failing block's, as one process finds it."""
+        blocks = grid[0] * grid[1] * grid[2]
+        threads = blocks * block[0] * block[1] * block[2]
+        if (workers < 2 or blocks < 2 or threads < PARALLEL_THREADS or device_vars is not None
+                or getattr(self, "racecheck", False) or not self.blocks_independent):
+            return [(0, blocks)]
+        workers = min(workers, blocks)
+        each, extra = divmod(blocks, workers)
+        ranges, first = [], 0
+        for w in range(workers):
+            count = each + (w < extra)
+            ranges.append((first, count))
+            first += count
+        return ranges
+
+    def _launch(self, grid, block, args, shared_mem, timeout, workers):
         lib = self.lib
         regions, keep, pointers = [], [], [None] * len(args)
         status_size = lib.gl_emu_status_size()
-        status_addr = lib.gl_emu_shared_alloc(status_size)
-        if not status_addr:
-            raise MemoryError("the emulator could not map its status page")
+        statuses, outputs, pids, codes = [], [], [], []
         try:
             for start, end, members in self._regions(args):
                 size = end - start
@@ -183,19 +225,41 @@ class EmulatedFunction(Explains):
                 r.tracked = int(readonly is None or not all(i < len(readonly) and readonly[i] for i in members))
             arguments = len(regions)
             device_vars = self._device_vars_in(regions)
-            ctypes.memset(status_addr, 0, status_size)
-            ctypes.c_int.from_address(status_addr).value = 3
-            pid = self.fork_launch(self.body, self.name.encode(), (ctypes.c_uint * 3)(*grid),
-                                   (ctypes.c_uint * 3)(*block), shared_mem, argv, status_addr, table, arguments)
-            if pid < 0:
-                raise EmulatorError(f"kernel {self.name}: could not start the emulated launch (fork failed)")
-            self._wait(pid, status_addr, regions, args, timeout)
+            ranges = self._ranges(grid, block, workers, device_vars)
+            self.last_processes = len(ranges)
+            for _ in ranges:
+                status_addr = lib.gl_emu_shared_alloc(status_size)
+                if not status_addr:
+                    raise MemoryError("the emulator could not map its status page")
+                statuses.append(status_addr)
+                ctypes.memset(status_addr, 0, status_size)
+                ctypes.c_int.from_address(status_addr).value = 3
+            for w, (first, count) in enumerate(ranges):
+                out = -1
+                if w:                                  # printed after the earlier ranges' output (_pass_on)
+                    out = os.memfd_create("gemmlab-emulator-output") if hasattr(os, "memfd_create") else \
+                        _temporary_fd()
+                    outputs.append(out)
+                pid = self.fork_launch(self.body, self.name.encode(), (ctypes.c_uint * 3)(*grid),
+                                       (ctypes.c_uint * 3)(*block), shared_mem, argv, statuses[w], table, arguments,
+                                       first, count, out)
+                if pid < 0:
+                    raise EmulatorError(f"kernel {self.name}: could not start the emulated launch (fork failed)")
+                pids.append(pid)
+                codes.append(None)
+            failed = self._wait(pids, codes, statuses, timeout)
+            self._pass_on(outputs[:len(ranges) - 1 if failed is None else failed])
+            self._outcome(failed, codes, statuses, regions, args)
             self._copy_back(regions, args)
             self._device_vars_out(device_vars)
         finally:
+            _reap(pids, codes)                         # (Ctrl-C, or any other exception: no child left behind)
+            for fd in outputs:
+                os.close(fd)
             for _, size, buf, _ in regions:
                 lib.gl_emu_shared_free(buf, size)
-            lib.gl_emu_shared_free(status_addr, status_size)
+            for status_addr in statuses:
+                lib.gl_emu_shared_free(status_addr, status_size)
 
     def _device_vars_in(self, regions):
         """Give this library the module's __device__ and __constant__ variables as the last launch (or the host,
@@ -251,54 +315,77 @@ class EmulatedFunction(Explains):
             a = args[i]
             ctypes.memmove(a.__array_interface__["data"][0], located[i], a.nbytes)
 
-    def _wait(self, pid, status_addr, regions, args, timeout):
+    def _wait(self, pids, codes, statuses, timeout):
+        """Wait for the processes of a launch (their exit statuses land in codes). Returns None when every one
+        ran its blocks, else the first (in block order) that failed, once every process before it has finished
+        (the ones after it are stopped: one process running the whole grid would not have reached their
+        blocks). Past the time limit every process is stopped and the first still running is named."""
         deadline = None if timeout is None else time.monotonic() + timeout
         delay = 0.0005
-        reaped = False
-        # Woken the moment the child exits where the system can say so (a pidfd, Linux 5.3+); else polled,
+        # Woken the moment a child exits where the system can say so (a pidfd, Linux 5.3+); else polled,
         # with sleeps that grow from 0.5 ms (a short launch then waits up to a few ms longer than it ran).
+        watches = []
         try:
-            watch = os.pidfd_open(pid)
-        except (AttributeError, OSError):
-            watch = None
-        try:
+            for pid in pids:
+                try:
+                    watches.append(os.pidfd_open(pid))
+                except (AttributeError, OSError):
+                    watches.append(None)
             while True:
-                done, code = os.waitpid(pid, os.WNOHANG)
-                if done:
-                    reaped = True
-                    break
+                for w, pid in enumerate(pids):
+                    if codes[w] is None:
+                        done, code = os.waitpid(pid, os.WNOHANG)
+                        if done:
+                            codes[w] = code
+                failed = next((w for w, code in enumerate(codes) if code is not None and not _ran(code, statuses[w])),
+                              None)
+                needed = len(pids) if failed is None else failed
+                if all(code is not None for code in codes[:needed]):
+                    _reap(pids, codes)
+                    return failed
                 if deadline is not None and time.monotonic() > deadline:
-                    os.kill(pid, signal.SIGKILL)
-                    os.waitpid(pid, 0)
-                    reaped = True
-                    where = self._where(status_addr)
+                    late = next(w for w in range(needed) if codes[w] is None)
+                    _reap(pids, codes)
                     raise EmulatorTimeout(f"kernel {self.name} ran longer than {timeout:g} s on the emulator and "
-                                        f"was stopped ({where}); an endless loop? (GEMMLAB_EMULATOR_TIMEOUT)")
-                if watch is not None:
+                                          f"was stopped ({self._where(statuses[late])}); an endless loop? "
+                                          f"(GEMMLAB_EMULATOR_TIMEOUT)")
+                waiting = [watches[w] for w in range(needed) if codes[w] is None and watches[w] is not None]
+                if len(waiting) == sum(code is None for code in codes[:needed]):
                     left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                    select.select([watch], [], [], left)      # readable once the child has exited
+                    select.select(waiting, [], [], left)     # readable once a child has exited
                 else:
                     time.sleep(delay)
                     delay = min(delay * 2, 0.05)
         finally:
-            if watch is not None:
-                os.close(watch)
-            if not reaped:                            # Ctrl-C, or any other exception: no child left behind
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    os.waitpid(pid, 0)
-                except (ProcessLookupError, ChildProcessError):
-                    pass
-        status = _Status.from_address(status_addr)
-        if os.WIFEXITED(code) and os.WEXITSTATUS(code) == 0 and status.code == 0:
-            self.last_switches = status.switches
-            if getattr(self, "racecheck", False):
+            for watch in watches:
+                if watch is not None:
+                    os.close(watch)
+
+    def _pass_on(self, outputs):
+        """What the processes after the first printed, in block order (the first printed as it ran)."""
+        for fd in outputs:
+            os.lseek(fd, 0, os.SEEK_SET)
+            while True:
+                data = os.read(fd, 1 << 16)
+                if not data:
+                    break
+                while data:
+                    data = data[os.write(1, data):]
+
+    def _outcome(self, failed, codes, statuses, regions, args):
+        """Nothing when the launch ran; else the error its failing process (failed) reported."""
+        if failed is None:
+            self.last_switches = sum(_Status.from_address(a).switches for a in statuses)
+            if getattr(self, "racecheck", False):               # (one process: _ranges)
+                status = _Status.from_address(statuses[0])
                 self.last_hazards = self._hazards(status, regions, args)
                 if self.raise_hazards and self.last_hazards:
                     raise EmulatorError(f"kernel {self.name}: racecheck found {status.hazard_count} hazards "
                                         f"(GEMMLAB_EMULATOR_RACECHECK=1):\n"
                                         + "\n".join("  " + h.describe() for h in self.last_hazards))
             return
+        status_addr, code = statuses[failed], codes[failed]
+        status = _Status.from_address(status_addr)
         where = self._where(status_addr)
         at = self._source_line(status.pc)
         if status.code == 1:
@@ -414,6 +501,32 @@ def variable_bytes(module, lib, name):
 def _overlap(a, n, b, m) -> bool:
     return a < b + m and b < a + n
 
+
+
+def _ran(code, status_addr) -> bool:
+    """Whether a launch's process ran its blocks to the end (its exit status, and the status it left)."""
+    return os.WIFEXITED(code) and os.WEXITSTATUS(code) == 0 and _Status.from_address(status_addr).code == 0
+
+
+def _reap(pids, codes):
+    """Stop and reap the processes not yet reaped (codes[i] None; a reaped one's pid may be another process's
+    by now): no child is left behind."""
+    for w, pid in enumerate(pids):
+        if codes[w] is not None:
+            continue
+        try:
+            os.kill(pid, signal.SIGKILL)
+            codes[w] = os.waitpid(pid, 0)[1]
+        except (ProcessLookupError, ChildProcessError):
+            codes[w] = -1
+
+
+def _temporary_fd():
+    """A file descriptor of an unnamed temporary file (where os.memfd_create is missing: macOS)."""
+    import tempfile
+    fd, name = tempfile.mkstemp(prefix="gemmlab-emulator-output-")
+    os.unlink(name)
+    return fd
 
 
 class _Status(ctypes.Structure):
