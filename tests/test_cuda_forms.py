@@ -677,6 +677,48 @@ def test_barriers_memcpy_async_and_pipelines(groups):
     assert (gl.to_host(y) == x[63 - t] + 1000 * x[64 + (t ^ 1)] + 1000000 * x[128 + (t + 1) % 64]).all()
 
 
+LARGE_TILES = r"""
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+#include <cooperative_groups/scan.h>
+namespace cg = cooperative_groups;
+
+template <unsigned N>
+__global__ void large_tiles(const int* in, int* out)
+{
+    __shared__ cg::block_tile_memory<256> scratch;
+    cg::thread_block block = cg::this_thread_block(scratch);
+    cg::thread_block_tile<N> tile = cg::tiled_partition<N>(block);
+    const int t = block.thread_rank(), v = in[t];
+    int total = cg::reduce(tile, v, cg::plus<int>());
+    int top = cg::reduce(tile, v, cg::greater<int>());           // a second reduce right after the first
+    out[5 * t + 0] = total;
+    out[5 * t + 1] = top;
+    out[5 * t + 2] = cg::inclusive_scan(tile, v);
+    out[5 * t + 3] = cg::exclusive_scan(tile, v);
+    out[5 * t + 4] = tile.thread_rank() * 1000 + tile.meta_group_rank();
+}
+"""
+
+
+@pytest.mark.parametrize("n", [64, 128, 256])
+def test_reduce_and_scans_over_tiles_of_more_than_a_warp(n):
+    """cg::reduce and the scans over a tile of 64 to 256 threads (several tiles of a 256-thread block), as CUDA 12
+    gives them from a block_tile_memory: every thread of a tile gets the tile's total and its own prefix."""
+    x = numpy.random.default_rng(n).integers(-1000, 1000, 256).astype(numpy.int32)
+    out = xp.zeros(5 * 256, dtype=numpy.int32)
+    gl.load(code=LARGE_TILES).get(f"large_tiles<{n}>")(1, 256, (xp.asarray(x), out))
+    got = gl.to_host(out).reshape(256, 5)
+    tiles = x.reshape(-1, n).astype(numpy.int64)
+    inclusive = numpy.cumsum(tiles, axis=1)
+    assert (got[:, 0] == numpy.repeat(tiles.sum(axis=1), n)).all()
+    assert (got[:, 1] == numpy.repeat(tiles.max(axis=1), n)).all()
+    assert (got[:, 2] == inclusive.reshape(-1)).all()
+    assert (got[:, 3] == (inclusive - tiles).reshape(-1)).all()
+    r = numpy.arange(256)
+    assert (got[:, 4] == (r % n) * 1000 + r // n).all()
+
+
 def test_a_grid_sync_without_a_cooperative_launch_is_refused_by_name():
     if gl.backend != "emulator":
         pytest.skip("the emulator's refusal")

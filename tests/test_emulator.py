@@ -677,3 +677,14 @@ def test_a_block_never_finds_what_an_earlier_block_left_in_shared_memory(apart, 
     k((64,), (256,), (out, dyn), shared_mem=64)
     assert k.impl.last_processes == int(workers)
     assert (out == 0).all() and numpy.isnan(dyn).all()
+
+
+@emulator_only
+def test_an_error_inside_one_of_the_emulators_cuda_headers_is_named_at_the_users_line():
+    """A tile of 64 threads has no shuffle (nvcc refuses it too): the error stands at the line that asks for one,
+    saying which of the emulator's headers refused it, not at the header's own line number."""
+    code = ("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void k(int* o)\n{\n"
+            "    auto t = cg::tiled_partition<64>(cg::this_thread_block());\n    o[0] = t.shfl(1, 0);\n}\n")
+    with pytest.raises(gl.CompileError, match=r"<code>:6: error: static assertion failed: only tiles of at most 32 "
+                                              r"threads have warp operations \(in the emulator's <cooperative_groups.h>\)"):
+        gl.load(code=code).get("k")

@@ -131,7 +131,11 @@ typedef unsigned long long cudaTextureObject_t;
 typedef unsigned long long cudaSurfaceObject_t;
 // A texture or surface fetch stops the launch when a thread reaches it, naming the function and the user's line
 // (gl_emu::unsupported, below): the file still builds, so its kernels that fetch nothing run.
-namespace gl_emu { [[noreturn]] inline void unsupported(const char* what, const char* name); }
+// (declared here, defined with the runtime below: inline and noinline, which g++ warns of across two declarations)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wattributes"
+namespace gl_emu { [[noreturn]] GL_NOSAN __attribute__((noinline)) void unsupported(const char* what, const char* name); }
+#pragma GCC diagnostic pop
 #define GL_NO_TEXTURE(NAME) \
     template <class T = void, class... A> __attribute__((always_inline)) inline T NAME(A&&...) \
     { ::gl_emu::unsupported("texture and surface fetches", #NAME); }
@@ -1351,6 +1355,8 @@ GL_NOSAN inline void mark_bounds(const Region* regions, unsigned count, unsigned
 
 // A feature the emulator does not run, reached by a thread (a texture fetch, inline PTX): the launch stops with an
 // error naming it, at the user's line (the caller's address: the stand-ins that call this are inlined into it).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wattributes"
 [[noreturn]] GL_NOSAN __attribute__((noinline)) inline void unsupported(const char* what, const char* name)
 {
     g.failed = true;
@@ -1363,6 +1369,7 @@ GL_NOSAN inline void mark_bounds(const Region* regions, unsigned count, unsigned
     gl_emu_switch(&g.fibers[g.cur].sp, g.main_sp);
     __builtin_unreachable();
 }
+#pragma GCC diagnostic pop
 
 // A kernel that calls exit() or fails an assert(): an error naming it, as the GPU would stop.
 [[noreturn]] GL_NOSAN inline void kernel_stopped(const char* what)
@@ -2297,7 +2304,7 @@ GL_NOSAN inline int blocks_independent()
 #if defined(GL_EMU_LOCKSTEP) || defined(GL_EMU_RACECHECK)
     return 0;
 #else
-    return __start_gl_across_blocks == __stop_gl_across_blocks;
+    return static_cast<const char*>(__start_gl_across_blocks) == static_cast<const char*>(__stop_gl_across_blocks);
 #endif
 }
 

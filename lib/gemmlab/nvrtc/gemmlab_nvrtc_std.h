@@ -49,6 +49,12 @@
 #define EXIT_FAILURE 1
 #endif
 
+// glibc's <sys/types.h>, which its <stdlib.h> (and so nvcc's <cuda_runtime.h>) brings in on Linux: kernels
+// written for nvcc use uint, ushort and ulong without a header of their own for them
+typedef unsigned int uint;
+typedef unsigned short ushort;
+typedef unsigned long ulong;
+
 namespace std {
 // the C names, as <cstdint>, <cstddef>, <cstdio>, <cstring>, <cstdlib> put them in std
 using ::int8_t; using ::int16_t; using ::int32_t; using ::int64_t;

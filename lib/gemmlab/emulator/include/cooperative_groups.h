@@ -2,7 +2,7 @@
 //
 // thread_block (this_thread_block, also from a block_tile_memory), thread_block_tile<N> and <N, Parent>
 // (tiled_partition<N>, N a power of two up to the block; the warp operations for N <= 32, shuffles of any
-// trivially copyable type), thread_group (tiled_partition(parent, n)), coalesced_group (coalesced_threads,
+// trivially copyable type; reduce and the scans for any N), thread_group (tiled_partition(parent, n)), coalesced_group (coalesced_threads,
 // binary_partition, labeled_partition), grid_group (this_grid: ranks and sizes; its sync() needs a cooperative
 // launch, which the emulator does not run), sync(g), cg::reduce with plus/less/greater/bit_and/bit_or/bit_xor,
 // cg::inclusive_scan / exclusive_scan, this_thread, invoke_one and invoke_one_broadcast. Tiles are consecutive
@@ -200,30 +200,86 @@ template <class T = void> struct bit_and { T operator()(const T& a, const T& b) 
 template <class T = void> struct bit_or { T operator()(const T& a, const T& b) const { return a | b; } };
 template <class T = void> struct bit_xor { T operator()(const T& a, const T& b) const { return a ^ b; } };
 
-// A butterfly over the tile: every thread ends with op over all the tile's values (the same bits in each).
+namespace gl_detail {
+// A tile of more than 32 threads combines its warps' results through one slot per warp of the block, between two
+// syncs of the tile (the second: before a later reduce or scan of the tile overwrites the slots).
+template <class T> struct warp_slots {
+    alignas(T) static inline unsigned char bytes[32 * sizeof(T)];
+    GL_NOSAN static void put(unsigned w, const T& v) { std::memcpy(bytes + w * sizeof(T), &v, sizeof(T)); }
+    GL_NOSAN static T get(unsigned w) { T v; std::memcpy(&v, bytes + w * sizeof(T), sizeof(T)); return v; }
+};
+// op over the totals of the warps first .. end - 1, in order
+template <class T, class Op> inline T fold_slots(unsigned first, unsigned end, Op op)
+{
+    T acc = warp_slots<T>::get(first);
+    for (unsigned w = first + 1; w < end; ++w) acc = op(acc, warp_slots<T>::get(w));
+    return acc;
+}
+}  // namespace gl_detail
+
+// A butterfly over the tile: every thread ends with op over all the tile's values (the same bits in each). A tile of
+// more than 32 threads: each warp's butterfly, then the warps' totals in order.
 template <unsigned N, class T, class Op>
 inline T reduce(const thread_block_tile<N>& g, T v, Op op)
 {
-    for (unsigned offset = N / 2; offset > 0; offset /= 2) v = op(v, g.shfl_xor(v, offset));
-    return v;
+    if constexpr (N <= 32) {
+        for (unsigned offset = N / 2; offset > 0; offset /= 2) v = op(v, g.shfl_xor(v, offset));
+        return v;
+    } else {
+        const thread_block_tile<32> warp;
+        const T mine = reduce(warp, v, op);
+        const unsigned w = gl_detail::block_rank() / 32, first = g.base_ / 32;
+        if (warp.thread_rank() == 0) gl_detail::warp_slots<T>::put(w, mine);
+        g.sync();
+        const T all = gl_detail::fold_slots<T>(first, first + N / 32, op);
+        g.sync();
+        return all;
+    }
 }
-// Scans over a tile's ranks (<cooperative_groups/scan.h>): Hillis-Steele steps of shfl_up.
+// Scans over a tile's ranks (<cooperative_groups/scan.h>): Hillis-Steele steps of shfl_up. A tile of more than 32
+// threads: each warp's scan, after op over the totals of the tile's warps before it.
 template <unsigned N, class T, class Op>
 inline T inclusive_scan(const thread_block_tile<N>& g, T v, Op op)
 {
-    for (unsigned d = 1; d < N; d *= 2) {
-        T other = g.shfl_up(v, d);
-        if (g.thread_rank() >= d) v = op(other, v);
+    if constexpr (N <= 32) {
+        for (unsigned d = 1; d < N; d *= 2) {
+            T other = g.shfl_up(v, d);
+            if (g.thread_rank() >= d) v = op(other, v);
+        }
+        return v;
+    } else {
+        const thread_block_tile<32> warp;
+        T in = inclusive_scan(warp, v, op);
+        const unsigned w = gl_detail::block_rank() / 32, first = g.base_ / 32;
+        if (warp.thread_rank() == 31) gl_detail::warp_slots<T>::put(w, in);
+        g.sync();
+        if (w > first) in = op(gl_detail::fold_slots<T>(first, w, op), in);
+        g.sync();
+        return in;
     }
-    return v;
 }
 template <unsigned N, class T>
 inline T inclusive_scan(const thread_block_tile<N>& g, T v) { return inclusive_scan(g, v, plus<T>()); }
 template <unsigned N, class T, class Op>
 inline T exclusive_scan(const thread_block_tile<N>& g, T v, Op op)
 {
-    T in = inclusive_scan(g, v, op), prev = g.shfl_up(in, 1);
-    return g.thread_rank() == 0 ? T() : prev;
+    if constexpr (N <= 32) {
+        T in = inclusive_scan(g, v, op), prev = g.shfl_up(in, 1);
+        return g.thread_rank() == 0 ? T() : prev;
+    } else {
+        const thread_block_tile<32> warp;
+        const T in = inclusive_scan(warp, v, op), prev = warp.shfl_up(in, 1);
+        const unsigned w = gl_detail::block_rank() / 32, first = g.base_ / 32;
+        if (warp.thread_rank() == 31) gl_detail::warp_slots<T>::put(w, in);
+        g.sync();
+        T out = warp.thread_rank() == 0 ? T() : prev;
+        if (w > first) {
+            const T before = gl_detail::fold_slots<T>(first, w, op);
+            out = warp.thread_rank() == 0 ? before : op(before, prev);
+        }
+        g.sync();
+        return out;
+    }
 }
 template <unsigned N, class T>
 inline T exclusive_scan(const thread_block_tile<N>& g, T v) { return exclusive_scan(g, v, plus<T>()); }

@@ -649,6 +649,14 @@ def _plain_paths(build: Path, command) -> list:
     return out
 
 
+def _real_folders(log: str, build: Path) -> str:
+    """The compiler's messages with each include folder named by its path again, not by its link (I0/, I1/, ...)."""
+    def real(m):
+        link = build / f"I{m.group(1)}"
+        return f"{link.resolve()}/" if link.is_symlink() else m.group(0)
+    return re.sub(r"(?<![\w/.])I(\d+)/", real, log)
+
+
 def _dependencies(depfile: Path, build: Path) -> list:
     """Every file the compiler read (from its -MD output, whose names are plain: _plain_paths), with size,
     time and checksum."""
@@ -751,6 +759,7 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
         except OSError as exc:
             raise module.compile_error(f"the C++ compiler {command[0]} could not be run: {exc}", expr) from None
         if proc.returncode != 0 or not out.is_file():
+            proc.stderr = _real_folders(proc.stderr, build)
             log = _gcc_to_nvrtc(proc.stderr, origin, expr, kernel_line)
             missing = _undefined(proc.stderr, module.source, origin)
             if missing:
@@ -838,6 +847,14 @@ _DIAGNOSTIC = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+):(?:\d+:)?\s*(?P<kind
                          re.M)
 
 
+def _emulator_header(file: str) -> str | None:
+    """The name a kernel includes one of the emulator's CUDA headers by (cooperative_groups.h), or None."""
+    try:
+        return Path(file).resolve().relative_to((HERE / "include").resolve()).as_posix()
+    except (ValueError, OSError):
+        return None
+
+
 def _gcc_to_nvrtc(log: str, origin: str, expr: str = "", kernel_line: int = 1) -> str:
     """gcc/clang diagnostics (``file:line:col: error: msg``) in the form the loader formats for both backends.
 
@@ -852,7 +869,11 @@ def _gcc_to_nvrtc(log: str, origin: str, expr: str = "", kernel_line: int = 1) -
             user_line = m.group("line")
     for m in _DIAGNOSTIC.finditer(log):
         file, line, msg = m.group("file"), m.group("line"), m.group("msg")
-        if file == "<gemmlab emulator launcher>" or Path(file).name == RUNTIME.name:
+        header = _emulator_header(file)
+        if header and file != str(RUNTIME) and Path(file).name != RUNTIME.name:
+            # in one of the emulator's CUDA headers (<cooperative_groups.h>): at the user's line that reached it
+            file, line, msg = origin, user_line or str(kernel_line), f"{msg} (in the emulator's <{header}>)"
+        elif file == "<gemmlab emulator launcher>" or Path(file).name == RUNTIME.name:
             file, line = origin, user_line or str(kernel_line)
             base = re.sub(r"<.*$", "", expr, flags=re.S).split("::")[-1].strip()
             hidden = re.fullmatch(r"[`'\u2018](?P<name>[^'`\u2019]+)['\u2019] was not declared in this scope.*", msg)
