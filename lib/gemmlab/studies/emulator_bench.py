@@ -26,8 +26,11 @@ __global__ void barriers_only(float* out, int rounds)
 '''
 
 
+BUDGET_SECONDS = 0.1          # the tiled SGEMM at N = 256 on a 2-core machine, as CI's
+
+
 def benchmark(repeats: int = 3) -> dict:
-    """The emulator's speed on this machine: the book's budget is a 16x16 tiled SGEMM at N=256 in 2 s."""
+    """The emulator's speed on this machine: the budget is a 16x16 tiled SGEMM at N=256 in 0.1 s."""
     import platform
     import statistics
 
@@ -65,8 +68,8 @@ def benchmark(repeats: int = 3) -> dict:
     out["launch_overhead_ms"] = empty * 1e3
     out["switch_cost_ns"] = (full - empty) / switches * 1e9
     out["switch_probe"] = {"threads": 256, "barriers": rounds, "switches": switches, "seconds": full}
-    out["budget"] = {"what": "sgemm/02_shared_tiling TILE=16 at N=256", "seconds": 2.0,
-                     "met": out["kernels"]["sgemm/02_shared_tiling"]["seconds"] <= 2.0}
+    out["budget"] = {"what": "sgemm/02_shared_tiling TILE=16 at N=256", "seconds": BUDGET_SECONDS,
+                     "met": out["kernels"]["sgemm/02_shared_tiling"]["seconds"] <= BUDGET_SECONDS}
     out["command"] = "python -m gemmlab emulator-bench --record"
     return out
 
