@@ -1,12 +1,12 @@
 // gemmlab_emu.h: the CUDA-compatibility layer of the CPU emulator (see lib/gemmlab/runtime/emulator/).
 //
 // A kernel's .cu file is compiled by the host C++ compiler after this header. Each launch runs the
-// grid's blocks one after another (or, where no code of the module reaches across blocks, its consecutive
-// ranges of blocks in one process each, side by side: see blocks_independent); the threads of a block are cooperative fibers, one stack each,
-// that switch only at __syncthreads(), at warp operations, at __nanosleep, at exit and (in a kernel that
-// uses volatile memory) before each volatile access, which a warp makes in lockstep. The schedule is fixed: the
-// lowest-numbered runnable thread after the current one runs next, so the same inputs give the same
-// bits every run, and a race (a missing barrier) gives the same wrong answer every run.
+// grid's blocks one after another (or, where no code of the module reaches across blocks, consecutive ranges
+// of them in one process each, side by side: see blocks_independent); the threads of a block are cooperative
+// fibers, one stack each, that switch only at __syncthreads(), at warp operations, at __nanosleep, at exit
+// and (in a kernel that uses volatile memory) before each volatile access, which a warp makes in lockstep.
+// The schedule is fixed: the lowest-numbered runnable thread after the current one runs next, so the same
+// inputs give the same bits every run, and a race (a missing barrier) gives the same wrong answer every run.
 //
 // __shared__ becomes `static`: one copy shared by the fibers of the running block. Launches run in a
 // child process (fork) on copies of the arrays in shared memory with guard pages around them, so a
@@ -131,11 +131,8 @@ typedef unsigned long long cudaTextureObject_t;
 typedef unsigned long long cudaSurfaceObject_t;
 // A texture or surface fetch stops the launch when a thread reaches it, naming the function and the user's line
 // (gl_emu::unsupported, below): the file still builds, so its kernels that fetch nothing run.
-// (declared here, defined with the runtime below: inline and noinline, which g++ warns of across two declarations)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wattributes"
+// (declared here, defined with the runtime below)
 namespace gl_emu { [[noreturn]] GL_NOSAN __attribute__((noinline)) void unsupported(const char* what, const char* name); }
-#pragma GCC diagnostic pop
 #define GL_NO_TEXTURE(NAME) \
     template <class T = void, class... A> __attribute__((always_inline)) inline T NAME(A&&...) \
     { ::gl_emu::unsupported("texture and surface fetches", #NAME); }
@@ -1355,6 +1352,7 @@ GL_NOSAN inline void mark_bounds(const Region* regions, unsigned count, unsigned
 
 // A feature the emulator does not run, reached by a thread (a texture fetch, inline PTX): the launch stops with an
 // error naming it, at the user's line (the caller's address: the stand-ins that call this are inlined into it).
+// (g++ warns that this inline definition follows a noinline declaration: both are meant)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wattributes"
 [[noreturn]] GL_NOSAN __attribute__((noinline)) inline void unsupported(const char* what, const char* name)

@@ -759,13 +759,13 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
         except OSError as exc:
             raise module.compile_error(f"the C++ compiler {command[0]} could not be run: {exc}", expr) from None
         if proc.returncode != 0 or not out.is_file():
-            proc.stderr = _real_folders(proc.stderr, build)
-            log = _gcc_to_nvrtc(proc.stderr, origin, expr, kernel_line)
-            missing = _undefined(proc.stderr, module.source, origin)
+            stderr = _real_folders(proc.stderr, build)
+            log = _gcc_to_nvrtc(stderr, origin, expr, kernel_line)
+            missing = _undefined(stderr, module.source, origin)
             if missing:
                 log = missing
-            elif not _DIAGNOSTIC.search(proc.stderr):
-                printed = (proc.stdout + proc.stderr).strip() or "(it printed nothing)"
+            elif not _DIAGNOSTIC.search(stderr):
+                printed = (proc.stdout + stderr).strip() or "(it printed nothing)"
                 log = (f"the C++ compiler {command[0]} failed with exit code {proc.returncode} while compiling "
                        f"{expr} for the CPU emulator; it printed:\n{printed}")
             raise module.compile_error(log, expr)
@@ -850,7 +850,7 @@ _DIAGNOSTIC = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+):(?:\d+:)?\s*(?P<kind
 def _emulator_header(file: str) -> str | None:
     """The name a kernel includes one of the emulator's CUDA headers by (cooperative_groups.h), or None."""
     try:
-        return Path(file).resolve().relative_to((HERE / "include").resolve()).as_posix()
+        return Path(file).resolve().relative_to(Path(_STAND_INS).resolve()).as_posix()
     except (ValueError, OSError):
         return None
 
@@ -870,7 +870,7 @@ def _gcc_to_nvrtc(log: str, origin: str, expr: str = "", kernel_line: int = 1) -
     for m in _DIAGNOSTIC.finditer(log):
         file, line, msg = m.group("file"), m.group("line"), m.group("msg")
         header = _emulator_header(file)
-        if header and file != str(RUNTIME) and Path(file).name != RUNTIME.name:
+        if header:
             # in one of the emulator's CUDA headers (<cooperative_groups.h>): at the user's line that reached it
             file, line, msg = origin, user_line or str(kernel_line), f"{msg} (in the emulator's <{header}>)"
         elif file == "<gemmlab emulator launcher>" or Path(file).name == RUNTIME.name:

@@ -227,21 +227,20 @@ class EmulatedFunction(Explains):
             device_vars = self._device_vars_in(regions)
             ranges = self._ranges(grid, block, workers, device_vars)
             self.last_processes = len(ranges)
-            for _ in ranges:
+            for w, (first, count) in enumerate(ranges):
                 status_addr = lib.gl_emu_shared_alloc(status_size)
                 if not status_addr:
                     raise MemoryError("the emulator could not map its status page")
                 statuses.append(status_addr)
                 ctypes.memset(status_addr, 0, status_size)
                 ctypes.c_int.from_address(status_addr).value = 3
-            for w, (first, count) in enumerate(ranges):
                 out = -1
                 if w:                                  # printed after the earlier ranges' output (_pass_on)
                     out = os.memfd_create("gemmlab-emulator-output") if hasattr(os, "memfd_create") else \
                         _temporary_fd()
                     outputs.append(out)
                 pid = self.fork_launch(self.body, self.name.encode(), (ctypes.c_uint * 3)(*grid),
-                                       (ctypes.c_uint * 3)(*block), shared_mem, argv, statuses[w], table, arguments,
+                                       (ctypes.c_uint * 3)(*block), shared_mem, argv, status_addr, table, arguments,
                                        first, count, out)
                 if pid < 0:
                     raise EmulatorError(f"kernel {self.name}: could not start the emulated launch (fork failed)")
