@@ -1280,6 +1280,11 @@ def test_the_library_headers_stand_in_for_nvrtc_only_where_a_source_includes_one
                    "/* #include <cmath> */\n", "#include <mma.h>\n"):
         assert nvrtc_std_include((source,)) == ((), ""), source
     assert nvrtc_std_include(("", "#include <cstdint>\n"))[0], "a header's include counts as the source's"
+    from gemmlab.paths import HOST_LIBRARIES
+    options, key = nvrtc_std_include(("#include <cublas_v2.h>\n#include <nvtx3/nvToolsExt.h>\n",))
+    assert options == (f"-I{HOST_LIBRARIES}",) and len(key) == 16
+    options, key = nvrtc_std_include(("#include <cmath>\n#include \"cufft.h\"\n",))
+    assert options == (f"-I{NVRTC_STD}", f"-I{HOST_LIBRARIES}") and len(key) == 32
 
 
 def test_extern_declarations_defined_later_in_the_source():
@@ -2211,8 +2216,10 @@ def test_cucomplex_math_constants_and_cuda_std_headers():
 
 
 @pytest.mark.skipif(gl.backend != "emulator", reason="the emulator's refusals")
-@pytest.mark.parametrize("include, what", [("<cub/cub.cuh>", "CUB and Thrust"), ('"cub/block/block_reduce.cuh"', "CUB and Thrust"),
-                                           ("<thrust/complex.h>", "CUB and Thrust"), ("<curand_kernel.h>", "cuRAND's device API")])
+@pytest.mark.parametrize("include, what", [("<cub/device/device_reduce.cuh>", "CUB's device-wide algorithms"),
+                                           ('"cub/iterator/counting_input_iterator.cuh"', "CUB's device-wide algorithms"),
+                                           ("<cub/agent/agent_reduce.cuh>", "CUB's device-wide algorithms"),
+                                           ("<thrust/complex.h>", "Thrust"), ("<curand_kernel.h>", "cuRAND's device API")])
 def test_libraries_the_emulator_does_not_run_are_refused_by_name(include, what):
     code = f"#include {include}\n__global__ void k(float* y) {{ y[0] = 1.0f; }}\n"
     with pytest.raises(gl.CompileError, match=f"does not support {what}.*#include {re.escape(include)}"):
@@ -2726,3 +2733,319 @@ def test_dp4a_and_dp2a_take_char4_and_short2():
     assert (o[:, 1] == H[:, 0] * B[:, 0] + H[:, 1] * B[:, 1] - i).all()
     assert (o[:, 2] == H[:, 0] * A[:, 2] + H[:, 1] * A[:, 3] + 7).all()
     assert (o[:, 3] == (U * U[(i + 1) % 32]).sum(1) + 3).all()
+
+
+# ---------------------------------------------------------------------------------------------
+# CUB's block and warp collectives (the emulator's own; on a GPU the CUDA toolkit's, through CuPy's headers)
+# ---------------------------------------------------------------------------------------------
+
+CUB = r'''
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_store.cuh>
+#include <cub/block/block_exchange.cuh>
+#include <cub/block/block_radix_sort.cuh>
+#include <cub/warp/warp_reduce.cuh>
+#include <cub/warp/warp_scan.cuh>
+
+template <int BLOCK>
+__global__ void block_reduce(const float* x, float* out, int n)
+{
+    using Reduce = cub::BlockReduce<float, BLOCK>;
+    __shared__ typename Reduce::TempStorage temp;
+    const int i = blockIdx.x * BLOCK + threadIdx.x;
+    const float v = i < n ? x[i] : 0.0f;
+    const float sum = Reduce(temp).Sum(v);
+    __syncthreads();
+    const float most = Reduce(temp).Reduce(i < n ? v : -1e30f, cub::Max());
+    __syncthreads();
+    const float partial = Reduce(temp).Sum(v, n - blockIdx.x * BLOCK);     // the threads that have an element
+    if (threadIdx.x == 0) {
+        out[3 * blockIdx.x] = sum;
+        out[3 * blockIdx.x + 1] = most;
+        out[3 * blockIdx.x + 2] = partial;
+    }
+}
+template __global__ void block_reduce<80>(const float*, float*, int);
+template __global__ void block_reduce<256>(const float*, float*, int);
+
+__global__ void arg_max(const float* x, int* out, int n)
+{
+    using Pair = cub::KeyValuePair<int, float>;
+    using Reduce = cub::BlockReduce<Pair, 128>;
+    __shared__ typename Reduce::TempStorage temp;
+    const int i = threadIdx.x;
+    const Pair best = Reduce(temp).Reduce(Pair(i, i < n ? x[i] : -1e30f), cub::ArgMax());
+    if (i == 0) out[0] = best.key;
+}
+
+__global__ void scan_items(const int* x, int* excl, int* incl, int* total, int n)
+{
+    using Scan = cub::BlockScan<int, 96>;
+    __shared__ typename Scan::TempStorage temp;
+    int items[3], e[3], c[3], aggregate;
+    cub::LoadDirectBlocked(threadIdx.x, x, items, n, 0);
+    Scan(temp).ExclusiveSum(items, e, aggregate);
+    __syncthreads();
+    Scan(temp).InclusiveScan(items, c, cub::Max());
+    cub::StoreDirectBlocked(threadIdx.x, excl, e, n);
+    cub::StoreDirectBlocked(threadIdx.x, incl, c, n);
+    if (threadIdx.x == 0) total[0] = aggregate;
+}
+
+struct RunningTotal {                     // CUB's prefix callback: called by the first warp, lane 0's answer used
+    int total;
+    __device__ int operator()(int block_aggregate) { const int before = total; total += block_aggregate; return before; }
+};
+
+__global__ void scan_tiles(const int* x, int* y, int n)
+{
+    using Scan = cub::BlockScan<int, 64>;
+    __shared__ typename Scan::TempStorage temp;
+    RunningTotal prefix{100};
+    for (int base = 0; base < n; base += 64) {
+        const int i = base + threadIdx.x;
+        int v = i < n ? x[i] : 0, r;
+        Scan(temp).InclusiveSum(v, r, prefix);
+        __syncthreads();
+        if (i < n) y[i] = r;
+    }
+}
+
+__global__ void scan_initial(const int* x, int* y)
+{
+    using Scan = cub::BlockScan<int, 64>;
+    __shared__ typename Scan::TempStorage temp;
+    int r;
+    Scan(temp).ExclusiveScan(x[threadIdx.x], r, 7, cub::Max());
+    y[threadIdx.x] = r;
+}
+
+__global__ void warps(const float* x, float* sums, int* scans, int* segments)
+{
+    using Half = cub::WarpReduce<float, 16>;
+    using Scan = cub::WarpScan<int>;
+    __shared__ typename Half::TempStorage halves[8];
+    __shared__ typename Scan::TempStorage scan[4];
+    const int t = threadIdx.x;
+    const float s = Half(halves[t / 16]).Sum(x[t]);
+    const float some = Half(halves[t / 16]).Sum(x[t], 5);           // the first 5 lanes of each half
+    int e, i, agg;
+    Scan(scan[t / 32]).ExclusiveSum(t % 7, e, agg);
+    Scan(scan[t / 32]).InclusiveScan(t % 7, i, cub::Max());
+    const int from3 = Scan(scan[t / 32]).Broadcast(t, 3);
+    using Whole = cub::WarpReduce<int>;
+    __shared__ typename Whole::TempStorage whole[4];
+    const int lane = t % 32, head = lane == 5 || lane == 6 || lane == 20, tail = lane == 9 || lane == 30;
+    const int by_head = Whole(whole[t / 32]).HeadSegmentedSum(lane, head);
+    const int by_tail = Whole(whole[t / 32]).TailSegmentedSum(lane, tail);
+    segments[2 * t] = by_head;          // valid in each segment's first lane
+    segments[2 * t + 1] = by_tail;
+    if (t % 16 == 0) { sums[2 * (t / 16)] = s; sums[2 * (t / 16) + 1] = some; }
+    scans[4 * t] = e; scans[4 * t + 1] = i; scans[4 * t + 2] = agg; scans[4 * t + 3] = from3;
+}
+
+template <bool DESCENDING>
+__global__ void radix_sort(float* keys, int* values)
+{
+    using Sort = cub::BlockRadixSort<float, 64, 3, int>;
+    __shared__ typename Sort::TempStorage temp;
+    float k[3];
+    int v[3];
+    for (int j = 0; j < 3; ++j) { k[j] = keys[threadIdx.x * 3 + j]; v[j] = threadIdx.x * 3 + j; }
+    if (DESCENDING) Sort(temp).SortDescending(k, v); else Sort(temp).Sort(k, v);
+    for (int j = 0; j < 3; ++j) { keys[threadIdx.x * 3 + j] = k[j]; values[threadIdx.x * 3 + j] = v[j]; }
+}
+template __global__ void radix_sort<false>(float*, int*);
+template __global__ void radix_sort<true>(float*, int*);
+
+__global__ void low_byte_sort(unsigned* keys)
+{
+    using Sort = cub::BlockRadixSort<unsigned, 32, 4>;
+    __shared__ typename Sort::TempStorage temp;
+    unsigned k[4];
+    cub::LoadDirectBlocked(threadIdx.x, keys, k);
+    Sort(temp).SortBlockedToStriped(k, 0, 8);                      // by bits 0..7 only, stable, striped out
+    cub::StoreDirectStriped<32>(threadIdx.x, keys, k);
+}
+
+__global__ void load_store(const int* x, int* y, int n)
+{
+    using Load = cub::BlockLoad<int, 64, 4, cub::BLOCK_LOAD_WARP_TRANSPOSE>;
+    using Store = cub::BlockStore<int, 64, 4, cub::BLOCK_STORE_TRANSPOSE>;
+    using Exchange = cub::BlockExchange<int, 64, 4>;
+    __shared__ union { typename Load::TempStorage load; typename Store::TempStorage store;
+                       typename Exchange::TempStorage exchange; } temp;
+    const int base = blockIdx.x * 256, valid = n - base;
+    int items[4];
+    Load(temp.load).Load(x + base, items, valid, -1);
+    __syncthreads();
+    for (int j = 0; j < 4; ++j) items[j] = items[j] * 2 + (threadIdx.x * 4 + j < valid ? 0 : 1000);
+    Exchange(temp.exchange).BlockedToStriped(items);
+    __syncthreads();
+    Exchange(temp.exchange).StripedToBlocked(items);
+    __syncthreads();
+    Store(temp.store).Store(y + base, items, valid);
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def cub_module():
+    return gl.load(code=CUB)
+
+
+@pytest.mark.parametrize("block", [80, 256])
+def test_cub_block_reduce(cub_module, block):
+    n = 700
+    x = rng_forms.standard_normal(n).astype(numpy.float32)
+    blocks = -(-n // block)
+    out = xp.zeros(3 * blocks, dtype=numpy.float32)
+    cub_module.get(f"block_reduce<{block}>")(blocks, block, (xp.asarray(x), out, numpy.int32(n)))
+    got = gl.to_host(out).reshape(blocks, 3)
+    tiles = numpy.concatenate([x, numpy.zeros(blocks * block - n, numpy.float32)]).reshape(blocks, block)
+    sums = tiles.astype(numpy.float64).sum(1)
+    assert numpy.allclose(got[:, 0], sums, rtol=1e-5, atol=1e-5) and numpy.allclose(got[:, 2], sums, rtol=1e-5, atol=1e-5)
+    most = numpy.where(numpy.arange(blocks * block).reshape(blocks, block) < n, tiles, -1e30).max(1)
+    assert (got[:, 1] == most.astype(numpy.float32)).all()
+
+
+def test_cub_arg_max_takes_the_first_of_equal_values(cub_module):
+    x = rng_forms.standard_normal(100).astype(numpy.float32)
+    x[[71, 33, 90]] = 9.0
+    out = xp.zeros(1, dtype=numpy.int32)
+    cub_module.get("arg_max")(1, 128, (xp.asarray(x), out, numpy.int32(100)))
+    assert int(gl.to_host(out)[0]) == 33
+
+
+def test_cub_block_scans(cub_module):
+    n = 250                                              # 96 threads x 3 items: the last 38 are outside
+    x = rng_forms.integers(-9, 10, n).astype(numpy.int32)
+    excl, incl = xp.full(288, -7, dtype=numpy.int32), xp.full(288, -7, dtype=numpy.int32)
+    total = xp.zeros(1, dtype=numpy.int32)
+    cub_module.get("scan_items")(1, 96, (xp.asarray(x), excl, incl, total, numpy.int32(n)))
+    padded = numpy.concatenate([x, numpy.zeros(288 - n, numpy.int32)])
+    assert (gl.to_host(excl)[:n] == numpy.concatenate([[0], numpy.cumsum(x)[:-1]])).all()
+    assert (gl.to_host(incl)[:n] == numpy.maximum.accumulate(padded)[:n]).all()
+    assert (gl.to_host(excl)[n:] == -7).all() and int(gl.to_host(total)[0]) == int(x.sum())
+
+    y = xp.zeros(n, dtype=numpy.int32)
+    cub_module.get("scan_tiles")(1, 64, (xp.asarray(x), y, numpy.int32(n)))
+    assert (gl.to_host(y) == 100 + numpy.cumsum(x)).all()
+
+    v = rng_forms.integers(0, 20, 64).astype(numpy.int32)
+    y = xp.zeros(64, dtype=numpy.int32)
+    cub_module.get("scan_initial")(1, 64, (xp.asarray(v), y))
+    assert (gl.to_host(y) == numpy.maximum.accumulate(numpy.concatenate([[7], v[:-1]]))).all()
+
+
+def test_cub_warp_collectives(cub_module):
+    x = rng_forms.standard_normal(128).astype(numpy.float32)
+    sums, scans = xp.zeros(16, dtype=numpy.float32), xp.zeros(4 * 128, dtype=numpy.int32)
+    segments = xp.zeros(2 * 128, dtype=numpy.int32)
+    cub_module.get("warps")(1, 128, (xp.asarray(x), sums, scans, segments))
+    halves = x.astype(numpy.float64).reshape(8, 16)
+    got = gl.to_host(sums).reshape(8, 2)
+    assert numpy.allclose(got[:, 0], halves.sum(1), rtol=1e-5, atol=1e-5)
+    assert numpy.allclose(got[:, 1], halves[:, :5].sum(1), rtol=1e-5, atol=1e-5)
+    s = gl.to_host(scans).reshape(4, 32, 4)
+    v = (numpy.arange(128) % 7).reshape(4, 32)
+    assert (s[:, :, 0] == numpy.cumsum(v, 1) - v).all() and (s[:, :, 1] == numpy.maximum.accumulate(v, 1)).all()
+    assert (s[:, :, 2] == v.sum(1, keepdims=True)).all() and (s[:, :, 3] == 32 * numpy.arange(4)[:, None] + 3).all()
+    seg = gl.to_host(segments).reshape(4, 32, 2)
+    for starts, column in (((0, 5, 6, 20), 0), ((0, 10, 31), 1)):         # heads; the lanes after the tails
+        bounds = list(starts) + [32]
+        for a, b in zip(bounds, bounds[1:]):
+            assert (seg[:, a, column] == sum(range(a, b))).all(), (column, a)
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_cub_radix_sort_is_stable_in_cubs_key_order(cub_module, descending):
+    keys = rng_forms.standard_normal(192).astype(numpy.float32)
+    keys[[5, 60]] = numpy.float32(-0.0)
+    keys[[9, 150]] = numpy.float32(0.0)
+    keys[[20, 21, 100, 101]] = numpy.float32(1.5)
+    k, v = xp.array(keys), xp.zeros(192, dtype=numpy.int32)        # (a copy: sorted in place)
+    cub_module.get(f"radix_sort<{'true' if descending else 'false'}>")(1, 64, (k, v))
+    # CUB's order is the order of the bits: -0.0 before +0.0; equal keys keep their order
+    u = keys.view(numpy.uint32).astype(numpy.int64)
+    order = numpy.where(u & 0x80000000, 0xFFFFFFFF - u, u | 0x80000000)      # the bits' order, as CUB ranks them
+    want = sorted(range(192), key=lambda i: (-order[i] if descending else order[i], i))
+    assert list(gl.to_host(v)) == want and (gl.to_host(k) == keys[want]).all()
+
+
+def test_cub_radix_sort_of_a_bit_range_blocked_to_striped(cub_module):
+    keys = rng_forms.integers(0, 2**32, 128, dtype=numpy.uint64).astype(numpy.uint32)
+    k = xp.array(keys)
+    cub_module.get("low_byte_sort")(1, 32, (k,))
+    want = keys[numpy.argsort(keys & 0xFF, kind="stable")]
+    assert (gl.to_host(k) == want).all()
+
+
+def test_cub_load_store_exchange_with_guards(cub_module):
+    n = 600                                              # three tiles of 256, the last one partial
+    x = rng_forms.integers(0, 100, n).astype(numpy.int32)
+    y = xp.full(768, 5, dtype=numpy.int32)
+    cub_module.get("load_store")(3, 64, (xp.asarray(x), y, numpy.int32(n)))
+    got = gl.to_host(y)
+    assert (got[:n] == 2 * x).all() and (got[n:] == 5).all()
+
+
+@pytest.mark.skipif(gl.backend != "emulator", reason="the emulator's CUB: its umbrella header, its racecheck")
+def test_cub_umbrella_header_private_storage_and_racecheck():
+    code = r'''
+#include <cub/cub.cuh>
+__global__ void private_storage(const float* x, float* out)
+{
+    const float s = cub::BlockReduce<float, 128>().Sum(x[blockIdx.x * 128 + threadIdx.x]);   // CUB's own storage
+    if (threadIdx.x == 0) out[blockIdx.x] = s;
+}
+__global__ void reused(const float* x, float* out)
+{
+    using Reduce = cub::BlockReduce<float, 128>;
+    __shared__ typename Reduce::TempStorage temp;
+    const float s = Reduce(temp).Sum(x[threadIdx.x]);
+    const float m = Reduce(temp).Reduce(x[threadIdx.x], cub::Max());        // no __syncthreads() between
+    if (threadIdx.x == 0) { out[0] = s; out[1] = m; }
+}
+'''
+    m = gl.load(code=code)
+    x = numpy.arange(256, dtype=numpy.float32)
+    out = numpy.zeros(2, dtype=numpy.float32)
+    m.get("private_storage")(2, 128, (x, out))
+    assert list(out) == [x[:128].sum(), x[128:].sum()]
+    report = gl.racecheck(m.get("reused"), 1, 128, (x, out))
+    assert report.hazards and {h.array for h in report.hazards} == {"temp"}
+    assert "the emulator's <cub/cub.cuh>" in str(report)
+    clean = gl.racecheck(m.get("private_storage"), 2, 128, (x, out))
+    assert not clean.hazards
+
+
+HOST_LIBRARY_INCLUDES = r'''
+#include <cuda_runtime.h>
+#include <cublas_v2.h>
+#include <cublasLt.h>
+#include "cusparse.h"
+#include <cufft.h>
+#include <curand.h>
+#include <cusolverDn.h>
+#include <nvtx3/nvToolsExt.h>
+#include <cuda_profiler_api.h>
+__global__ void scale(float* y, float a, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] *= a;
+}
+'''
+
+
+def test_host_library_headers_are_accepted_and_declare_nothing():
+    """A kernel's file that includes cuBLAS, cuFFT, cuRAND's host API, NVTX, ... for its host code builds: its
+    kernels run (gemmlab builds only device code); a use of such a library is an error that names it."""
+    y = xp.arange(70, dtype=numpy.float32)
+    _run(HOST_LIBRARY_INCLUDES, "scale", 2, 64, y, numpy.float32(2), numpy.int32(70))
+    assert (gl.to_host(y) == 2 * numpy.arange(70)).all()
+    using = HOST_LIBRARY_INCLUDES + "__global__ void uses(float* y) { cublasHandle_t h; y[0] = sizeof h; }\n"
+    with pytest.raises(gl.CompileError, match="cublasHandle_t"):
+        gl.load(code=using).get("uses")

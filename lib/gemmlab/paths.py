@@ -19,6 +19,9 @@ KERNELS = _locate("kernels")
 EMULATOR = PACKAGE / "emulator"
 # stand-ins for the C and C++ library headers (<stdio.h>, "assert.h", <cmath>, ...), which NVRTC has none of
 NVRTC_STD = PACKAGE / "nvrtc"
+# stand-ins for host libraries' headers (<cublas_v2.h>, <cufft.h>, <nvtx3/nvToolsExt.h>, ...), which a kernel's file
+# may include for its host code: on both backends they declare nothing
+HOST_LIBRARIES = PACKAGE / "hostlibs"
 RESULTS = _locate("results")
 REPO = PACKAGE.parents[1] if (PACKAGE.parents[1] / "_toc.yml").is_file() else None
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import processes
-from ..paths import EMULATOR, KERNELS, NVRTC_STD
+from ..paths import EMULATOR, HOST_LIBRARIES, KERNELS, NVRTC_STD
 
 class CompileError(RuntimeError):
     """A kernel failed to compile; the message shows file, line and the source around it."""
@@ -22,7 +22,14 @@ class CompileError(RuntimeError):
 _STAND_INS = EMULATOR / "include"   # CUDA's system headers, as the emulator has them
 # the libraries whose device code the emulator does not run, by the headers that include them: (name pattern,
 # what they are); their includes are left to the compiler here and refused by name in the emulator's build
-LIBRARY_HEADERS = ((r"(?:cub|thrust)/[^>\"\n]*", "CUB and Thrust (their device code is not emulated)"),
+# (CUB's block and warp collectives are there: the emulator's cub/ headers, which the pattern leaves out)
+_CUB_HERE = "|".join(re.escape(p.relative_to(_STAND_INS / "cub").with_suffix("").as_posix())
+                     for p in sorted((_STAND_INS / "cub").rglob("*.cuh")))
+LIBRARY_HEADERS = ((rf"cub/(?!(?:{_CUB_HERE})\.cuh(?:[>\"]|$))[^>\"\n]*",
+                    "CUB's device-wide algorithms, iterators and grid-level pieces (cub::Device* and the rest run "
+                    "from the host; the emulator has CUB's block and warp collectives: BlockReduce, BlockScan, "
+                    "BlockLoad, BlockStore, BlockExchange, BlockRadixSort, WarpReduce, WarpScan)"),
+                   (r"thrust/[^>\"\n]*", "Thrust (its device code is not emulated)"),
                    (r"curand_\w+\.h", "cuRAND's device API (its generators are not emulated)"),
                    (r"cuda/ptx", "libcu++'s PTX instructions (cuda::ptx is inline PTX)"))
 
@@ -355,7 +362,8 @@ def find_includes(source: str, origin: Path | None, seen: dict | None = None, se
         candidates = here + [KERNELS / name] + [Path(d) / name for d in search]
         path = next((c.resolve() for c in candidates if c.is_file()), None)
         if path is None:
-            if (m.group("angled") or (_STAND_INS / name).is_file() or _system_header(name)
+            if (m.group("angled") or (_STAND_INS / name).is_file() or (HOST_LIBRARIES / name).is_file()
+                    or _system_header(name)
                     or any(re.fullmatch(pattern, name) for pattern, _ in LIBRARY_HEADERS)):
                 continue                      # a system header (CUDA's own, such as "cuda_fp16.h", too; a quoted
                                               # one found nowhere else: nvcc and g++ look on the system path; CUB's,
@@ -398,24 +406,27 @@ def _system_header(name: str) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _nvrtc_std_headers() -> tuple:
-    """The library headers gemmlab stands in for under NVRTC (paths.NVRTC_STD), and a hash of the folder."""
-    files = sorted(p for p in NVRTC_STD.iterdir() if p.is_file())
-    digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in files)).hexdigest()[:16]
-    return frozenset(p.name for p in files), digest
+def _stand_in_headers(folder: Path) -> tuple:
+    """The headers gemmlab stands in with in ``folder`` (their names as an include gives them, nvtx3/nvToolsExt.h
+    too), and a hash of the folder."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    digest = hashlib.sha256(b"".join(p.relative_to(folder).as_posix().encode() + p.read_bytes() for p in files))
+    return frozenset(p.relative_to(folder).as_posix() for p in files), digest.hexdigest()[:16]
 
 
 def nvrtc_std_include(texts) -> tuple:
     """``(options, key)`` for NVRTC, which has no C or C++ library headers: for a source that includes one
     (<stdio.h>, "assert.h", <cmath>, <cstdint>, <limits>, ...), the folder of gemmlab's stand-ins as an -I
-    option to put last (a header of that name beside the source or in kernels/ still comes first) and a hash
-    of the stand-ins for the compile cache's key; ``((), "")`` for any other source."""
-    names, digest = _nvrtc_std_headers()
-    for text in texts:
-        for m in _INCLUDE.finditer(strip_comments(text)):
-            if (m["quoted"] or m["angled"]).strip() in names:
-                return (f"-I{NVRTC_STD}",), digest
-    return (), ""
+    option to put last (a header of that name beside the source or in kernels/ still comes first); the same for
+    a host library's header (<cublas_v2.h>, <cufft.h>, <nvtx3/nvToolsExt.h>, ...: paths.HOST_LIBRARIES, which
+    declare nothing); and a hash of the stand-ins for the compile cache's key. ``((), "")`` for any other source."""
+    included = {(m["quoted"] or m["angled"]).strip() for text in texts for m in _INCLUDE.finditer(strip_comments(text))}
+    options, key = (), ""
+    for folder in (NVRTC_STD, HOST_LIBRARIES):
+        names, digest = _stand_in_headers(folder)
+        if included & names:
+            options, key = options + (f"-I{folder}",), key + digest
+    return options, key
 
 
 def include_dirs(options) -> tuple:

@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 
 from ... import processes
-from ...paths import EMULATOR, KERNELS, atomic_write
+from ...paths import EMULATOR, HOST_LIBRARIES, KERNELS, atomic_write
 from ..backend import BackendError
 from ..source import _STAND_INS, LIBRARY_HEADERS, CompileError, include_dirs, parse_name_expression, strip_comments
 from .launch import EmulatedFunction
@@ -82,6 +82,17 @@ UNSUPPORTED = [
     (r"\b(?:texture|surface)\s*<", "texture and surface references (texture<...>, removed in CUDA 12)"),
     (r"\bcudaMemcpyToSymbol\b|\b__cudaMemcpy\w*\b", "host-side CUDA API calls"),
 ] + [(rf"#\s*include\s*[<\"]{name}[>\"]", what) for name, what in LIBRARY_HEADERS]
+
+
+@functools.lru_cache(maxsize=None)
+def _runtime_digest() -> str:
+    """A hash of the runtime header and every header the emulator stands in with (include/, and the host
+    libraries'): a build made with other versions of them (an older gemmlab, an edited header) is not reused."""
+    digest = hashlib.sha256()
+    for folder in (HERE, HOST_LIBRARIES):
+        for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".h", ".cuh", ".hpp", "")):
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def _compiler() -> str:
@@ -204,12 +215,19 @@ def _extern_shared(m):
 _ALIGNMENT = r"(?:__align__|alignas)\s*\((?P<{}>(?:[^()]|\([^()]*\))*)\)\s*"
 
 
+# the type of a __shared__ declaration: `float`, `unsigned int`, `float4`, `Tile<T, 4>`, a qualified one with
+# template arguments a level deep (`typename cub::BlockReduce<float, 256>::TempStorage`)
+_TEMPLATE_ARGS = r"(?:\s*<(?:[^<>;{}\n]|<[^<>;{}\n]*>)*>)?"
+_SHARED_TYPE = (r"(?:typename\s+)?(?:(?:const|volatile|unsigned|signed|short|long)\s+)*(?:::)?[A-Za-z_]\w*"
+                + _TEMPLATE_ARGS + r"(?:::[A-Za-z_]\w*" + _TEMPLATE_ARGS + r")*")
+
+
 # `__shared__ T name[N]...;` (one array, one line): becomes a reference into the runtime's shared arena,
 # so that the memory check knows its bounds. Other forms (scalars, several names) stay plain statics.
 _SHARED_ARRAY = re.compile(
     r"(?<![\w.])(?:" + _ALIGNMENT.format("n0") + r")?(?:static\s+)?__shared__\s+"
     r"(?:" + _ALIGNMENT.format("n1") + r")?"
-    r"(?P<type>(?:(?:const|volatile|unsigned|signed|short|long)\s+)*[A-Za-z_][\w:]*(?:\s*<[^<>;{}\n]*>)?)[ \t]+"
+    r"(?P<type>" + _SHARED_TYPE + r")[ \t]+"
     r"(?:" + _ALIGNMENT.format("n2") + r")?"
     r"(?P<name>[A-Za-z_]\w*)[ \t]*(?P<dims>(?:\[[^\[\];{}\n]+\][ \t]*)+);")
 
@@ -219,7 +237,7 @@ _SHARED_ARRAY = re.compile(
 _SHARED_SCALAR = re.compile(
     r"(?<![\w.])(?:" + _ALIGNMENT.format("n0") + r")?(?:static\s+)?__shared__\s+"
     r"(?:" + _ALIGNMENT.format("n1") + r")?"
-    r"(?P<type>(?:(?:const|volatile|unsigned|signed|short|long)\s+)*[A-Za-z_][\w:]*(?:\s*<[^<>;{}\n]*>)?)[ \t]+"
+    r"(?P<type>" + _SHARED_TYPE + r")[ \t]+"
     r"(?:" + _ALIGNMENT.format("n2") + r")?"
     r"(?P<name>[A-Za-z_]\w*)[ \t]*;")
 
@@ -530,7 +548,7 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
         *_symbols_function(names),
         "",
     ])
-    includes = [f"-I{HERE}", f"-I{_STAND_INS}", f"-I{KERNELS}"]
+    includes = [f"-I{HERE}", f"-I{_STAND_INS}", f"-I{HOST_LIBRARIES}", f"-I{KERNELS}"]
     if module.path is not None:
         includes.append(f"-I{module.path.parent}")
     memcheck = _memcheck_flags(cxx)
@@ -569,7 +587,7 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
     loops = NO_FINITE_LOOPS if _takes_no_finite_loops(cxx) else ()
     command = [cxx, *flags, *loops, *memcheck, *link, *arch, *includes, *module.options]
     digest = hashlib.sha256()
-    for part in (RUNTIME.read_text(), unit, "\0".join(command), _compiler_version(cxx), repr(UNSUPPORTED),
+    for part in (_runtime_digest(), unit, "\0".join(command), _compiler_version(cxx), repr(UNSUPPORTED),
                  *(f"{p}\n{t}" for p, t in sorted(module.headers.items()))):
         digest.update(part.encode())
     key = digest.hexdigest()[:24]

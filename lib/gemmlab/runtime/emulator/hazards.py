@@ -23,6 +23,13 @@ def _in_emulator_headers(line: str) -> bool:
     return any(path == name or path.endswith("/" + name) for name in _emulator_header_names())
 
 
+def _emulator_header_line(line: str) -> str:
+    """'the emulator's <cub/cub.cuh>:74' for addr2line's 'I1/cub/cub.cuh:74' (the build's link to its folder)."""
+    path, _, number = line.split(" (discriminator")[0].rpartition(":")
+    name = max((n for n in _emulator_header_names() if path == n or path.endswith("/" + n)), key=len, default=path)
+    return f"the emulator's <{name}>:{number}"
+
+
 @dataclass(frozen=True)
 class Hazard:
     """One race found by the emulator's racecheck: two accesses to shared memory with no barrier between them, or
@@ -97,9 +104,11 @@ class Explains:
             known = [x.strip() for x in out if x.strip() and not x.startswith("??")]
             # (the innermost frame of the user's code: an access inside the emulator's own headers, a bf16
             # conversion or a fragment load, is named at the user's line that made it)
-            lines = [x for x in known if not _in_emulator_headers(x)] or known
+            lines = [x for x in known if not _in_emulator_headers(x)]
             if lines:
                 where = re.sub(r"^.*/\.build-[^/]+/", "", lines[0].split(" (discriminator")[0])
+            elif known:                       # a function of the emulator's headers that was not inlined
+                where = _emulator_header_line(known[0])
         self._locations[pc] = where
         return where
 

@@ -1,0 +1,3 @@
+// Emulator stand-in for <cub/thread/thread_operators.cuh>: the emulator's CUB is one header (cub.cuh says what it has).
+#pragma once
+#include <cub/cub.cuh>
