@@ -1074,6 +1074,151 @@ def test_samples_global_to_shmem_async_copy(name):
     close(host(C), A.astype(f64) @ B, 1e-4, 1e-4)
 
 
+def test_samples_simple_atomic_intrinsics():
+    blocks, threads = 64, 256                                # the sample's launch
+    n = blocks * threads
+    d0 = numpy.zeros(11, dtype=i32)
+    d0[8] = d0[10] = 0xff
+    d = dev(d0)
+    kernel(SAMPLES / "simpleAtomicIntrinsics_kernel.cu", "testKernel")(blocks, threads, (d,))
+    got = host(d)
+    dec = 0
+    for _ in range(n):
+        dec = 137 if dec == 0 or dec > 137 else dec - 1
+    andv = 0xff
+    for t in range(n):
+        andv &= 2 * t + 7
+    assert got[0] == 10 * n and got[1] == -10 * n
+    assert 0 <= got[2] < n and 0 <= got[7] < n              # Exch and CAS: whichever thread came last
+    assert got[3] == n - 1 and got[4] == 0
+    assert got[5] == n % 18 and got[6] == dec               # atomicInc wraps past 17, atomicDec at 137
+    assert got[8] == andv and got[9] == -1                  # 1 << tid sets every bit (tid 0..31)
+    assert got[10] == 0xff ^ functools.reduce(numpy.bitwise_xor, numpy.arange(n))
+
+
+def convolve_ref(a, k, axis):
+    """The samples' zero-padded convolution: dst[x] = sum_j k[R - j] src[x + j], R = 8."""
+    R, out = 8, numpy.zeros(a.shape)
+    src = numpy.pad(a.astype(f64), [(R, R) if ax == axis else (0, 0) for ax in range(2)])
+    for j in range(-R, R + 1):
+        sl = [slice(None), slice(None)]
+        sl[axis] = slice(R + j, R + j + a.shape[axis])
+        out += k[R - j] * src[tuple(sl)]
+    return out
+
+
+@pytest.mark.parametrize("name", ["convolutionRowsKernel", "convolutionColumnsKernel"])
+def test_samples_convolution_separable(name):
+    W, H = 256, 128                                          # the launchers assert W % 128, H % 4 (rows) and
+    r = rng(64)                                              # W % 16, H % 64 (columns); borders are zero-padded
+    a, k = r.standard_normal((H, W)).astype(f32), r.standard_normal(17).astype(f32)
+    path = SAMPLES / "convolutionSeparable.cu"
+    f = kernel(path, name)
+    module(path).get_global("c_Kernel")[...] = dev(k)       # setConvolutionKernel: cudaMemcpyToSymbol
+    out = gl.xp.zeros((H, W), dtype=f32)
+    if name.startswith("convolutionRows"):
+        f((W // 128, H // 4), (16, 4), (out, dev(a), i32(W), i32(H), i32(W)))
+    else:
+        f((W // 16, H // 64), (16, 8), (out, dev(a), i32(W), i32(H), i32(W)))
+    close(host(out), convolve_ref(a, k.astype(f64), 1 if name.startswith("convolutionRows") else 0), 1e-5, 1e-5)
+
+
+@pytest.mark.parametrize("grid_x", [16, 1])
+def test_samples_sobol(grid_x):
+    # sobolGPU(): blocks of 64, grid.y the dimensions, grid.x a power of two (16 here for 1000 vectors on a GPU of
+    # 4 or more SMs; 1 where the dimensions are 4 x SMs or more: each thread then walks the sequence in its stride)
+    n_vectors, n_dims = 1000, 3
+    v = rng(65).integers(0, 2 ** 32, (n_dims, 32), dtype=numpy.uint64).astype(u32)   # any direction numbers
+    out = gl.xp.zeros((n_dims, n_vectors), dtype=f32)
+    kernel(SAMPLES / "sobol_gpu.cu", "sobolGPU_kernel")((grid_x, n_dims), 64, (u32(n_vectors), u32(n_dims), dev(v),
+                                                                               out))
+    i = numpy.arange(n_vectors, dtype=numpy.uint64)
+    g = i ^ (i >> 1)
+    X = numpy.zeros((n_dims, n_vectors), dtype=numpy.uint64)
+    for bit in range(32):
+        X ^= numpy.where((g >> bit) & 1, v[:, bit:bit + 1].astype(numpy.uint64), 0)
+    numpy.testing.assert_array_equal(host(out), X.astype(u32).astype(f32) * f32(2.3283064e-10))
+
+
+def test_samples_quasirandom_generator():
+    # quasirandomGeneratorGPU(): 128 blocks of 128 x QRNG_DIMENSIONS (3) threads; the table in __constant__ memory
+    N, seed = 5000, 7
+    table = rng(66).integers(0, 2 ** 32, (3, 31), dtype=numpy.uint64).astype(u32)
+    path = SAMPLES / "quasirandomGenerator_kernel.cu"
+    f = kernel(path, "quasirandomGeneratorKernel")
+    g = module(path).get_global("c_Table")                  # initTableGPU: cudaMemcpyToSymbol
+    g[...] = dev(table.reshape(g.shape))
+    out = gl.xp.zeros((3, N), dtype=f32)
+    f(128, (128, 3), (out, u32(seed), u32(N)))
+    data = (seed + numpy.arange(N)).astype(numpy.uint64)
+    res = numpy.zeros((3, N), dtype=numpy.uint64)
+    for bit in range(31):
+        res ^= numpy.where((data >> bit) & 1, table[:, bit:bit + 1].astype(numpy.uint64), 0)
+    want = (res.astype(u32) + u32(1)).astype(f32) * f32(2.0 ** -31)     # INT_SCALE = 1 / (float)0x80000001
+    numpy.testing.assert_array_equal(host(out), want)
+
+
+@pytest.mark.parametrize("given", [False, True])
+def test_samples_inverse_cnd(given):
+    from statistics import NormalDist
+    N = 3000
+    path = SAMPLES / "quasirandomGenerator_kernel.cu"
+    out = gl.xp.zeros(N, dtype=f32)
+    if given:
+        d = rng(67).integers(0, 2 ** 32, N, dtype=numpy.uint64).astype(u32)
+        kernel(path, "inverseCNDKernel")(128, 128, (out, dev(d), u32(N)))
+    else:                                                    # NULL input: evenly spaced points, made in the kernel
+        d = ((numpy.arange(N) + 1) * (0xFFFFFFFF // (N + 1))).astype(u32)
+        kernel(path, "inverseCNDKernel")(128, 128, (out, None, u32(N)))
+    p = (d.astype(f64) + 0.5) / 0xFFFFFFFF
+    close(host(out), [NormalDist().inv_cdf(x) for x in p], 1e-4, 1e-4)     # Moro's approximation, in FP32
+
+
+def fp16_tree_sum(v):
+    """reduceInShared_*: v[t] += v[t + s] for s = 64, 32, ..., 1, each sum rounded to half (v: (..., 128, 2))."""
+    s = 64
+    while s:
+        v = (v[..., :s, :].astype(f64) + v[..., s:2 * s, :]).astype(numpy.float16)
+        s //= 2
+    return v[..., 0, :]
+
+
+@pytest.mark.parametrize("name", ["scalarProductKernel_intrinsics", "scalarProductKernel_native"])
+def test_samples_fp16_scalar_product(name):
+    # the sample's launch (128 blocks of 128) and data: half2 pairs of small integers (x in 0..3, y in 0..1), so
+    # each thread's sum is exact and only the block's tree of half additions rounds. The kernel starts each
+    # thread at threadIdx.x + blockDim.x + blockIdx.x (sic): the reference follows it
+    size, r = 128 * 128 * 16, rng(68)
+    a, b = (numpy.stack([r.integers(0, 4, size), r.integers(0, 2, size)], 1).astype(numpy.float16) for _ in range(2))
+    res = gl.xp.zeros(128, dtype=f32)
+    kernel(SAMPLES / "fp16ScalarProduct.cu", name)(128, 128, (dev(a), dev(b), res, numpy.uint64(size)))
+    prod = a.astype(f64) * b
+    acc = numpy.zeros((128, 128, 2))
+    for blk in range(128):
+        for t in range(128):
+            acc[blk, t] = prod[t + 128 + blk::128 * 128].sum(0)
+    v = fp16_tree_sum(acc.astype(numpy.float16))
+    numpy.testing.assert_array_equal(host(res), v[:, 0].astype(f32) + v[:, 1].astype(f32))
+
+
+# type -> (its size in bytes, the bytes of each element that are data: RGB32 is 12 bytes aligned to 16)
+ALIGNED_TYPES = {"uint8": (1, 1), "uint16": (2, 2), "RGBA8_misaligned": (4, 4), "LA32_misaligned": (8, 8),
+                 "RGB32_misaligned": (12, 12), "RGBA32_misaligned": (16, 16), "RGBA8": (4, 4), "I32": (4, 4),
+                 "LA32": (8, 8), "RGB32": (16, 12), "RGBA32": (16, 16), "RGBA32_2": (32, 32)}
+
+
+@pytest.mark.parametrize("name", list(ALIGNED_TYPES))
+def test_samples_aligned_types(name):
+    size, data = ALIGNED_TYPES[name]
+    memory = 40960                                           # runTest: 64 blocks of 256, numElements = bytes / size
+    n = memory // size
+    src = rng(69).integers(0, 256, memory, dtype=numpy.uint8)
+    out = gl.xp.zeros(memory, dtype=numpy.uint8)
+    kernel(SAMPLES / "alignedTypes.cu", f"testKernel<{name}>")(64, 256, (out, dev(src), i32(n)))
+    got, want = host(out)[:n * size].reshape(n, size), src[:n * size].reshape(n, size)
+    numpy.testing.assert_array_equal(got[:, :data], want[:, :data])
+
+
 # the samples' simple WMMA kernels (their compute_* kernels take the sizes from macros, 4096 or 8192 cubed:
 # not vendored as cases). A is row-major M x K, B is given as N x K (col_major fragments, ldb = K), C and D
 # row-major; blocks of 128 x 4 threads (16 warps, a 64 x 64 tile of D), whole 16-row tiles only
@@ -1116,6 +1261,74 @@ def test_samples_simple_wmma_gemm(precision):
     # or cut)
     bound = (2 ** -8 if precision == "tf32" else 2 ** -20) * abs(alpha) * mag + 1e-5
     close(host(d), ref, 0, bound)
+
+
+# ========================= NVIDIA-developer-blog/code-samples (second sweep) =========================
+
+def test_blog_wmma_example():
+    # the post's launch: blocks of 128 x 4 threads (a 64 x 64 tile of C per block); every matrix column-major,
+    # C = alpha A B + beta C in place; M, N, K multiples of 16
+    M, N, K = 80, 48, 32
+    r = rng(71)
+    a, b = r.standard_normal((K, M)).astype(numpy.float16), r.standard_normal((N, K)).astype(numpy.float16)
+    c0 = r.standard_normal((N, M)).astype(f32)                # column-major: the transposes, row-major
+    c = dev(c0)
+    alpha, beta = 2.0, 2.0
+    kernel(BLOG / "simpleTensorCoreGEMM.cu", "wmma_example")((cdiv(M, 64), cdiv(N, 64)), (128, 4), (
+        dev(a), dev(b), c, i32(M), i32(N), i32(K), f32(alpha), f32(beta)))
+    A, B = a.T.astype(f64), b.T.astype(f64)
+    ref = alpha * (A @ B) + beta * c0.T
+    close(host(c).T, ref, 1e-5, 1e-4)                         # half products are exact in FP32
+
+
+def test_blog_convert_fp32_to_fp16():
+    n = 1000
+    x = (rng(72).standard_normal(n) * numpy.logspace(-8, 4, n)).astype(f32)
+    out = gl.xp.zeros(n, dtype=numpy.float16)
+    kernel(BLOG / "simpleTensorCoreGEMM.cu", "convertFp32ToFp16")(cdiv(n, 256), 256, (out, dev(x), i32(n)))
+    numpy.testing.assert_array_equal(host(out), x.astype(numpy.float16))
+
+
+@pytest.mark.parametrize("name,dtype,s", [("offset<float>", f32, 5), ("offset<double>", f64, 31),
+                                          ("stride<float>", f32, 3), ("stride<double>", f64, 32)])
+def test_blog_coalescing(name, dtype, s):
+    n, bs = 1024, 256                                        # runTest: n / blockSize blocks, a buffer of 33 n
+    a0 = rng(73).standard_normal(n * 33).astype(dtype)
+    a = dev(a0)
+    kernel(BLOG / "coalescing.cu", name)(n // bs, bs, (a, i32(s)))
+    idx = numpy.arange(n) + s if name.startswith("offset") else numpy.arange(n) * s
+    ref = a0.copy()
+    ref[idx] += 1
+    numpy.testing.assert_array_equal(host(a), ref)
+
+
+# kernel -> (axis of f[z][y][x], grid, block), as setDerivativeParameters sets them for mx = my = mz = 64
+FINITE_DIFFERENCE = {
+    "derivative_x": (2, (16, 64), (64, 4)), "derivative_x_lPencils": (2, (2, 64), (64, 4)),
+    "derivative_y": (1, (16, 64), (4, 64)), "derivative_y_lPencils": (1, (2, 64), (32, 8)),
+    "derivative_z": (0, (16, 64), (4, 64)), "derivative_z_lPencils": (0, (2, 64), (32, 8)),
+}
+
+
+@pytest.mark.parametrize("name", list(FINITE_DIFFERENCE))
+def test_blog_finite_difference(name):
+    axis, grid, block = FINITE_DIFFERENCE[name]
+    m = 64
+    f = rng(74).standard_normal((m, m, m)).astype(f32)
+    path = BLOG / "finite-difference.cu"
+    kern = kernel(path, name)
+    ds = f32(m - 1)                                           # setDerivativeParameters, in float
+    coef = [f32(4) / f32(5) * ds, f32(-1) / f32(5) * ds, f32(4) / f32(105) * ds, f32(-1) / f32(280) * ds]
+    for name_, v in zip("abcd", coef):
+        module(path).get_global(f"c_{name_}{'zyx'[axis]}")[...] = v
+    df = gl.xp.zeros((m, m, m), dtype=f32)
+    kern(grid, block, (dev(f), df))
+    # the kernels' halo is periodic with period m - 1: f[-1] is f[m - 2] and f[m] is f[1]
+    pad = numpy.concatenate([numpy.take(f, range(m - 5, m - 1), axis), f, numpy.take(f, range(1, 5), axis)], axis)
+    pad = pad.astype(f64)
+    ref = sum(float(c) * (numpy.take(pad, range(4 + o, 4 + o + m), axis) - numpy.take(pad, range(4 - o, 4 - o + m), axis))
+              for o, c in zip(range(1, 5), coef))
+    close(host(df), ref, 1e-5, 1e-3)
 
 
 # ============================= tspeterkim/flash-attention-minimal ====================================
