@@ -839,6 +839,40 @@ def test_llmc_fused_classifier(name):
     close(host(dlogits)[:, :V], ref, 1e-4, 1e-7)
 
 
+# kernel -> (grid(T, B*NH), block, scale as argument): attention_backward.cu's launch_softmax_* at block_size 64
+# (kernel 6 at 32: it reads att[t3] for t3 up to its block size past the diagonal, within the row only when T is a
+# multiple of it); kernels 7 and 8 take the scale, the others C and NH
+SOFTMAX_BACKWARD = {
+    "softmax_autoregressive_backward_kernel1": (lambda T, BH: (cdiv(T, 64), BH), 64, False),
+    "softmax_autoregressive_backward_kernel2": (lambda T, BH: (cdiv(T, 64), BH), 64, False),
+    "softmax_autoregressive_backward_kernel3": (lambda T, BH: (cdiv(32 * T, 64), BH), 64, False),
+    "softmax_autoregressive_backward_kernel4": (lambda T, BH: (cdiv(4 * T, 64), BH), 64, False),
+    "softmax_autoregressive_backward_kernel5": (lambda T, BH: (cdiv(4 * T, 64), BH), 64, False),
+    "softmax_autoregressive_backward_kernel6<32>": (lambda T, BH: (T, BH), 32, False),
+    "softmax_autoregressive_backward_kernel7<64>": (lambda T, BH: (T, BH), 64, True),
+    "softmax_autoregressive_backward_kernel8<64>": (lambda T, BH: (T // 4, BH), 64, True),
+}
+
+
+@pytest.mark.parametrize("name", list(SOFTMAX_BACKWARD))
+def test_llmc_softmax_autoregressive_backward(name):
+    B, NH, T, hs = 2, 3, 64, 16
+    r = rng(41)
+    pre = r.standard_normal((B * NH, T, T)) * 2
+    pre[:, numpy.triu_indices(T, 1)[0], numpy.triu_indices(T, 1)[1]] = -numpy.inf
+    att = softmax_ref(pre).astype(f32)                        # causal: zeros above the diagonal
+    datt = r.standard_normal((B * NH, T, T)).astype(f32)
+    dpre = gl.xp.zeros((B * NH, T, T), dtype=f32)
+    grid, block, scaled = SOFTMAX_BACKWARD[name]
+    tail = (f32(1 / numpy.sqrt(hs)),) if scaled else (i32(NH),)
+    kernel(LLMC / "attention_backward.cu", name)(grid(T, B * NH), block, (dpre, dev(datt), dev(att), i32(B), i32(T),
+                                                                           i32(NH * hs)) + tail)
+    a, d = att.astype(f64), datt.astype(f64)
+    ref = a * (d - (a * d).sum(-1, keepdims=True)) / numpy.sqrt(hs)
+    ref[:, numpy.triu_indices(T, 1)[0], numpy.triu_indices(T, 1)[1]] = 0
+    close(host(dpre), ref, 1e-4, 1e-6)
+
+
 # ============================= NVIDIA/cuda-samples (second sweep) ====================================
 
 def test_samples_vectorAdd():
@@ -1217,6 +1251,42 @@ def test_samples_aligned_types(name):
     kernel(SAMPLES / "alignedTypes.cu", f"testKernel<{name}>")(64, 256, (out, dev(src), i32(n)))
     got, want = host(out)[:n * size].reshape(n, size), src[:n * size].reshape(n, size)
     numpy.testing.assert_array_equal(got[:, :data], want[:, :data])
+
+
+def newdelete_result_ok(got, pushed):
+    """checkResult(): the values that are not -1 are 0, 1, 2, ... once each, as many as were pushed."""
+    vals = numpy.sort(got[got != -1])
+    numpy.testing.assert_array_equal(vals, numpy.arange(pushed))
+
+
+# newdelete.cu does not build on the emulator: its placement new (operator new(size_t, void*)) is declared for
+# device code by nvcc and NVRTC without <new>, which the emulator's build does not include. With <new> added the
+# placement kernels pass there, but the container case still fails: a device-heap object made in one launch is not
+# there in the next (see the report of the second sweep)
+NEWDELETE_XFAIL = EMU_XFAIL("placement new is not declared without <new>")
+
+
+@NEWDELETE_XFAIL
+def test_samples_newdelete_container():
+    # main(): vectorCreate<<<1, 1>>> news a Vector<int> on the device heap, keeps its pointer in global memory;
+    # testContainer(128, 128): containerFill and containerConsume (virtual push and pop) and containerDelete, each
+    # a launch of its own reaching the object the first one made
+    path = SAMPLES / "newdelete.cu"
+    box = gl.xp.zeros(1, dtype=numpy.uint64)                  # Container<int>**: one device pointer
+    kernel(path, "vectorCreate")(1, 1, (box, i32(128 * 128)))
+    result = gl.xp.zeros(128 * 128, dtype=i32)
+    kernel(path, "containerFill")(128, 128, (box,))
+    kernel(path, "containerConsume")(128, 128, (box, result))
+    kernel(path, "containerDelete")(1, 1, (box,))
+    newdelete_result_ok(host(result), 128)
+
+
+@NEWDELETE_XFAIL
+@pytest.mark.parametrize("name", ["placementNew", "complexVector"])
+def test_samples_newdelete_placement(name):
+    result = gl.xp.zeros(1024, dtype=i32)                     # testPlacementNew(1024), testComplexType(1024)
+    kernel(SAMPLES / "newdelete.cu", name)(1, 1024, (result,))
+    newdelete_result_ok(host(result), 512)
 
 
 # the samples' simple WMMA kernels (their compute_* kernels take the sizes from macros, 4096 or 8192 cubed:
