@@ -1289,6 +1289,17 @@ def test_samples_newdelete_placement(name):
     newdelete_result_ok(host(result), 512)
 
 
+def test_samples_simple_cooperative_groups(capfd):
+    # main(): one block of 64 threads, 64 ints of dynamic shared memory; the kernel reports its sums with printf
+    # (thread_group, the type-erased group, syncing a block and then tiles of 16)
+    kernel(SAMPLES / "simpleCooperativeGroups.cu", "cgkernel")(1, 64, (), shared_mem=64 * 4)
+    gl.synchronize()
+    out = capfd.readouterr().out
+    assert "Sum of all ranks 0..63 in threadBlockGroup is 2016 (expected 2016)" in out
+    assert "Now creating 4 groups, each of size 16 threads" in out
+    assert out.count("Sum of all ranks 0..15 in this tiledPartition16 group is 120 (expected 120)") == 4
+
+
 # the samples' simple WMMA kernels (their compute_* kernels take the sizes from macros, 4096 or 8192 cubed:
 # not vendored as cases). A is row-major M x K, B is given as N x K (col_major fragments, ldb = K), C and D
 # row-major; blocks of 128 x 4 threads (16 warps, a 64 x 64 tile of D), whole 16-row tiles only
@@ -1296,6 +1307,7 @@ WMMA_SIMPLE = {
     "half": ("cudaTensorCoreGemm.cu", "simple_wmma_gemm", numpy.float16),
     "tf32": ("tf32TensorCoreGemm.cu", "simple_wmma_tf32gemm", f32),
     "bf16": ("bf16TensorCoreGemm.cu", "simple_wmma_bf16gemm", numpy.uint16),
+    "fp64": ("dmmaTensorCoreGemm.cu", "simple_wmma_gemm", f64),          # m8n8k4: a block makes 32 x 32 of D
 }
 
 
@@ -1322,14 +1334,17 @@ def test_samples_simple_wmma_gemm(precision):
         a, bt = a.astype(dt), bt.astype(dt)
         av, bv = a.astype(f64), bt.astype(f64)
     alpha, beta = 1.5, -0.5
-    d = gl.xp.zeros((M, N), dtype=f32)
-    kernel(SAMPLES / f, name)((cdiv(M, 64), cdiv(N, 64)), (128, 4), (dev(a), dev(bt), dev(c), d, i32(M), i32(N), i32(K),
-                                                                   f32(alpha), f32(beta)))
+    acc, tile = (f64, 32) if precision == "fp64" else (f32, 64)
+    c = c.astype(acc)
+    d = gl.xp.zeros((M, N), dtype=acc)
+    kernel(SAMPLES / f, name)((cdiv(M, tile), cdiv(N, tile)), (128, 4), (dev(a), dev(bt), dev(c), d, i32(M), i32(N),
+                                                                       i32(K), acc(alpha), acc(beta)))
     ref = alpha * (av @ bv.T) + beta * c
     mag = numpy.abs(av) @ numpy.abs(bv).T
     # half and bf16 products are exact in FP32; TF32 keeps 10 mantissa bits of each operand (2^-10 each, rounded
-    # or cut)
-    bound = (2 ** -8 if precision == "tf32" else 2 ** -20) * abs(alpha) * mag + 1e-5
+    # or cut); FP64 rounds each product once
+    bound = {"tf32": 2 ** -8, "fp64": 2 ** -48}.get(precision, 2 ** -20) * abs(alpha) * mag + (
+        1e-12 if precision == "fp64" else 1e-5)
     close(host(d), ref, 0, bound)
 
 
