@@ -1300,6 +1300,31 @@ def test_samples_simple_cooperative_groups(capfd):
     assert out.count("Sum of all ranks 0..15 in this tiledPartition16 group is 120 (expected 120)") == 4
 
 
+def test_samples_binomial_options():
+    # binomialOptionsGPU(): the options' tree parameters, worked out in double and stored as real (float), go to
+    # __constant__ d_OptionData; one block of 128 threads per option; the prices come back from __device__
+    # d_CallValue. The reference walks the same 2048-step tree back in float64
+    optN, steps, r = 4, 2048, rng(75)
+    S, X, T = (r.uniform(lo, hi, optN) for lo, hi in ((5, 30), (1, 100), (0.25, 10)))
+    R, V = 0.06, 0.10
+    dt = T / steps
+    vDt, rDt = V * numpy.sqrt(dt), R * dt
+    u, d = numpy.exp(vDt), numpy.exp(-vDt)
+    pu = (numpy.exp(rDt) - d) / (u - d)
+    params = numpy.stack([S, X, vDt, pu * numpy.exp(-rDt), (1 - pu) * numpy.exp(-rDt)], 1).astype(f32)
+    path = SAMPLES / "binomialOptions_kernel.cu"
+    f = kernel(path, "binomialOptionsKernel")
+    module(path).get_global("d_OptionData", dtype=f32)[:params.size] = dev(params.ravel())
+    f(optN, 128, ())
+    got = host(module(path).get_global("d_CallValue", dtype=f32))[:optN]
+    p = params.astype(f64)
+    i = numpy.arange(steps + 1)
+    call = numpy.maximum(p[:, :1] * numpy.exp(p[:, 2:3] * (2 * i - steps)) - p[:, 1:2], 0)
+    for _ in range(steps):
+        call = p[:, 3:4] * call[:, 1:] + p[:, 4:5] * call[:, :-1]
+    close(got, call[:, 0], 1e-3, 1e-3)                      # 2048 FP32 steps, __expf at expiry
+
+
 # the samples' simple WMMA kernels (their compute_* kernels take the sizes from macros, 4096 or 8192 cubed:
 # not vendored as cases). A is row-major M x K, B is given as N x K (col_major fragments, ldb = K), C and D
 # row-major; blocks of 128 x 4 threads (16 warps, a 64 x 64 tile of D), whole 16-row tiles only
