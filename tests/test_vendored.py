@@ -1325,6 +1325,27 @@ def test_samples_binomial_options():
     close(got, call[:, 0], 1e-3, 1e-3)                      # 2048 FP32 steps, __expf at expiry
 
 
+def test_samples_system_wide_atomics():
+    # the sample's kernel on device memory (it uses managed memory, with the CPU adding concurrently: left out
+    # here): 64 blocks of 256 threads, each making every *_system atomic LOOP_NUM = 50 times
+    blocks, threads, loops = 64, 256, 50
+    n = blocks * threads
+    a0 = numpy.zeros(10, dtype=i32)
+    a0[7] = a0[9] = 0xff
+    a = dev(a0)
+    kernel(SAMPLES / "systemWideAtomics.cu", "atomicKernel")(blocks, threads, (a,))
+    got = host(a)
+    dec = 0
+    for _ in range(loops * n):
+        dec = 137 if dec == 0 or dec > 137 else dec - 1
+    andv = 0xff
+    for t in range(n):
+        andv &= 2 * t + 7
+    assert got[0] == 10 * loops * n and 0 <= got[1] < n and got[2] == n - 1 and got[3] == 0
+    assert got[4] == (loops * n) % 18 and got[5] == dec and 0 <= got[6] < n
+    assert got[7] == andv and got[8] == -1 and got[9] == 0xff       # each tid xor-ed 50 times: even
+
+
 # the samples' simple WMMA kernels (their compute_* kernels take the sizes from macros, 4096 or 8192 cubed:
 # not vendored as cases). A is row-major M x K, B is given as N x K (col_major fragments, ldb = K), C and D
 # row-major; blocks of 128 x 4 threads (16 warps, a 64 x 64 tile of D), whole 16-row tiles only
@@ -1436,8 +1457,11 @@ def test_blog_finite_difference(name):
     # the kernels' halo is periodic with period m - 1: f[-1] is f[m - 2] and f[m] is f[1]
     pad = numpy.concatenate([numpy.take(f, range(m - 5, m - 1), axis), f, numpy.take(f, range(1, 5), axis)], axis)
     pad = pad.astype(f64)
-    ref = sum(float(c) * (numpy.take(pad, range(4 + o, 4 + o + m), axis) - numpy.take(pad, range(4 - o, 4 - o + m), axis))
-              for o, c in zip(range(1, 5), coef))
+
+    def at(o):                                                # f shifted by o along the axis
+        return numpy.take(pad, range(4 + o, 4 + o + m), axis)
+
+    ref = sum(float(c) * (at(o) - at(-o)) for o, c in zip(range(1, 5), coef))
     close(host(df), ref, 1e-5, 1e-3)
 
 
