@@ -1346,6 +1346,17 @@ def test_samples_system_wide_atomics():
     assert got[7] == andv and got[8] == -1 and got[9] == 0xff       # each tid xor-ed 50 times: even
 
 
+@pytest.mark.parametrize("T,n", [("float", 32), ("int", 64), ("double", 48), ("unsigned char", 16)])
+def test_samples_simple_templates(T, n):
+    # runTest<T>(len): one block of len threads, len elements of dynamic shared memory through SharedMemory<T>,
+    # whose specializations name a different extern __shared__ array per type; out = len * in
+    dt = {"float": f32, "int": i32, "double": f64, "unsigned char": numpy.uint8}[T]
+    x = rng(76).integers(0, 10, n).astype(dt)
+    out = gl.xp.zeros(n, dtype=dt)
+    kernel(SAMPLES / "simpleTemplates.cu", f"testKernel<{T}>")(1, n, (dev(x), out), shared_mem=n * x.itemsize)
+    numpy.testing.assert_array_equal(host(out), (x * n).astype(dt))
+
+
 # the samples' simple WMMA kernels (their compute_* kernels take the sizes from macros, 4096 or 8192 cubed:
 # not vendored as cases). A is row-major M x K, B is given as N x K (col_major fragments, ldb = K), C and D
 # row-major; blocks of 128 x 4 threads (16 warps, a 64 x 64 tile of D), whole 16-row tiles only
