@@ -3049,3 +3049,20 @@ def test_host_library_headers_are_accepted_and_declare_nothing():
     using = HOST_LIBRARY_INCLUDES + "__global__ void uses(float* y) { cublasHandle_t h; y[0] = sizeof h; }\n"
     with pytest.raises(gl.CompileError, match="cublasHandle_t"):
         gl.load(code=using).get("uses")
+
+
+def test_a_pointer_to_pointer_parameter_takes_a_uint64_array():
+    code = r'''
+__global__ void through(int** box, int* out)
+{
+    if (threadIdx.x == 0) box[0] = out;
+    __syncthreads();
+    box[0][threadIdx.x] = 7 + threadIdx.x;
+}
+'''
+    k = gl.load(code=code).get("through")
+    box, out = xp.zeros(1, dtype=numpy.uint64), xp.zeros(32, dtype=numpy.int32)
+    k(1, 32, (box, out))
+    assert list(gl.to_host(out)) == list(range(7, 39)) and int(gl.to_host(box)[0]) != 0
+    with pytest.raises(ValueError, match=r"int\*\*, an array of pointers, and needs a uint64 array"):
+        k(1, 32, (xp.zeros(1, dtype=numpy.int32), out))

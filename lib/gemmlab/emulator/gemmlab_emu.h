@@ -36,6 +36,7 @@
 #include <type_traits>
 #include <unistd.h>
 #include <utility>
+#include <new>                  // placement new, which nvcc and NVRTC declare for device code themselves
 
 #define GL_EXPORT extern "C" __attribute__((visibility("default")))
 // The emulator's own bookkeeping is never instrumented by the memory check (see memcheck below).

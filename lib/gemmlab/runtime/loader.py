@@ -141,6 +141,8 @@ class Kernel:
         array_type, slow = self.array_type, (lambda value: self._convert(p, ctype, value))
         if p.pointer:
             dtype = None if known is None else numpy.dtype(known[0])
+            if ctype.endswith("*"):                            # an array of pointers: uint64 (or int64) only
+                return slow
             if known is not None and known[1] > 1:
                 return slow                                    # vector types: the alignment is checked too
 
@@ -188,6 +190,9 @@ class Kernel:
                                      f"array: pass gl.xp.asarray(...)")
                 raise ValueError(f"{where} is a pointer ({ctype}*) and needs an array, "
                                  f"got {type(value).__name__}")
+            if ctype.endswith("*") and value.dtype not in (numpy.uint64, numpy.int64):
+                raise ValueError(f"{where} is {ctype}*, an array of pointers, and needs a uint64 array (device "
+                                 f"addresses), got {value.dtype.name}")
             if known is not None and value.dtype != known[0]:
                 raise ValueError(f"{where} is {ctype}* and needs a {numpy.dtype(known[0]).name} array, "
                                  f"got {value.dtype.name}")

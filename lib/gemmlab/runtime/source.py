@@ -113,7 +113,12 @@ def _parse_param(text: str) -> Param:
     tokens = [t for t in re.split(r"[\s*&]+", text) if t and t not in _QUALIFIERS]
     if len(tokens) < 2:
         return Param(name=tokens[0] if tokens else "?", ctype="?", pointer=pointer, const=const)
-    return Param(name=tokens[-1], ctype=" ".join(tokens[:-1]), pointer=pointer, const=const)
+    return Param(name=tokens[-1], ctype=" ".join(tokens[:-1]) + _pointee_stars(text), pointer=pointer, const=const)
+
+
+def _pointee_stars(text: str) -> str:
+    """'*' for each level of indirection past the first: a ``float**`` parameter points to ``float*`` values."""
+    return "*" * max(text.count("*") - 1, 0)
 
 
 _TYPE_WORDS = {"int", "float", "double", "char", "short", "long", "unsigned", "signed", "bool", "size_t", "void"}
@@ -122,7 +127,7 @@ _TYPE_WORDS = {"int", "float", "double", "char", "short", "long", "unsigned", "s
 def _param_type(text: str) -> tuple:
     """(base type, is pointer) of a parameter written with or without its name: "float* x", "float*",
     "unsigned int"."""
-    text = re.sub(r"\s*=\s*[^,]*$", "", text)
+    text = original = re.sub(r"\s*=\s*[^,]*$", "", text)
     pointer = "*" in text or "&" in text
     if pointer:
         text = re.split(r"[*&]", text)[0] if not re.sub(r"^.*[*&]", "", text).strip() else text.rsplit(
@@ -130,7 +135,7 @@ def _param_type(text: str) -> tuple:
     tokens = [t for t in re.split(r"[\s*&]+", text) if t and t not in _QUALIFIERS]
     if not pointer and len(tokens) >= 2 and tokens[-1] not in _TYPE_WORDS:
         tokens = tokens[:-1]                 # a name after the type
-    return " ".join(tokens), pointer
+    return " ".join(tokens) + _pointee_stars(original), pointer
 
 
 def _parse_template(text: str) -> tuple:
