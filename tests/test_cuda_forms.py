@@ -728,6 +728,49 @@ def test_a_grid_sync_without_a_cooperative_launch_is_refused_by_name():
         _run(code, "gsync", 1, 1, xp.zeros(1, dtype=numpy.int32))
 
 
+CLUSTERS = r"""
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+// reverses each block's 32 values through its cluster's shared memory
+__global__ void DIMS reverse(float* y)
+{
+    __shared__ float s[32];
+    cg::cluster_group cluster = cg::this_cluster();
+    s[threadIdx.x] = blockIdx.x * 32 + threadIdx.x;
+    cluster.sync();
+    const float* mine = cluster.map_shared_rank(s, cluster.block_rank());
+    y[blockIdx.x * 32 + threadIdx.x] = mine[31 - threadIdx.x] + 1000 * (cluster.num_blocks() - 1);
+    cluster.sync();
+}
+__global__ void DIMS copy(const float* x, float* y) { y[blockIdx.x * 32 + threadIdx.x] = x[blockIdx.x * 32 + threadIdx.x]; }
+"""
+
+
+@pytest.mark.parametrize("dims", ["", "__cluster_dims__(1, 1, 1)", "__cluster_dims__(2, 1, 1)"])
+def test_a_cluster_of_one_block_runs_and_larger_clusters_stop_by_name(dims):
+    """A kernel launched without clusters is a cluster of its one block (Hopper's this_cluster: the block's barrier,
+    rank 0, its own shared memory); __cluster_dims__ alone changes no answer. Clusters of more blocks, whose
+    blocks run together on a GPU and read each other's shared memory, stop their kernel by name on the emulator;
+    the module's other kernels run."""
+    if gl.backend != "emulator" and gl.profiles.current().capability < (9, 0):
+        pytest.skip("thread block clusters need compute capability 9.0")
+    m = gl.load(code=CLUSTERS.replace("DIMS", dims))
+    x = xp.asarray(rng_forms.standard_normal(64).astype(numpy.float32))
+    y = xp.full(64, numpy.nan, dtype=numpy.float32)
+    m.get("copy")(2, 32, (x, y))
+    assert (gl.to_host(y) == gl.to_host(x)).all()
+    pairs = "2, 1, 1" in dims
+    if pairs and gl.backend == "emulator":
+        with pytest.raises(gl.EmulatorError, match=r"kernel reverse stopped .* at <code>:8: the CPU emulator does "
+                                                   r"not support thread block clusters of more than one block "
+                                                   r"\(__cluster_dims__.*cooperative_groups::this_cluster"):
+            m.get("reverse")(2, 32, (y,))
+        return
+    m.get("reverse")(2, 32, (y,))
+    want = (numpy.arange(64).reshape(2, 32)[:, ::-1] + (1000 if pairs else 0)).ravel()
+    assert (gl.to_host(y) == want).all()
+
+
 # ---------------------------------------------------------------------------------------------
 # __half and __nv_bfloat16, rounded as the GPU rounds
 # ---------------------------------------------------------------------------------------------

@@ -82,6 +82,8 @@ extern "C" char __stop_gl_device_vars[] __attribute__((weak, visibility("hidden"
 extern "C" char __start_gl_across_blocks[] __attribute__((weak, visibility("hidden")));
 extern "C" char __stop_gl_across_blocks[] __attribute__((weak, visibility("hidden")));
 #define __launch_bounds__(...)
+// (the blocks of a cluster run independently here: cooperative_groups.h stops what needs them together)
+#define __cluster_dims__(...)
 #define __align__(n) __attribute__((aligned(n)))
 #define __grid_constant__
 // __restrict__ is understood by g++ and clang++ as it is.

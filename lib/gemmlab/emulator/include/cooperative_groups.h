@@ -4,7 +4,8 @@
 // (tiled_partition<N>, N a power of two up to the block; the warp operations for N <= 32, shuffles of any
 // trivially copyable type; reduce and the scans for any N), thread_group (tiled_partition(parent, n)), coalesced_group (coalesced_threads,
 // binary_partition, labeled_partition), grid_group (this_grid: ranks and sizes; its sync() needs a cooperative
-// launch, which the emulator does not run), sync(g), cg::reduce with plus/less/greater/bit_and/bit_or/bit_xor,
+// launch, which the emulator does not run), cluster_group (this_cluster: a cluster of one block),
+// sync(g), cg::reduce with plus/less/greater/bit_and/bit_or/bit_xor,
 // cg::inclusive_scan / exclusive_scan, this_thread, invoke_one and invoke_one_broadcast. Tiles are consecutive
 // threads in the block's linear order (x fastest), as on the GPU.
 #pragma once
@@ -71,6 +72,41 @@ public:
     }
 };
 inline grid_group this_grid() { return grid_group(); }
+
+// A thread block cluster (this_cluster). A kernel launched without clusters is, on a Hopper GPU, a cluster of its
+// one block, and so it is here: sync() is the block's barrier, rank 0, its own shared memory. A module that
+// declares clusters of more blocks (__cluster_dims__: GL_EMU_CLUSTERS) needs those blocks running together and
+// reading each other's shared memory, which blocks run one after another cannot give: using the cluster stops
+// the launch, by name.
+class cluster_group : public thread_group {
+    static void together(const char* what)
+    {
+#if defined(GL_EMU_CLUSTERS)
+        ::gl_emu::unsupported("thread block clusters of more than one block (__cluster_dims__: a GPU runs their "
+                              "blocks together, the emulator one after another)", what);
+#else
+        (void)what;
+#endif
+    }
+public:
+    cluster_group() : thread_group(0, gl_detail::block_threads()) { together("cooperative_groups::this_cluster"); }
+    void sync() const { __syncthreads(); }
+    void barrier_arrive() const {}
+    void barrier_wait() const { __syncthreads(); }
+    static unsigned block_rank() { return 0; }
+    static unsigned num_blocks() { return 1; }
+    static dim3 dim_blocks() { return dim3(1, 1, 1); }
+    static dim3 block_index() { return dim3(0, 0, 0); }
+    static dim3 dim_threads() { return blockDim; }
+    template <class T> static unsigned query_shared_rank(const T*) { return 0; }
+    template <class T> T* map_shared_rank(T* p, unsigned rank) const
+    {
+        if (rank != 0) ::gl_emu::unsupported("distributed shared memory of a block outside the cluster of one block "
+                                             "this launch has", "cooperative_groups::cluster_group::map_shared_rank");
+        return p;
+    }
+};
+inline cluster_group this_cluster() { return cluster_group(); }
 
 // A tile of N threads. For N <= 32 the tile lies in one warp and has the warp operations. thread_block_tile<N,
 // Parent> (what tiled_partition returns in CUDA) is the same tile, and converts to thread_block_tile<N>.

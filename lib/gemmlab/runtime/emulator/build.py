@@ -584,6 +584,8 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
     arch = (f"-D__CUDA_ARCH__={current().cuda_arch}",) if asks else ()
     if any("%%smid" in t or "%%nsmid" in t for t in texts):        # what those special registers give
         arch += (f"-DGL_EMU_SM_COUNT={current().sm_count}",)
+    if any(_clusters_of_more_than_one(strip_comments(t)) for t in texts):   # (cooperative_groups.h's this_cluster)
+        arch += ("-DGL_EMU_CLUSTERS=1",)
     loops = NO_FINITE_LOOPS if _takes_no_finite_loops(cxx) else ()
     command = [cxx, *flags, *loops, *memcheck, *link, *arch, *includes, *module.options]
     digest = hashlib.sha256()
@@ -615,6 +617,17 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
 
 LAUNCHER_LINE = 100000
 _MMA_INCLUDE = re.compile(r'#\s*include\s*[<"]mma\.h[>"]')
+_CLUSTER_DIMS = re.compile(r"\b__cluster_dims__\s*\(([^()]*)\)")
+
+
+def _clusters_of_more_than_one(text: str) -> bool:
+    """Whether a source declares a kernel's clusters of more than one block (__cluster_dims__(2, 1, 1); dimensions
+    that are not plain numbers count as more)."""
+    for m in _CLUSTER_DIMS.finditer(text):
+        dims = [d.strip() for d in m.group(1).split(",") if d.strip()]
+        if not all(d.isdigit() for d in dims) or any(int(d) > 1 for d in dims):
+            return True
+    return False
 
 
 def _sha256(path: Path) -> str:
