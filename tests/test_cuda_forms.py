@@ -771,6 +771,83 @@ def test_a_cluster_of_one_block_runs_and_larger_clusters_stop_by_name(dims):
     assert (gl.to_host(y) == want).all()
 
 
+def test_gccs_every_header_and_noinline_as_a_specifier_and_in_a_macro():
+    """<bits/stdc++.h> (nvcc takes it from g++) declares libstdc++'s own __attribute__((__noinline__)), which a
+    macro for CUDA's __noinline__ broke, so that no kernel of such a file compiled on the emulator."""
+    code = r"""
+#include <bits/stdc++.h>
+#define KEEP_APART __noinline__
+__device__ __noinline__ float twice(float v) { return 2.0f * v; }
+__device__ KEEP_APART float plus_one(float v) { return v + 1.0f; }
+struct Scale { float s; __device__ __noinline__ float operator()(float v) const { return s * v; } };
+__global__ void k(float* x) { x[threadIdx.x] = Scale{3.0f}(plus_one(twice(x[threadIdx.x]))); }
+"""
+    x = rng_forms.standard_normal(32).astype(numpy.float32)
+    y = xp.asarray(x.copy())
+    _run(code, "k", 1, 32, y)
+    assert numpy.allclose(gl.to_host(y), 3 * (2 * x + 1))
+
+
+def test_state_space_conversions_round_trip_and_keep_offsets():
+    """__cvta_generic_to_shared and the rest (the cp.async and ldmatrix code that uses them stops at its PTX, not
+    at an undeclared name): a shared address fits in 32 bits, keeps the distances between elements, puts the
+    dynamic shared memory after the static arrays, and converts back to the same pointer; so do the others."""
+    code = r"""
+__global__ void k(unsigned long long* out)
+{
+    __shared__ float s[32];
+    extern __shared__ double dyn[];
+    float local[4] = {1, 2, 3, (float)threadIdx.x};
+    const unsigned a = (unsigned)__cvta_generic_to_shared(&s[threadIdx.x]);       // truncated, as code does
+    const unsigned d = (unsigned)__cvta_generic_to_shared(&dyn[threadIdx.x]);
+    out[8 * threadIdx.x + 0] = a - (unsigned)__cvta_generic_to_shared(&s[0]);
+    out[8 * threadIdx.x + 1] = __cvta_shared_to_generic(a) == (void*)&s[threadIdx.x];
+    out[8 * threadIdx.x + 2] = __cvta_shared_to_generic(d) == (void*)&dyn[threadIdx.x];
+    out[8 * threadIdx.x + 3] = d >= (unsigned)__cvta_generic_to_shared(&s[32]);
+    out[8 * threadIdx.x + 4] = __cvta_global_to_generic(__cvta_generic_to_global(out)) == (void*)out;
+    out[8 * threadIdx.x + 5] = *(float*)__cvta_local_to_generic(__cvta_generic_to_local(&local[3]));
+    out[8 * threadIdx.x + 6] = __cvta_generic_to_shared(&s[0]) < (1ull << 32);
+    out[8 * threadIdx.x + 7] = d - (unsigned)__cvta_generic_to_shared(&dyn[0]);
+}
+"""
+    out = xp.zeros(8 * 32, dtype=numpy.uint64)
+    _run(code, "k", 1, 32, out, shared_mem=32 * 8)
+    got = gl.to_host(out).reshape(32, 8)
+    t = numpy.arange(32)
+    assert (got[:, 0] == 4 * t).all() and (got[:, 7] == 8 * t).all()
+    assert (got[:, [1, 2, 3, 4, 6]] == 1).all() and (got[:, 5] == t).all()
+
+
+def test_a_pointer_into_the_middle_of_an_array_reaches_the_whole_array():
+    """A view (d_in + RADIUS, as stencil codes pass their input) is a pointer into its array's allocation, as on a
+    GPU: the kernel reads and writes before and after the view's ends, inside the array, and the array sees the
+    writes; past the array's own ends the memory check names the argument and says the view's array ends there."""
+    code = r"""
+__global__ void stencil(const int* in, int* out, int radius)
+{
+    int sum = 0;
+    for (int o = -radius; o <= radius; ++o) sum += in[(int)threadIdx.x + o];
+    out[threadIdx.x] = sum;
+}
+__global__ void behind(int* out) { out[(int)threadIdx.x - 2] = threadIdx.x; }
+"""
+    m = gl.load(code=code)
+    base = numpy.random.default_rng(3).integers(-100, 100, 38).astype(numpy.int32)
+    x, out = xp.asarray(base), xp.zeros(32, dtype=numpy.int32)
+    m.get("stencil")(1, 32, (x[3:], out, numpy.int32(3)))
+    assert (gl.to_host(out) == numpy.convolve(base, numpy.ones(7, numpy.int64), "valid")[:32]).all()
+    y = xp.full(40, -1, dtype=numpy.int32)
+    m.get("behind")(1, 32, (y[5:],))
+    want = numpy.full(40, -1)
+    want[3:35] = numpy.arange(32)
+    assert (gl.to_host(y) == want).all()
+    if gl.backend == "emulator":
+        with pytest.raises(gl.EmulatorError, match=r"reads 4 bytes at element -4 of argument 0 \('in'\) \(int32, 35 "
+                                                   r"elements\): 16 bytes before its start, and outside the 152 "
+                                                   r"bytes of the array it is a view of"):
+            m.get("stencil")(1, 32, (x[3:], out, numpy.int32(4)))
+
+
 # ---------------------------------------------------------------------------------------------
 # __half and __nv_bfloat16, rounded as the GPU rounds
 # ---------------------------------------------------------------------------------------------
@@ -1314,8 +1391,9 @@ def test_the_c_and_cpp_library_headers_device_code_uses(ctype, dtype):
 def test_the_library_headers_stand_in_for_nvrtc_only_where_a_source_includes_one():
     from gemmlab.paths import NVRTC_STD
     from gemmlab.runtime.source import nvrtc_std_include
-    for header in ("stdio.h", "assert.h", "cmath", "cstdint", "limits", "type_traits", "float.h", "algorithm", "time.h"):
-        assert (NVRTC_STD / header).is_file()
+    for header in ("stdio.h", "assert.h", "cmath", "cstdint", "limits", "type_traits", "float.h", "algorithm", "time.h",
+                   "bits/stdc++.h", "cuda.h"):
+        assert (NVRTC_STD / header).is_file() or header == "cuda.h"    # (the toolkit's <cuda.h> includes <stdlib.h>)
         for form in (f"#include <{header}>", f'#include "{header}"', f"  #  include <{header}>"):
             options, key = nvrtc_std_include((f"{form}\n__global__ void k() {{}}\n",))
             assert options == (f"-I{NVRTC_STD}",) and len(key) == 16, form
@@ -2791,6 +2869,7 @@ CUB = r'''
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/warp/warp_reduce.cuh>
 #include <cub/warp/warp_scan.cuh>
+#include <cuda/functional>    // cuda::maximum (CUDA 13's CUB has no cub::Max)
 
 template <int BLOCK>
 __global__ void block_reduce(const float* x, float* out, int n)
@@ -2801,7 +2880,7 @@ __global__ void block_reduce(const float* x, float* out, int n)
     const float v = i < n ? x[i] : 0.0f;
     const float sum = Reduce(temp).Sum(v);
     __syncthreads();
-    const float most = Reduce(temp).Reduce(i < n ? v : -1e30f, cub::Max());
+    const float most = Reduce(temp).Reduce(i < n ? v : -1e30f, cuda::maximum<>());
     __syncthreads();
     const float partial = Reduce(temp).Sum(v, n - blockIdx.x * BLOCK);     // the threads that have an element
     if (threadIdx.x == 0) {
@@ -2831,7 +2910,7 @@ __global__ void scan_items(const int* x, int* excl, int* incl, int* total, int n
     cub::LoadDirectBlocked(threadIdx.x, x, items, n, 0);
     Scan(temp).ExclusiveSum(items, e, aggregate);
     __syncthreads();
-    Scan(temp).InclusiveScan(items, c, cub::Max());
+    Scan(temp).InclusiveScan(items, c, cuda::maximum<>());
     cub::StoreDirectBlocked(threadIdx.x, excl, e, n);
     cub::StoreDirectBlocked(threadIdx.x, incl, c, n);
     if (threadIdx.x == 0) total[0] = aggregate;
@@ -2861,7 +2940,7 @@ __global__ void scan_initial(const int* x, int* y)
     using Scan = cub::BlockScan<int, 64>;
     __shared__ typename Scan::TempStorage temp;
     int r;
-    Scan(temp).ExclusiveScan(x[threadIdx.x], r, 7, cub::Max());
+    Scan(temp).ExclusiveScan(x[threadIdx.x], r, 7, cuda::maximum<>());
     y[threadIdx.x] = r;
 }
 
@@ -2876,7 +2955,7 @@ __global__ void warps(const float* x, float* sums, int* scans, int* segments)
     const float some = Half(halves[t / 16]).Sum(x[t], 5);           // the first 5 lanes of each half
     int e, i, agg;
     Scan(scan[t / 32]).ExclusiveSum(t % 7, e, agg);
-    Scan(scan[t / 32]).InclusiveScan(t % 7, i, cub::Max());
+    Scan(scan[t / 32]).InclusiveScan(t % 7, i, cuda::maximum<>());
     const int from3 = Scan(scan[t / 32]).Broadcast(t, 3);
     using Whole = cub::WarpReduce<int>;
     __shared__ typename Whole::TempStorage whole[4];

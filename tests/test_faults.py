@@ -494,14 +494,23 @@ def test_every_out_of_bounds_read_is_an_error_naming_argument_and_element(mod, a
 
 
 @emulator_only
-@pytest.mark.parametrize("at", [7, 8, 9, 15, -1, -2])
+@pytest.mark.parametrize("at", [12, 13, 20, -5, -6])
 def test_every_out_of_bounds_write_is_an_error_and_nothing_is_written(mod, at):
     base = numpy.zeros(16, dtype=numpy.float32)
-    y = base[4:11]                                # a view: the memory around it is not the kernel's
+    y = base[4:11]                                # a view: a pointer into base, which ends 5 elements past it
     with pytest.raises(gl.EmulatorError, match=rf"writes 4 bytes at element {at} of argument 0 \('y'\) "
-                                               r"\(float32, 7 elements\)"):
+                                               r"\(float32, 7 elements\): .*, and outside the 64 bytes of the "
+                                               r"array it is a view of"):
         mod.get("write_at")(1, 1, (y, at))
     assert not base.any()
+
+
+@emulator_only
+@pytest.mark.parametrize("at", [7, 11, -1, -4])
+def test_a_write_past_a_views_ends_lands_in_its_array_as_on_a_gpu(mod, at):
+    base = numpy.zeros(16, dtype=numpy.float32)
+    mod.get("write_at")(1, 1, (base[4:11], at))
+    assert base[4 + at] != 0 and numpy.count_nonzero(base) == 1
 
 
 @emulator_only

@@ -67,7 +67,7 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline __attribute__((always_inline))
-#define __noinline__ __attribute__((noinline))
+// (__noinline__: the loader writes __attribute__((noinline)) for it, where it is a specifier: see translate)
 #define __shared__ static
 #define __constant__      // (a file-scope variable: it may be declared extern first and defined later)
 #define __managed__
@@ -2008,6 +2008,31 @@ inline float rcbrtf(float x) { return 1.0f / ::cbrtf(x); }
 inline unsigned int __isShared(const void* p) { return ::gl_emu::in_shared(reinterpret_cast<uintptr_t>(p)); }
 inline unsigned int __isLocal(const void* p) { return ::gl_emu::on_stack(reinterpret_cast<uintptr_t>(p)); }
 inline unsigned int __isGlobal(const void* p) { return !__isShared(p) && !__isLocal(p); }
+// Addresses in one state space (__cvta_generic_to_shared and the rest), as PTX's cvta gives them: a shared
+// address is an offset in the block's shared memory window that fits in 32 bits (the static __shared__ arrays at
+// 0, the dynamic shared memory after them; not the GPU's offsets), a local one an offset in the thread's stack,
+// global and constant ones the address itself. Each _to_generic undoes its conversion.
+namespace gl_emu {
+GL_NOSAN inline size_t to_shared_window(uintptr_t a)
+{
+    const uintptr_t arena = reinterpret_cast<uintptr_t>(shared_arena), dyn = reinterpret_cast<uintptr_t>(dynamic_shared);
+    return a - arena < SHARED_ARENA_BYTES ? a - arena : SHARED_ARENA_BYTES + (a - dyn);
+}
+GL_NOSAN inline void* from_shared_window(size_t w)
+{
+    return w < SHARED_ARENA_BYTES ? static_cast<void*>(shared_arena + w)
+                                  : static_cast<void*>(dynamic_shared + (w - SHARED_ARENA_BYTES));
+}
+GL_NOSAN inline uintptr_t stack_base() { return reinterpret_cast<uintptr_t>(g.fibers[g.cur].stack); }
+}  // namespace gl_emu
+inline size_t __cvta_generic_to_shared(const void* p) { return ::gl_emu::to_shared_window(reinterpret_cast<uintptr_t>(p)); }
+inline void* __cvta_shared_to_generic(size_t w) { return ::gl_emu::from_shared_window(w); }
+inline size_t __cvta_generic_to_global(const void* p) { return reinterpret_cast<size_t>(p); }
+inline void* __cvta_global_to_generic(size_t a) { return reinterpret_cast<void*>(a); }
+inline size_t __cvta_generic_to_constant(const void* p) { return reinterpret_cast<size_t>(p); }
+inline void* __cvta_constant_to_generic(size_t a) { return reinterpret_cast<void*>(a); }
+inline size_t __cvta_generic_to_local(const void* p) { return reinterpret_cast<uintptr_t>(p) - ::gl_emu::stack_base(); }
+inline void* __cvta_local_to_generic(size_t a) { return reinterpret_cast<void*>(::gl_emu::stack_base() + a); }
 
 // CUDA's math functions that C's library lacks, each computed in long double (a 64-bit mantissa on x86, 113 bits on
 // Linux AArch64; on macOS's ARM processors only a double, where the double functions come out a little less exact)

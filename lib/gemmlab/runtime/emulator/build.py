@@ -255,6 +255,9 @@ def _alignment(m, name):
 
 
 _STATIC_QUALIFIED = re.compile(r"\bstatic(\s+)(?=__shared__|__constant__)")
+# CUDA's __noinline__ as a declaration's specifier; not where it names the attribute itself, as libstdc++ writes it
+# (__attribute__((__noinline__)), [[__gnu__::__noinline__]]), which a macro for it would break (<bits/stdc++.h>)
+_NOINLINE = re.compile(r"\b__noinline__\b")
 # A __device__ or __constant__ variable (not a function, not const): kept in one section of the library, which
 # the launch copies in and back, so that its value lasts from one launch of the module to the next, as on a
 # GPU, and the host can read and write it between launches (Module.get_global).
@@ -350,10 +353,19 @@ def _asm_stops(source: str, blank: bool = False) -> str:
     return "".join(out)
 
 
+def _noinline(source: str) -> str:
+    """``__noinline__`` as a specifier becomes ``__attribute__((noinline))``; inside an attribute's list it is left."""
+    def one(m):
+        before = source[max(0, m.start() - 200):m.start()].rstrip()
+        return m.group(0) if before.endswith(("(", ",", "::")) else "__attribute__((noinline))"
+    return _NOINLINE.sub(one, source) if "__noinline__" in source else source
+
+
 def translate(source: str) -> str:
     """Rewrite what the compatibility header cannot express; every line keeps its number."""
     source = _asm_stops(_special_registers(source))
     source = _STATIC_QUALIFIED.sub(r"\1", source)        # __shared__ is static already; __constant__ is global
+    source = _noinline(source)
     source = _DEVICE_VARIABLE.sub("GL_DEVICE_VARIABLE", source)
     source = _EXTERN_SHARED.sub(_extern_shared, source)
 

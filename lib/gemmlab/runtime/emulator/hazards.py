@@ -9,6 +9,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+import numpy
+
 
 @functools.lru_cache(maxsize=None)
 def _emulator_header_names() -> tuple:
@@ -61,6 +63,21 @@ class _Hazard(ctypes.Structure):
 
 
 HAZARD_KINDS = {1: "read-after-write", 2: "write-after-read", 3: "write-after-write"}
+
+
+def allocation(a: numpy.ndarray) -> tuple:
+    """The bytes [low, high) of the memory an array lies in: for a view, the array it is a view of (the first in
+    its chain of bases that owns its memory, or lies over a buffer that is not an array), as a GPU pointer into
+    the middle of an allocation may reach the whole of it."""
+    root = a
+    while isinstance(root.base, numpy.ndarray):
+        root = root.base
+    low = high = root.__array_interface__["data"][0]
+    if root.size:
+        for n, stride in zip(root.shape, root.strides):
+            (low, high) = (low + stride * (n - 1), high) if stride < 0 else (low, high + stride * (n - 1))
+        high += root.itemsize
+    return low, high
 
 
 class Explains:
@@ -141,6 +158,9 @@ class Explains:
             side = f"{-offset} bytes before its start"
         else:
             side = f"{offset + n - a.nbytes} bytes past its end" if offset + n > a.nbytes else "inside it"
+        low, high = allocation(a)
+        if (low, high) != (a.__array_interface__["data"][0], a.__array_interface__["data"][0] + a.nbytes):
+            side += f", and outside the {high - low} bytes of the array it is a view of"
         return (f"{verb} {n} bytes at element {element} of {self._argument(i)} ({a.dtype.name}, {a.size} "
                 f"elements): {side}")
 

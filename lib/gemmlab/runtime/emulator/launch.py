@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy
 
-from .hazards import Explains, _Hazard
+from .hazards import Explains, _Hazard, allocation
 
 
 _LAUNCHES = threading.RLock()        # emulated launches run one after another, as on a GPU stream
@@ -132,13 +132,15 @@ class EmulatedFunction(Explains):
 
     # -- arguments in shared memory ------------------------------------------------------------
     def _regions(self, args):
-        """Array arguments grouped into non-overlapping byte ranges of host memory."""
+        """Array arguments grouped into non-overlapping byte ranges of host memory: each argument's whole
+        allocation (a view's, the array it is a view of), which a kernel may reach as it may on a GPU (a pointer
+        into the middle of an array, as stencils are passed, reading before it)."""
         spans = []
         by_value = self.param_by_value or ()
         for i, a in enumerate(args):
             if isinstance(a, numpy.ndarray) and not (i < len(by_value) and by_value[i]):
-                start = a.__array_interface__["data"][0]
-                spans.append([start, start + max(a.nbytes, 1), [i]])
+                start, end = allocation(a)
+                spans.append([start, max(end, start + 1), [i]])
         spans.sort()
         merged = []
         for s in spans:
@@ -216,8 +218,8 @@ class EmulatedFunction(Explains):
             argv = (ctypes.c_void_p * max(len(args), 1))(*[p.value for p in pointers])
             table = (_Region * max(len(regions), 1))()
             for r, (start, size, buf, members) in zip(table, regions):
-                # what may be touched: the arrays' bytes (an empty array: none)
-                touchable = max(args[i].__array_interface__["data"][0] - start + args[i].nbytes for i in members)
+                # what may be touched: the arrays' allocations (an empty array of its own: none)
+                touchable = max(allocation(args[i])[1] - start for i in members)
                 r.data, r.bytes, r.touchable = buf, size, touchable
                 # memory the kernel may write (an argument that is not a pointer to const): its warps' loads after
                 # their stores are made in lockstep (gemmlab_emu.h, global_access)
@@ -310,9 +312,9 @@ class EmulatedFunction(Explains):
                     f"kernel {self.name} wrote to {self._argument(i)}, a read-only array (its flags.writeable is "
                     f"False: a read-only memory map, a buffer over bytes, or setflags(write=False)); nothing was "
                     f"written back, to it or to any other argument. Pass a writable array for an output")
-        for i in writable:
-            a = args[i]
-            ctypes.memmove(a.__array_interface__["data"][0], located[i], a.nbytes)
+        for i in writable:                        # (the whole allocation: a kernel may write past a view's ends)
+            lo, hi = allocation(args[i])
+            ctypes.memmove(lo, located[i] - (args[i].__array_interface__["data"][0] - lo), hi - lo)
 
     def _wait(self, pids, codes, statuses, timeout):
         """Wait for the processes of a launch (their exit statuses land in codes). Returns None when every one
