@@ -2775,6 +2775,34 @@ __global__ void scale(float* out, const float* in, float s)
         assert (gl.to_host(out) == numpy.arange(32)).all()
 
 
+def test_inline_ptx_written_in_a_macro_stops_its_kernel_by_name_and_a_fence_macro_runs():
+    """cp.async and ldmatrix code keeps its asm in macros (#define LDMATRIX_X4(...) asm volatile(...), continued over
+    lines): such a kernel stops by name where it uses the macro (it was the host assembler's error, and the
+    file's other kernels did not build); a macro of PTX the emulator knows (a fence) runs."""
+    code = r"""
+#define LOAD_NC(v, p)                                                    \
+  asm volatile("ld.global.nc.f32 %0, [%1];\n"                            \
+               : "=f"(v)                                                 \
+               : "l"(p))
+#define FENCE() asm volatile("membar.gl;\n" ::)
+__global__ void via_macro(float* out, const float* in) { float v; LOAD_NC(v, in + threadIdx.x); out[threadIdx.x] = v; }
+__global__ void fenced(float* out, const float* in) { out[threadIdx.x] = 2.0f * in[threadIdx.x]; FENCE(); }
+"""
+    m = gl.load(code=code)
+    x = xp.asarray(numpy.arange(32, dtype=numpy.float32))
+    out = xp.zeros(32, dtype=numpy.float32)
+    m.get("fenced")(1, 32, (out, x))
+    assert (gl.to_host(out) == 2 * numpy.arange(32)).all()
+    if gl.backend == "emulator":
+        with pytest.raises(gl.EmulatorError, match=r"kernel via_macro stopped .* at <code>:7: the CPU emulator does "
+                                                   r"not support inline PTX assembly \(asm\): "
+                                                   r"asm\(\"ld.global.nc.f32 ...\"\)"):
+            m.get("via_macro")(1, 32, (out, x))
+    else:
+        m.get("via_macro")(1, 32, (out, x))
+        assert (gl.to_host(out) == numpy.arange(32)).all()
+
+
 # A file included from a folder beside the kernel's (#include "../common/scan.cu"), whose dynamic shared memory
 # the emulator rewrites as it rewrites the kernel's own file's (it was left as written: "conflicting specifiers")
 def test_a_file_included_from_a_folder_beside_the_kernels_is_compiled_as_the_kernels_own(tmp_path):

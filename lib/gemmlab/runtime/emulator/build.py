@@ -293,8 +293,10 @@ _ASM_SCAN = re.compile(r'"(?:\\.|[^"\\\n])*"|' + r"'(?:\\.|[^'\\\n])*'|" + _ASM 
 def _asm_statements(source: str) -> list:
     """[(start, end, its template: the PTX, or None)] of the asm statements inside a function body (brace depth
     > 0), each span from `asm` to its closing parenthesis; comments are not searched."""
-    found, depth, start, level, head, operands = [], 0, None, 0, None, False
-    for t in _ASM_SCAN.finditer(strip_comments(source)):
+    found, depth, start, level, head, operands, macro = [], 0, None, 0, None, False, False
+    text = strip_comments(source)
+    defines = [(m.start(), m.end()) for m in _DEFINE.finditer(text)]
+    for t in _ASM_SCAN.finditer(text):
         tok = t.group(0)
         if start is None:                             # outside an asm statement: count the braces
             if tok == "{":
@@ -303,6 +305,7 @@ def _asm_statements(source: str) -> list:
                 depth = max(depth - 1, 0)
             elif tok[0] not in "\"'():":                  # asm ... (
                 start, level, head, operands = t.start(), 1, None, False
+                macro = any(lo <= start < hi for lo, hi in defines)
             continue
         if tok[0] == '"' and not operands:            # (adjacent literals before the first `:` make the template)
             head = (head or "") + tok[1:-1]
@@ -313,10 +316,14 @@ def _asm_statements(source: str) -> list:
         elif tok in (")", "}"):
             level -= 1
             if level == 0:
-                if depth > 0:
+                if depth > 0 or macro:                # (a macro's asm is a statement where the macro is used)
                     found.append((start, t.end(), head))
                 start = None
     return found
+
+
+# a #define directive, its continued lines included
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define\b(?:\\\n|[^\n])*", re.M)
 
 
 # the asm statements whose meaning the emulator has (by their PTX, spaces and a final `;` aside): a compiler barrier,
@@ -337,7 +344,8 @@ def _asm_stops(source: str, blank: bool = False) -> str:
     newline kept."""
     out, last = [], 0
     for start, end, ptx in _asm_statements(source):
-        lines = "\n" * source.count("\n", start, end)
+        # (each newline it spans, continued as it was: inside a macro's definition a newline has its backslash)
+        lines = "".join(" \\\n" if source[k - 1] == "\\" else "\n" for k in range(start, end) if source[k] == "\n")
         out.append(source[last:start])
         known = None if ptx is None else _ASM_KNOWN.get(re.sub(r"\\n|\\t|;", " ", ptx).strip())
         if blank:
