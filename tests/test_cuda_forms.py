@@ -1566,6 +1566,31 @@ __global__ void neighbours(float* buf, float* out)
     assert (gl.to_host(out) == 2 * ((i + 1) % 32 + (i & ~31))).all()
 
 
+def test_lanes_that_read_their_warp_mates_shared_stores_are_reported_and_interleaved_get_the_gpus_answer():
+    """The same through a __shared__ array: a converged warp reads its lanes' new values (the GPU's answer); the usual
+    schedule does not make shared-memory loads in lockstep (what the README says), so here racecheck reports the
+    read-after-write within the warp, and GEMMLAB_EMULATOR_INTERLEAVE=1 gives the GPU's answer."""
+    code = r"""
+__global__ void mirror(const float* x, float* y)
+{
+    __shared__ float s[64];
+    const int i = threadIdx.x;
+    s[i] = x[i];
+    y[i] = s[(i ^ 31)];
+}
+"""
+    k = gl.load(code=code).get("mirror")
+    x = xp.asarray(numpy.arange(1, 65, dtype=numpy.float32))
+    y = xp.zeros(64, dtype=numpy.float32)
+    k(1, 64, (x, y))
+    want = numpy.arange(1, 65)[numpy.arange(64) ^ 31]
+    if gl.backend != "emulator" or interleaved:
+        assert (gl.to_host(y) == want).all()
+    if gl.backend == "emulator":
+        report = str(gl.racecheck(k, 1, 64, (x, y)))
+        assert "read-after-write hazard on s" in report and "<code>:6" in report and "<code>:7" in report
+
+
 def test_every_lanes_atomic_counts_after_its_warp_has_stored():
     """Once a warp has stored to an argument its loads are made in lockstep (above), but an atomic's read and
     write are one access: every lane of every warp adds to the same words, after a store, and no addition is
