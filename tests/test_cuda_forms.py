@@ -1392,7 +1392,7 @@ def test_the_library_headers_stand_in_for_nvrtc_only_where_a_source_includes_one
     from gemmlab.paths import NVRTC_STD
     from gemmlab.runtime.source import nvrtc_std_include
     for header in ("stdio.h", "assert.h", "cmath", "cstdint", "limits", "type_traits", "float.h", "algorithm", "time.h",
-                   "bits/stdc++.h", "cuda.h"):
+                   "bits/stdc++.h", "cuda.h", "vector", "iostream", "tuple", "string"):
         assert (NVRTC_STD / header).is_file() or header == "cuda.h"    # (the toolkit's <cuda.h> includes <stdlib.h>)
         for form in (f"#include <{header}>", f'#include "{header}"', f"  #  include <{header}>"):
             options, key = nvrtc_std_include((f"{form}\n__global__ void k() {{}}\n",))
@@ -3143,8 +3143,9 @@ def test_cub_radix_sort_is_stable_in_cubs_key_order(cub_module, descending):
     keys[[20, 21, 100, 101]] = numpy.float32(1.5)
     k, v = xp.array(keys), xp.zeros(192, dtype=numpy.int32)        # (a copy: sorted in place)
     cub_module.get(f"radix_sort<{'true' if descending else 'false'}>")(1, 64, (k, v))
-    # CUB's order is the order of the bits: -0.0 before +0.0; equal keys keep their order
-    u = keys.view(numpy.uint32).astype(numpy.int64)
+    # CUB's order is the order of the bits, -0.0 taken as +0.0 (CUDA 13's CUB, as the H200 sorts them); equal keys
+    # keep their order
+    u = numpy.where(keys == 0, numpy.float32(0.0), keys).view(numpy.uint32).astype(numpy.int64)
     order = numpy.where(u & 0x80000000, 0xFFFFFFFF - u, u | 0x80000000)      # the bits' order, as CUB ranks them
     want = sorted(range(192), key=lambda i: (-order[i] if descending else order[i], i))
     assert list(gl.to_host(v)) == want and (gl.to_host(k) == keys[want]).all()

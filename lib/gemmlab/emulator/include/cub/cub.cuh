@@ -11,7 +11,7 @@
 //                               items blocked (striped for the STRIPED ones), guarded by valid_items, oob default
 //   BlockExchange               striped/warp-striped <-> blocked, scatter by rank
 //   BlockRadixSort              Sort / SortDescending (keys, or keys and values; a bit range), stable, blocked
-//                               or blocked-to-striped, in CUB's key order (-0.0 before +0.0, NaNs by their bits)
+//                               or blocked-to-striped, in CUB's key order (-0.0 and +0.0 one key, NaNs by their bits)
 //   LoadDirect*/StoreDirect*, ThreadLoad/ThreadStore, ThreadReduce, the operators (Sum, Max, Min, ArgMax, ArgMin,
 //   Equality, Inequality), KeyValuePair, NullType, Traits, Uninitialized, LaneId, WarpId, CTA_SYNC, WARP_SYNC,
 //   ShuffleUp/Down/Index, DivideAndRoundUp and CUB's macros.
@@ -624,7 +624,8 @@ public:
 // ---------------------------------------------------------------------------------------------- block radix sort
 namespace gl_detail {
 // a key's bits in CUB's radix order: unsigned as they are, signed with the sign bit flipped, floating point with
-// the sign bit flipped (positive) or every bit (negative); so -0.0 sorts before +0.0
+// the sign bit flipped (positive) or every bit (negative), -0.0 first made +0.0: the two are one key, as in
+// CUDA 13's CUB (BaseDigitExtractor::ProcessFloatMinusZero), so a stable sort keeps them in their order
 template <class K> inline auto radix_bits(K k)
 {
     if constexpr (std::is_same<K, bool>::value) {
@@ -637,7 +638,7 @@ template <class K> inline auto radix_bits(K k)
         constexpr U high = U(U(1) << (sizeof(U) * 8 - 1));
         if constexpr (std::is_floating_point<K>::value || std::is_same<K, __half>::value
                       || std::is_same<K, __nv_bfloat16>::value)
-            return U((u & high) ? U(~u) : U(u | high));
+            return U(u == high ? high : (u & high) ? U(~u) : U(u | high));
         else if constexpr (std::is_signed<K>::value)
             return U(u ^ high);
         else
