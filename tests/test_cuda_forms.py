@@ -771,6 +771,42 @@ def test_a_cluster_of_one_block_runs_and_larger_clusters_stop_by_name(dims):
     assert (gl.to_host(y) == want).all()
 
 
+def test_an_extern_shared_array_of_pointers_reinterpreted():
+    """`extern __shared__ char* params[];`, cast to the type the kernel works in (llm.c's layernorm kernel 6)."""
+    code = r"""
+__global__ void k(float* out)
+{
+    extern __shared__ char* params[];
+    float* s = reinterpret_cast<float*>(params);
+    s[threadIdx.x] = (float)threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = s[31 - threadIdx.x];
+}
+"""
+    out = xp.zeros(32, dtype=numpy.float32)
+    _run(code, "k", 1, 32, out, shared_mem=32 * 8)
+    assert (gl.to_host(out) == numpy.arange(32)[::-1]).all()
+
+
+def test_the_runtimes_host_types_and_ptrdiff_t_as_cuda_runtime_h_brings_them():
+    """A kernel's file names the runtime's host types in declarations and host code (llm.c's `extern cudaDeviceProp
+    deviceProp;`, a launcher's cudaStream_t, NVTX's CUDA-runtime header) and ::ptrdiff_t with no <stddef.h>, as
+    nvcc's cuda_runtime.h declares them."""
+    if gl.backend != "emulator":
+        pytest.skip("nvcc's host compilation declares these; gemmlab compiles a GPU kernel's file with NVRTC")
+    code = r"""
+#include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtCudaRt.h>
+extern cudaDeviceProp deviceProp;
+inline int threads_per_sm(const cudaDeviceProp& p) { return p.maxThreadsPerMultiProcessor; }
+inline cudaError_t nothing(cudaStream_t, cudaEvent_t, cudaMemcpyKind) { return cudaSuccess; }
+__global__ void k(int* out, ptrdiff_t stride) { out[threadIdx.x * stride] = threadIdx.x; }
+"""
+    out = numpy.zeros(64, dtype=numpy.int32)
+    _run(code, "k", 1, 32, out, numpy.int64(2))
+    assert (out[::2] == numpy.arange(32)).all() and not out[1::2].any()
+
+
 def test_gccs_every_header_and_noinline_as_a_specifier_and_in_a_macro():
     """<bits/stdc++.h> (nvcc takes it from g++) declares libstdc++'s own __attribute__((__noinline__)), which a
     macro for CUDA's __noinline__ broke, so that no kernel of such a file compiled on the emulator."""

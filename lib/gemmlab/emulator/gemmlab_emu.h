@@ -37,6 +37,7 @@
 #include <unistd.h>
 #include <utility>
 #include <new>                  // placement new, which nvcc and NVRTC declare for device code themselves
+#include <stddef.h>             // ::ptrdiff_t and ::size_t, which nvcc's cuda_runtime.h brings
 
 #define GL_EXPORT extern "C" __attribute__((visibility("default")))
 // The emulator's own bookkeeping is never instrumented by the memory check (see memcheck below).
@@ -132,6 +133,27 @@ inline uint3 make_uint3(unsigned int x, unsigned int y, unsigned int z) { return
 // (the handle types, so that a signature naming one compiles; a fetch through one stops the launch, by name)
 typedef unsigned long long cudaTextureObject_t;
 typedef unsigned long long cudaSurfaceObject_t;
+// The runtime's host types, which a kernel's file names in its host code and declarations (llm.c's
+// `extern cudaDeviceProp deviceProp;`, a launcher's cudaStream_t): the types only, for the signatures to compile.
+// The host API itself is not here: gemmlab launches the kernels from Python.
+enum cudaError { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2,
+                 cudaErrorInitializationError = 3, cudaErrorLaunchFailure = 719, cudaErrorUnknown = 999 };
+typedef enum cudaError cudaError_t;
+enum cudaMemcpyKind { cudaMemcpyHostToHost = 0, cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2,
+                      cudaMemcpyDeviceToDevice = 3, cudaMemcpyDefault = 4 };
+typedef struct CUstream_st* cudaStream_t;
+typedef struct CUevent_st* cudaEvent_t;
+struct cudaDeviceProp {
+    char name[256];
+    size_t totalGlobalMem, sharedMemPerBlock;
+    int regsPerBlock, warpSize;
+    size_t memPitch;
+    int maxThreadsPerBlock, maxThreadsDim[3], maxGridSize[3], clockRate;
+    size_t totalConstMem;
+    int major, minor, multiProcessorCount, l2CacheSize, maxThreadsPerMultiProcessor, memoryClockRate, memoryBusWidth;
+    size_t sharedMemPerMultiprocessor, sharedMemPerBlockOptin;
+    int regsPerMultiprocessor, maxBlocksPerMultiProcessor, cooperativeLaunch, concurrentKernels, unifiedAddressing;
+};
 // A texture or surface fetch stops the launch when a thread reaches it, naming the function and the user's line
 // (gl_emu::unsupported, below): the file still builds, so its kernels that fetch nothing run.
 // (declared here, defined with the runtime below)
@@ -495,6 +517,27 @@ GL_NOSAN inline void resolve_warp(unsigned base)
     resolve_step(base);
 }
 
+// With a predicate (0 or 1: __syncthreads_count/_and/_or), a barrier gives the number of threads whose predicate
+// was 1 (low 32 bits) and how many arrived (high 32 bits); a plain __syncthreads() passes -1 and counts nothing.
+inline bool barrier_counts = false;
+// Every thread that waits at the barrier goes on (the last to arrive, or the exit that held it up, opens it).
+GL_NOSAN inline void open_barrier()
+{
+    unsigned long long result = 0;
+    if (barrier_counts) {                        // (only then: the plain barrier's release is the hot path)
+        unsigned long long count = 0;
+        for (unsigned i = 0; i < g.n; ++i) count += g.fibers[i].state == AT_BARRIER && g.fibers[i].value;
+        result = count | (unsigned long long)g.at_barrier << 32;
+        barrier_counts = false;
+    }
+    for (unsigned i = 0; i < g.n; ++i) {
+        Fiber& f = g.fibers[i];
+        if (f.state == AT_BARRIER) { f.result = result; f.state = RUNNABLE; }
+    }
+    g.at_barrier = 0;
+    ++g.epoch;
+}
+
 [[noreturn]] GL_NOSAN inline void fiber_main()
 {
     g.body(g.args);
@@ -506,15 +549,13 @@ GL_NOSAN inline void resolve_warp(unsigned base)
         const Fiber& f = g.fibers[base + l];
         if (f.state == AT_WARP_OP && f.op != OP_COALESCE && ((f.mask >> lane) & 1u)) exited_lane(f, lane);
     }
-    if (g.at_barrier > 0) divergence("barrier divergence: a thread exited while others wait at a barrier");
+    // PTX's exit: a barrier that only exited threads hold up is released (the others go on, as on a GPU)
+    if (g.at_barrier > 0 && g.at_barrier == g.live) open_barrier();
     resolve_warp(base);
     run_next();
     __builtin_unreachable();
 }
 
-// With a predicate (0 or 1: __syncthreads_count/_and/_or), returns the number of threads whose predicate was
-// 1 (low 32 bits) and how many arrived (high 32 bits); a plain __syncthreads() passes -1 and counts nothing.
-inline bool barrier_counts = false;
 GL_NOSAN __attribute__((noinline)) inline unsigned long long syncthreads(const char* file, int line, int predicate = -1)
 {
     Fiber& me = g.fibers[g.cur];
@@ -527,23 +568,13 @@ GL_NOSAN __attribute__((noinline)) inline unsigned long long syncthreads(const c
     } else {
         me.value = 0;
     }
-    if (g.live < g.n) divergence("barrier divergence: a thread reached a barrier after others exited");
     // The barrier counts arrivals, as bar.sync does: threads may arrive from different __syncthreads()
-    // calls (one in each branch of an if, say); the barrier opens when every thread of the block is there.
+    // calls (one in each branch of an if, say); the barrier opens when every thread of the block that has not
+    // exited is there (bar.sync waits for the non-exited threads; an exit releases a barrier: fiber_main).
     if (++g.at_barrier == g.live) {
-        unsigned long long result = 0;
-        if (barrier_counts) {                    // (only then: the plain barrier's release is the hot path)
-            unsigned long long count = 0;
-            for (unsigned i = 0; i < g.n; ++i) count += g.fibers[i].state == AT_BARRIER && g.fibers[i].value;
-            result = count | (unsigned long long)g.live << 32;
-            for (unsigned i = 0; i < g.n; ++i) g.fibers[i].result = result;
-            barrier_counts = false;
-        }
-        for (unsigned i = 0; i < g.n; ++i) g.fibers[i].state = RUNNABLE;
-        g.at_barrier = 0;
-        ++g.epoch;
+        open_barrier();
         __asm__ volatile("" ::: "memory");
-        return result;                           // the last to arrive goes on; the others follow in order
+        return g.fibers[g.cur].result;           // the last to arrive goes on; the others follow in order
     }
     resolve_warp(me.linear & ~31u);
     run_next();

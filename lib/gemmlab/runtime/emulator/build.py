@@ -19,7 +19,7 @@ How it works (the book's chapter 00 tells the reader the short version):
   of the kernel is checked against the bounds of its arguments and of its shared memory (the memory
   check, see gemmlab_emu.h), so an access one element past an array, or before it, is an error naming
   the argument and the element. A crash becomes a Python exception that names the kernel, block and
-  thread; barrier divergence is an error, never a hang; a kernel that runs too long
+  thread; a deadlock at a barrier is an error, never a hang; a kernel that runs too long
   (``GEMMLAB_EMULATOR_TIMEOUT`` seconds, default 600; 0 for no limit) is stopped, and the child dies
   with its parent. The Python process and its arrays are untouched by a failed launch, and an array
   that is read-only is never written.
@@ -78,7 +78,6 @@ _VOLATILE = re.compile(r"\bvolatile\b")
 # Features the emulator does not model, found before the compiler sees them: (pattern, name).
 UNSUPPORTED = [
     (r"\basm\s*(?:volatile\s*)?\(", "inline PTX assembly (asm)"),
-    (r"<<<", "launching kernels from a kernel (dynamic parallelism)"),
     (r"\b(?:texture|surface)\s*<", "texture and surface references (texture<...>, removed in CUDA 12)"),
     (r"\bcudaMemcpyToSymbol\b|\b__cudaMemcpy\w*\b", "host-side CUDA API calls"),
 ] + [(rf"#\s*include\s*[<\"]{name}[>\"]", what) for name, what in LIBRARY_HEADERS]
@@ -193,7 +192,8 @@ _ALIGN = r"(?:__align__|alignas)\s*\((?:[^()]|\([^()]*\))*\)\s*"
 # s[][K + SKEW]`, as CUDA's tensor-core samples write it): a pointer to the launch's dynamic shared memory
 _EXTERN_SHARED = re.compile(
     r"(?<![\w.])(?P<words>(?:(?:extern|__shared__|volatile|const)\b\s*|" + _ALIGN + r")*"
-    r"(?P<type>(?:(?:const|volatile|unsigned|signed|short|long)\s+)*[A-Za-z_][\w:]*(?:\s*<[^<>;{}]*>)?)\s+"
+    r"(?P<type>(?:(?:const|volatile|unsigned|signed|short|long)\s+)*[A-Za-z_][\w:]*(?:\s*<[^<>;{}]*>)?)"
+    r"(?P<stars>(?:\s*\*)+\s*|\s+)"                   # (an array of pointers: `extern __shared__ char* p[]`)
     r"(?:(?:extern|__shared__|volatile|const)\b\s*|" + _ALIGN + r")*)"
     r"(?P<name>[A-Za-z_]\w*)\s*\[\s*\](?P<dims>(?:\s*\[[^\[\];{}]+\])*)\s*;")
 
@@ -204,7 +204,7 @@ def _extern_shared(m):
         return m.group(0)
     t = m.group("type")
     others = words[:m.start("type") - m.start("words")] + words[m.end("type") - m.start("words"):]
-    t = " ".join([q for q in ("const", "volatile") if re.search(rf"\b{q}\b", others)] + [t])
+    t = " ".join([q for q in ("const", "volatile") if re.search(rf"\b{q}\b", others)] + [t]) + "*" * m.group("stars").count("*")
     dims = re.sub(r"\s+", " ", m.group("dims")).strip()
     name = m.group("name")
     pointer = f"{t} (* const {name}){dims}" if dims else f"{t}* const {name}"
@@ -361,6 +361,47 @@ def _asm_stops(source: str, blank: bool = False) -> str:
     return "".join(out)
 
 
+def _launch_stops(source: str) -> str:
+    """Each kernel launch written in the source (``name<T><<<grid, block, shared, stream>>>(args)``) replaced by a
+    call of gl_emu::unsupported: one in a kernel or device function (dynamic parallelism) stops the thread that
+    reaches it, by name; one in host code left in a kernel's file (a launcher in a header) builds and never runs,
+    as gemmlab launches the kernels from Python. Every newline is kept."""
+    if "<<<" not in source:
+        return source
+    text = strip_comments(source)
+    out, last, at = [], 0, 0
+    while (start := text.find("<<<", at)) >= 0:
+        close = text.find(">>>", start + 3)
+        paren = close + 3 + (len(text[close + 3:]) - len(text[close + 3:].lstrip())) if close >= 0 else -1
+        if close < 0 or paren >= len(text) or text[paren] != "(":
+            at = start + 3
+            continue
+        depth, end = 0, paren
+        for end in range(paren, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+        begin = start                            # back over the kernel's name: `ns::k<T, 4>`
+        while begin > 0 and text[begin - 1].isspace():
+            begin -= 1
+        if begin > 0 and text[begin - 1] == ">":
+            level = 0
+            while begin > 0:
+                begin -= 1
+                level += {">": 1, "<": -1}.get(text[begin], 0)
+                if level == 0:
+                    break
+        while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] in "_:"):
+            begin -= 1
+        lines = "\n" * source.count("\n", begin, end + 1)
+        out.append(source[last:begin])
+        out.append(f'::gl_emu::unsupported("launching kernels from a kernel (dynamic parallelism)", "<<<...>>>")'
+                   f'{lines}')
+        last = at = end + 1
+    out.append(source[last:])
+    return "".join(out)
+
+
 def _noinline(source: str) -> str:
     """``__noinline__`` as a specifier becomes ``__attribute__((noinline))``; inside an attribute's list it is left."""
     def one(m):
@@ -371,7 +412,7 @@ def _noinline(source: str) -> str:
 
 def translate(source: str) -> str:
     """Rewrite what the compatibility header cannot express; every line keeps its number."""
-    source = _asm_stops(_special_registers(source))
+    source = _launch_stops(_asm_stops(_special_registers(source)))
     source = _STATIC_QUALIFIED.sub(r"\1", source)        # __shared__ is static already; __constant__ is global
     source = _noinline(source)
     source = _DEVICE_VARIABLE.sub("GL_DEVICE_VARIABLE", source)

@@ -29,7 +29,7 @@ if hasattr(os, "register_at_fork"):
 
 
 class EmulatorError(RuntimeError):
-    """A kernel failed on the emulator: barrier divergence, a crash, an out-of-bounds access, a time-out."""
+    """A kernel failed on the emulator: a deadlock at a barrier, a crash, an out-of-bounds access, a time-out."""
 
 
 class EmulatorTimeout(EmulatorError):
