@@ -395,7 +395,9 @@ def test_a_launch_in_device_code_stops_by_name_and_one_in_host_code_builds():
     file's kernels run."""
     code = ('template <class T> __global__ void c(T* x) { x[0] = 2; }\n'
             'template <class T> void host_launcher(T* x, cudaStream_t s) { c<T> <<<dim3(1, 1), 32, 0, s>>> (x); }\n'
-            '__global__ void k(int* x) { if (x[0]) ::c<int><<<1, 1>>>(x); else x[1] = 1; }\n')
+            '__global__ void k(int* x) { if (x[0]) ::c<int><<<1, 1>>>(x); else x[1] = 1; }\n'
+            '#define LAUNCH(x) \\\n    c<int><<<1, 1>>>( \\\n        x)\n'          # (over continued lines)
+            'void host_macro(int* x) { LAUNCH(x); }\n')
     m = gl.load(code=code)
     x = numpy.zeros(2, dtype=numpy.int32)
     m.get("k")(1, 32, (x,))

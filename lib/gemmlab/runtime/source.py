@@ -428,15 +428,15 @@ _TOOLKIT_HEADERS_WITH_STD = frozenset({"cuda.h", "cudaTypedefs.h"})
 def nvrtc_std_include(texts) -> tuple:
     """``(options, key)`` for NVRTC, which has no C or C++ library headers: for a source that includes one
     (<stdio.h>, "assert.h", <cmath>, <cstdint>, <limits>, ...), the folder of gemmlab's stand-ins as an -I
-    option to put last (a header of that name beside the source or in kernels/ still comes first); the same for
-    the toolkit's headers that include them (<cuda.h>); the same for
-    a host library's header (<cublas_v2.h>, <cufft.h>, <nvtx3/nvToolsExt.h>, ...: paths.HOST_LIBRARIES, which
-    declare nothing); and a hash of the stand-ins for the compile cache's key. ``((), "")`` for any other source."""
+    option to put last (a header of that name beside the source or in kernels/ still comes first), also for a
+    toolkit header that includes them (<cuda.h>); the same for a host library's header (<cublas_v2.h>, <cufft.h>,
+    <nvtx3/nvToolsExt.h>, ...: paths.HOST_LIBRARIES, which declare nothing); and a hash of the stand-ins for the
+    compile cache's key. ``((), "")`` for any other source."""
     included = {(m["quoted"] or m["angled"]).strip() for text in texts for m in _INCLUDE.finditer(strip_comments(text))}
     options, key = (), ""
-    for folder in (NVRTC_STD, HOST_LIBRARIES):
+    for folder, needing in ((NVRTC_STD, _TOOLKIT_HEADERS_WITH_STD), (HOST_LIBRARIES, frozenset())):
         names, digest = _stand_in_headers(folder)
-        if included & names or (folder == NVRTC_STD and included & _TOOLKIT_HEADERS_WITH_STD):
+        if included & (names | needing):
             options, key = options + (f"-I{folder}",), key + digest
     return options, key
 

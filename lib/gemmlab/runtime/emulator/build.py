@@ -338,14 +338,19 @@ _ASM_KNOWN = {"": '__asm__("" ::: "memory")', "trap": "__trap()",
 _PTX_FIRST = re.compile(r"(?:^|[;{}])\s*(?:@!?\w+\s+)?([A-Za-z_][\w.]*)")
 
 
+def _newlines(source: str, start: int, end: int) -> str:
+    """The newlines of source[start:end], for what replaces it to keep every line's number: each continued as it
+    was (inside a macro's definition a newline has its backslash)."""
+    return "".join(" \\\n" if source[k - 1] == "\\" else "\n" for k in range(start, end) if source[k] == "\n")
+
+
 def _asm_stops(source: str, blank: bool = False) -> str:
     """The source with each asm statement in a function replaced by what it does (_ASM_KNOWN) or a call of
     gl_emu::unsupported naming its first instruction (with blank=True, by spaces: the feature scan's view), every
     newline kept."""
     out, last = [], 0
     for start, end, ptx in _asm_statements(source):
-        # (each newline it spans, continued as it was: inside a macro's definition a newline has its backslash)
-        lines = "".join(" \\\n" if source[k - 1] == "\\" else "\n" for k in range(start, end) if source[k] == "\n")
+        lines = _newlines(source, start, end)
         out.append(source[last:start])
         known = None if ptx is None else _ASM_KNOWN.get(re.sub(r"\\n|\\t|;", " ", ptx).strip())
         if blank:
@@ -361,6 +366,9 @@ def _asm_stops(source: str, blank: bool = False) -> str:
     return "".join(out)
 
 
+_SPACES = re.compile(r"\s*")
+
+
 def _launch_stops(source: str) -> str:
     """Each kernel launch written in the source (``name<T><<<grid, block, shared, stream>>>(args)``) replaced by a
     call of gl_emu::unsupported: one in a kernel or device function (dynamic parallelism) stops the thread that
@@ -372,7 +380,7 @@ def _launch_stops(source: str) -> str:
     out, last, at = [], 0, 0
     while (start := text.find("<<<", at)) >= 0:
         close = text.find(">>>", start + 3)
-        paren = close + 3 + (len(text[close + 3:]) - len(text[close + 3:].lstrip())) if close >= 0 else -1
+        paren = _SPACES.match(text, close + 3).end() if close >= 0 else -1
         if close < 0 or paren >= len(text) or text[paren] != "(":
             at = start + 3
             continue
@@ -393,7 +401,7 @@ def _launch_stops(source: str) -> str:
                     break
         while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] in "_:"):
             begin -= 1
-        lines = "\n" * source.count("\n", begin, end + 1)
+        lines = _newlines(source, begin, end + 1)
         out.append(source[last:begin])
         out.append(f'::gl_emu::unsupported("launching kernels from a kernel (dynamic parallelism)", "<<<...>>>")'
                    f'{lines}')

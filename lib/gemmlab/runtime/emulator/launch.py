@@ -312,9 +312,9 @@ class EmulatedFunction(Explains):
                     f"kernel {self.name} wrote to {self._argument(i)}, a read-only array (its flags.writeable is "
                     f"False: a read-only memory map, a buffer over bytes, or setflags(write=False)); nothing was "
                     f"written back, to it or to any other argument. Pass a writable array for an output")
-        for i in writable:                        # (the whole allocation: a kernel may write past a view's ends)
-            lo, hi = allocation(args[i])
-            ctypes.memmove(lo, located[i] - (args[i].__array_interface__["data"][0] - lo), hi - lo)
+        for start, _, buf, members in regions:   # each writable array's whole allocation (a kernel may write past
+            for lo, hi in {allocation(args[i]) for i in members if args[i].flags.writeable}:   # a view's ends), once
+                ctypes.memmove(lo, buf + lo - start, hi - lo)
 
     def _wait(self, pids, codes, statuses, timeout):
         """Wait for the processes of a launch (their exit statuses land in codes). Returns None when every one
