@@ -179,33 +179,33 @@ def test_shfl_xor_with_a_width_reaches_earlier_segments_not_later_ones():
 
 
 WARP_SYNCHRONOUS = r"""
-// Pre-Volta warp-synchronous code: volatile shared memory, no __syncwarp (the SDK's reduction #6 and the
-// warp scan of GPU Gems 3, ch. 39, as they were written). A GPU's warp runs them in lockstep.
-template <unsigned int blockSize>
-__device__ void warpReduce(volatile float* sdata, unsigned int tid)
+// Pre-Volta warp-synchronous code, written as it was before __syncwarp existed: volatile shared memory and no
+// barrier inside the warp, which a GPU's warp runs in lockstep.
+// the first warp folds a block's last 64 partial sums, unrolled for the block size W
+template <unsigned int W>
+__device__ void lockstep_fold(volatile float* acc, unsigned int lane)
 {
-    if (blockSize >= 64) sdata[tid] += sdata[tid + 32];
-    if (blockSize >= 32) sdata[tid] += sdata[tid + 16];
-    if (blockSize >= 16) sdata[tid] += sdata[tid + 8];
-    if (blockSize >= 8) sdata[tid] += sdata[tid + 4];
-    if (blockSize >= 4) sdata[tid] += sdata[tid + 2];
-    if (blockSize >= 2) sdata[tid] += sdata[tid + 1];
+    if (W >= 64) acc[lane] += acc[lane + 32];
+    if (W >= 32) acc[lane] += acc[lane + 16];
+    if (W >= 16) acc[lane] += acc[lane + 8];
+    if (W >= 8) acc[lane] += acc[lane + 4];
+    if (W >= 4) acc[lane] += acc[lane + 2];
+    if (W >= 2) acc[lane] += acc[lane + 1];
 }
-template <unsigned int blockSize>
-__global__ void reduce6(const float* g_idata, float* g_odata, unsigned int n)
+// one partial sum per block of W threads; each thread first adds two elements W apart per pass of the grid
+template <unsigned int W>
+__global__ void block_sums_lockstep(const float* x, float* sums, unsigned int n)
 {
-    extern __shared__ float sdata[];
-    unsigned int tid = threadIdx.x;
-    unsigned int i = blockIdx.x * (blockSize * 2) + tid;
-    unsigned int gridSize = blockSize * 2 * gridDim.x;
+    extern __shared__ float acc[];
+    const unsigned int t = threadIdx.x, step = 2 * W * gridDim.x;
     float s = 0;
-    while (i < n) { s += g_idata[i]; if (i + blockSize < n) s += g_idata[i + blockSize]; i += gridSize; }
-    sdata[tid] = s;
+    for (unsigned int i = 2 * W * blockIdx.x + t; i < n; i += step) s += x[i] + (i + W < n ? x[i + W] : 0.0f);
+    acc[t] = s;
     __syncthreads();
-    if (blockSize >= 256) { if (tid < 128) sdata[tid] += sdata[tid + 128]; __syncthreads(); }
-    if (blockSize >= 128) { if (tid < 64) sdata[tid] += sdata[tid + 64]; __syncthreads(); }
-    if (tid < 32) warpReduce<blockSize>(sdata, tid);
-    if (tid == 0) g_odata[blockIdx.x] = sdata[0];
+    if (W >= 256) { if (t < 128) acc[t] += acc[t + 128]; __syncthreads(); }
+    if (W >= 128) { if (t < 64) acc[t] += acc[t + 64]; __syncthreads(); }
+    if (t < 32) lockstep_fold<W>(acc, t);
+    if (t == 0) sums[blockIdx.x] = acc[0];
 }
 // inclusive scan of each warp's 32 values (Hillis-Steele): lanes read what lower lanes write in the same step
 __global__ void warp_scan(const int* x, int* y)
@@ -252,7 +252,7 @@ def test_pre_volta_warp_synchronous_reduction_gets_the_gpus_sum(warp_synchronous
     n, blocks = 100003, 23
     x = rng_forms.standard_normal(n).astype(numpy.float32)
     out = xp.zeros(blocks, dtype=numpy.float32)
-    warp_synchronous.get("reduce6<256>")(blocks, 256, (xp.asarray(x), out, numpy.uint32(n)), shared_mem=256 * 4)
+    warp_synchronous.get("block_sums_lockstep<256>")(blocks, 256, (xp.asarray(x), out, numpy.uint32(n)), shared_mem=256 * 4)
     expect = x.astype(numpy.float64).sum()
     assert abs(float(gl.to_host(out).astype(numpy.float64).sum()) - expect) <= 1e-4 * numpy.abs(x).sum()
 
@@ -1240,7 +1240,7 @@ def test_volatile_code_needs_a_compiler_that_can_run_it_in_lockstep(monkeypatch)
 
 
 # ---------------------------------------------------------------------------------------------
-# Forms from third-party sources: CUDA's samples and training code as their authors write them
+# Forms that CUDA's samples and training code use, in kernels written here
 # ---------------------------------------------------------------------------------------------
 
 SAMPLE_FORMS = r'''
@@ -1251,7 +1251,7 @@ SAMPLE_FORMS = r'''
 #include <cooperative_groups/scan.h>
 namespace cg = cooperative_groups;
 
-// dynamic shared memory as CUDA's samples declare it: aligned to the type, in several instantiations
+// dynamic shared memory declared as samples declare it: aligned to the type, in several instantiations
 template <typename T>
 __global__ void reversed_twice(const T* in, T* out)
 {
@@ -1262,13 +1262,14 @@ __global__ void reversed_twice(const T* in, T* out)
     out[threadIdx.x] = s[blockDim.x - 1 - threadIdx.x] * (T)2;
 }
 
-template <class T> struct SharedMemory {
-    __device__ inline operator T*() { extern __shared__ int __smem[]; return (T*)__smem; }
+// a conversion operator that hands out the launch's dynamic shared memory as any type
+template <class T> struct DynamicShared {
+    __device__ inline operator T*() { extern __shared__ int dyn_words[]; return reinterpret_cast<T*>(dyn_words); }
 };
 template <class T>
 __global__ void reversed(const T* in, T* out)
 {
-    T* s = SharedMemory<T>();
+    T* s = DynamicShared<T>();
     s[threadIdx.x] = in[threadIdx.x];
     __syncthreads();
     out[threadIdx.x] = s[blockDim.x - 1 - threadIdx.x];

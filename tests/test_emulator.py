@@ -706,3 +706,85 @@ def test_an_error_inside_one_of_the_emulators_cuda_headers_is_named_at_the_users
     with pytest.raises(gl.CompileError, match=r"<code>:6: error: static assertion failed: only tiles of at most 32 "
                                               r"threads have warp operations \(in the emulator's <cooperative_groups.h>\)"):
         gl.load(code=code).get("k")
+
+
+# --- the device heap: it outlives a launch and a module, and the memory check watches its blocks ---------------
+
+HEAP = r'''
+__global__ void keep(unsigned long long* box, int n)           // a block of n ints from malloc, 0 .. n-1
+{
+    int* p = static_cast<int*>(malloc(n * sizeof(int)));
+    for (int i = 0; i < n; ++i) p[i] = i;
+    *box = reinterpret_cast<unsigned long long>(p);
+}
+__global__ void read_at(const unsigned long long* box, int i, int* out)
+{ out[0] = reinterpret_cast<const int*>(*box)[i]; }
+__global__ void write_at(const unsigned long long* box, int i) { reinterpret_cast<int*>(*box)[i] = 7; }
+__global__ void release(const unsigned long long* box) { free(reinterpret_cast<void*>(*box)); }
+'''
+needs_memcheck = pytest.mark.skipif(
+    gl.backend != "emulator" or not __import__("gemmlab")._emulator._memcheck_flags(
+        __import__("gemmlab")._emulator._compiler()), reason="the emulator's memory check (g++ on x86-64 Linux)")
+
+
+@emulator_only
+def test_the_device_heap_is_one_for_every_module_and_outlives_launches():
+    box, out = numpy.zeros(1, dtype=numpy.uint64), numpy.zeros(1, dtype=numpy.int32)
+    gl.load(code=HEAP).get("keep")(1, 1, (box, 10))
+    other = gl.load(code=HEAP + "\n// another module\n")
+    other.get("read_at")(1, 1, (box, 9, out))
+    assert out[0] == 9
+    other.get("release")(1, 1, (box,))
+
+
+@emulator_only
+@needs_memcheck
+@pytest.mark.parametrize("kernel,index,what", [
+    ("read_at", 10, r"reads 4 bytes at byte 40 of a 40-byte block of the device heap \(malloc or new\): 4 bytes "
+                    r"past its end"),
+    ("write_at", -1, r"writes 4 bytes 4 bytes before the start of a 40-byte block of the device heap"),
+])
+def test_an_access_outside_a_heap_block_names_the_block(kernel, index, what):
+    m = gl.load(code=HEAP)
+    box = numpy.zeros(1, dtype=numpy.uint64)
+    m.get("keep")(1, 1, (box, 10))
+    args = (box, index, numpy.zeros(1, dtype=numpy.int32)) if kernel == "read_at" else (box, index)
+    with pytest.raises(gl.EmulatorError, match=what):
+        m.get(kernel)(1, 1, args)
+    m.get("release")(1, 1, (box,))
+
+
+@emulator_only
+@needs_memcheck
+def test_a_read_of_a_freed_heap_block_is_named():
+    m = gl.load(code=HEAP)
+    box, out = numpy.zeros(1, dtype=numpy.uint64), numpy.zeros(1, dtype=numpy.int32)
+    m.get("keep")(1, 1, (box, 10))
+    m.get("release")(1, 1, (box,))
+    with pytest.raises(gl.EmulatorError, match=r"reads 4 bytes of the device heap that no block holds \(a block "
+                                               r"freed with free or delete"):
+        m.get("read_at")(1, 1, (box, 3, out))
+
+
+@emulator_only
+def test_the_heap_gives_blocks_that_never_overlap_to_a_grid_run_in_several_processes(monkeypatch):
+    monkeypatch.setenv("GEMMLAB_EMULATOR_WORKERS", "4")   # four processes take from the heap at once
+    code = r'''
+    __global__ void own_blocks(int* bad, int words)
+    {
+        const int id = blockIdx.x * blockDim.x + threadIdx.x;
+        int* p = static_cast<int*>(malloc(words * sizeof(int)));
+        if (p == nullptr) { bad[id] = -1; return; }
+        for (int i = 0; i < words; ++i) p[i] = id;
+        __syncthreads();                                   // every thread of the block holds its block now
+        int wrong = 0;
+        for (int i = 0; i < words; ++i) wrong += p[i] != id;
+        bad[id] = wrong;
+        free(p);
+    }
+    '''
+    k = gl.load(code=code).get("own_blocks")
+    bad = numpy.full(128 * 256, 99, dtype=numpy.int32)
+    k(128, 256, (bad, 6))
+    assert (bad == 0).all(), numpy.unique(bad, return_counts=True)
+    assert k.impl.last_processes == 4

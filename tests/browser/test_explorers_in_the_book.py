@@ -80,7 +80,7 @@ def test_explorers_respond_offline(browser, page_name):
             assert contrast(fg, bg) >= 4.5, (theme, fg, bg)
     real_errors = [e for e in errors if not any(k in e for k in KNOWN_PAGE_ERRORS)]
     assert not real_errors, real_errors
-    assert page.locator("mjx-container").count() > 0, "the formulas were not rendered (MathJax is vendored)"
+    assert page.locator("mjx-container").count() > 0, "the formulas were not rendered (MathJax comes from the sphinx-mathjax-offline package)"
     assert not blocked, f"the page asked the network for {sorted(set(blocked))}: it must need only its own files"
     context.close()
 

@@ -35,6 +35,7 @@
 #include <sys/types.h>
 #include <type_traits>
 #include <unistd.h>
+#include <sched.h>
 #include <utility>
 #include <new>                  // placement new, which nvcc and NVRTC declare for device code themselves
 #include <stddef.h>             // ::ptrdiff_t and ::size_t, which nvcc's cuda_runtime.h brings
@@ -922,6 +923,248 @@ GL_NOSAN inline void ensure_shadow(uintptr_t lo, uintptr_t hi)
 #endif
 }
 
+// ---- the device heap ------------------------------------------------------------------------------
+// malloc() and free(), new and delete in a kernel take their memory from one heap that outlives a launch, as a
+// GPU's heap outlives its kernels: an object one launch makes with new, a later launch (of any module) may use
+// and delete. The heap is a MAP_SHARED region the Python process maps once (launch.py: every launch's processes
+// see it at the same address) with its size, 8 MiB as CUDA's default (cudaLimitMallocHeapSize); its bookkeeping
+// lives in the region itself: blocks of [size, state] headers, found next-fit, split and merged, behind a lock
+// that the processes of one launch share (the pid of its holder: a holder that died is replaced). An allocation
+// that does not fit returns a null pointer, as on a GPU. On Linux the library is linked with --wrap=malloc and
+// --wrap=free, so the kernel's calls come here; outside a launch (a host object's constructor in the kernel's
+// file, run when the library loads) they go to the C library. With the memory check, a launch starts with every
+// header and every free byte of the heap out of bounds: an access past a block, before it, or into a freed one
+// stops with an error that names the block.
+struct HeapHead {
+    unsigned long long magic;          // HEAP_MAGIC once the first allocation has laid out the region
+    int lock;                          // the pid of the process that holds the heap, 0 when free
+    int pad;
+    unsigned long long rover;          // where the next search starts: an offset from the region's start
+    unsigned long long used;           // bytes in blocks that are in use, headers included
+};
+struct HeapBlock {                     // a block's header; its data follows, 16-byte aligned
+    unsigned long long size;           // of the whole block, header included: a multiple of 16
+    unsigned long long state;          // HEAP_USED (the bytes asked for in the low 48 bits) or HEAP_FREE
+};
+constexpr unsigned long long HEAP_MAGIC = 0x676c2d68656170ull, HEAP_FREE = 0, HEAP_USED = 1ull << 63;
+constexpr unsigned long long HEAP_FIRST = (sizeof(HeapHead) + 15) / 16 * 16;
+inline char* heap_base = nullptr;
+inline unsigned long long heap_bytes = 0;
+
+GL_NOSAN inline HeapBlock* heap_block(unsigned long long off) { return reinterpret_cast<HeapBlock*>(heap_base + off); }
+GL_NOSAN inline bool in_heap(uintptr_t a)
+{ return heap_base && a >= reinterpret_cast<uintptr_t>(heap_base) && a < reinterpret_cast<uintptr_t>(heap_base) + heap_bytes; }
+
+GL_NOSAN inline void heap_lock()
+{
+    HeapHead* h = reinterpret_cast<HeapHead*>(heap_base);
+    const int me = (int)getpid();
+    for (unsigned spins = 0;; ++spins) {
+        int holder = 0;
+        if (__atomic_compare_exchange_n(&h->lock, &holder, me, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return;
+        if (holder == me) return;          // (no thread of this process can switch while it holds the heap)
+        if (spins % 1024 == 1023 && kill(holder, 0) != 0 && errno == ESRCH)    // its holder died in there
+            __atomic_compare_exchange_n(&h->lock, &holder, 0, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+        sched_yield();
+    }
+}
+GL_NOSAN inline void heap_unlock() { __atomic_store_n(&reinterpret_cast<HeapHead*>(heap_base)->lock, 0, __ATOMIC_RELEASE); }
+
+GL_NOSAN inline void heap_layout()                  // under the lock: the first allocation lays the region out
+{
+    HeapHead* h = reinterpret_cast<HeapHead*>(heap_base);
+    if (h->magic == HEAP_MAGIC) return;
+    HeapBlock* all = heap_block(HEAP_FIRST);
+    all->size = (heap_bytes - HEAP_FIRST) / 16 * 16;
+    all->state = HEAP_FREE;
+    h->rover = HEAP_FIRST;
+    h->used = 0;
+    h->magic = HEAP_MAGIC;
+}
+
+// The memory check's view of a block: its data addressable (as many bytes as were asked for) or not.
+GL_NOSAN inline void heap_mark(unsigned long long off, bool usable)
+{
+#if defined(GL_EMU_MEMCHECK)
+    if (!in_child) return;
+    HeapBlock* b = heap_block(off);
+    const uintptr_t data = reinterpret_cast<uintptr_t>(b + 1);
+    poison(reinterpret_cast<uintptr_t>(b), reinterpret_cast<uintptr_t>(b) + b->size);
+    if (usable) unpoison(data, b->state & ~HEAP_USED);
+#else
+    (void)off; (void)usable;
+#endif
+}
+
+GL_NOSAN inline void* heap_alloc(size_t n, size_t align = 16)
+{
+    if (!heap_base || n > heap_bytes) return nullptr;
+    heap_lock();
+    heap_layout();
+    HeapHead* h = reinterpret_cast<HeapHead*>(heap_base);
+    const unsigned long long end = (heap_bytes - HEAP_FIRST) / 16 * 16 + HEAP_FIRST;
+    const unsigned long long need = (n + sizeof(HeapBlock) + 15) / 16 * 16 + (align > 16 ? align : 0);
+    unsigned long long off = h->rover, seen = 0;
+    void* got = nullptr;
+    while (seen < end - HEAP_FIRST) {              // once round the heap, from the rover
+        HeapBlock* b = heap_block(off);
+        if (b->state == HEAP_FREE) {
+            while (off + b->size < end && heap_block(off + b->size)->state == HEAP_FREE) {
+                if (h->rover == off + b->size) h->rover = off;
+                b->size += heap_block(off + b->size)->size;        // merge the free blocks that follow
+            }
+            if (b->size >= need) {
+                unsigned long long data = off + sizeof(HeapBlock);
+                if (align > 16 && data % align) {               // a free block in front of an aligned one
+                    const unsigned long long shift = (align - data % align) % align;
+                    const unsigned long long front = shift < 32 ? shift + align : shift;
+                    HeapBlock* a = heap_block(off + front);
+                    a->size = b->size - front;
+                    a->state = HEAP_FREE;
+                    b->size = front;
+                    off += front;
+                    b = a;
+                }
+                const unsigned long long take = (n + sizeof(HeapBlock) + 15) / 16 * 16;
+                if (b->size - take >= 32) {                     // the rest stays a free block
+                    HeapBlock* rest = heap_block(off + take);
+                    rest->size = b->size - take;
+                    rest->state = HEAP_FREE;
+                    b->size = take;
+                }
+                b->state = HEAP_USED | n;
+                h->used += b->size;
+                h->rover = off + b->size < end ? off + b->size : HEAP_FIRST;
+                got = b + 1;
+                heap_mark(off, true);
+                break;
+            }
+        }
+        seen += b->size;
+        off += b->size;
+        if (off >= end) off = HEAP_FIRST;
+    }
+    heap_unlock();
+    return got;
+}
+
+GL_NOSAN inline void heap_free(void* p)
+{
+    if (!p) return;
+    heap_lock();
+    HeapBlock* b = static_cast<HeapBlock*>(p) - 1;
+    if (b->state & HEAP_USED) {
+        reinterpret_cast<HeapHead*>(heap_base)->used -= b->size;
+        b->state = HEAP_FREE;
+        heap_mark(reinterpret_cast<char*>(b) - heap_base, false);
+    }
+    heap_unlock();
+}
+
+// A launch's start, in its child: the memory check sees every header and free byte as out of bounds.
+GL_NOSAN inline void heap_bounds()
+{
+#if defined(GL_EMU_MEMCHECK)
+    if (!heap_base || reinterpret_cast<HeapHead*>(heap_base)->magic != HEAP_MAGIC) return;
+    ensure_shadow(reinterpret_cast<uintptr_t>(heap_base), reinterpret_cast<uintptr_t>(heap_base) + heap_bytes);
+    heap_lock();
+    const unsigned long long end = (heap_bytes - HEAP_FIRST) / 16 * 16 + HEAP_FIRST;
+    for (unsigned long long off = HEAP_FIRST; off < end; off += heap_block(off)->size)
+        heap_mark(off, heap_block(off)->state & HEAP_USED);
+    heap_unlock();
+#endif
+}
+
+// What an access at a that the memory check stopped did to the heap, in words (false: not in the heap).
+GL_NOSAN inline bool heap_describe(uintptr_t a, size_t n, const char* what, char* out, size_t size)
+{
+    if (!in_heap(a) || reinterpret_cast<HeapHead*>(heap_base)->magic != HEAP_MAGIC) return false;
+    const unsigned long long end = (heap_bytes - HEAP_FIRST) / 16 * 16 + HEAP_FIRST, at = a - reinterpret_cast<uintptr_t>(heap_base);
+    unsigned long long prev = 0, off = HEAP_FIRST;
+    while (off + heap_block(off)->size <= at && off + heap_block(off)->size < end) {
+        prev = off;
+        off += heap_block(off)->size;
+    }
+    const HeapBlock* b = heap_block(off);
+    const unsigned long long data = off + sizeof(HeapBlock);
+    if (at >= data && (b->state & HEAP_USED)) {
+        std::snprintf(out, size, "%s %zu bytes at byte %llu of a %llu-byte block of the device heap (malloc or "
+                      "new): %llu bytes past its end", what, n, at - data, b->state & ~HEAP_USED,
+                      at + n - data - (b->state & ~HEAP_USED));
+    } else if (at >= data) {
+        std::snprintf(out, size, "%s %zu bytes of the device heap that no block holds (a block freed with free or "
+                      "delete, or never given out)", what, n);
+    } else if (b->state & HEAP_USED) {
+        std::snprintf(out, size, "%s %zu bytes %llu bytes before the start of a %llu-byte block of the device heap "
+                      "(malloc or new)", what, n, data - at, b->state & ~HEAP_USED);
+    } else if (prev && (heap_block(prev)->state & HEAP_USED)) {
+        const unsigned long long pdata = prev + sizeof(HeapBlock), asked = heap_block(prev)->state & ~HEAP_USED;
+        std::snprintf(out, size, "%s %zu bytes at byte %llu of a %llu-byte block of the device heap (malloc or "
+                      "new): %llu bytes past its end", what, n, at - pdata, asked, at + n - pdata - asked);
+    } else {
+        std::snprintf(out, size, "%s %zu bytes of the device heap's own bookkeeping", what, n);
+    }
+    return true;
+}
+
+}  // namespace gl_emu
+
+// The kernel's malloc and free (on Linux, where the library is linked with --wrap=malloc,free; elsewhere they are
+// the C library's, and an object one launch makes is gone in the next).
+#if defined(__linux__)
+extern "C" void* __real_malloc(size_t);
+extern "C" void __real_free(void*);
+extern "C" GL_NOSAN void* __wrap_malloc(size_t n)
+{ return ::gl_emu::in_child ? ::gl_emu::heap_alloc(n) : __real_malloc(n); }
+extern "C" GL_NOSAN void __wrap_free(void* p)
+{
+    if (::gl_emu::in_heap(reinterpret_cast<uintptr_t>(p))) ::gl_emu::heap_free(p);
+    else __real_free(p);
+}
+#endif
+// CUDA's aligned allocation for device code: align a power of two
+GL_NOSAN inline void* __nv_aligned_device_malloc(size_t n, size_t align)
+{ return ::gl_emu::in_child ? ::gl_emu::heap_alloc(n, align < 16 ? 16 : align) : std::aligned_alloc(align, (n + align - 1) / align * align); }
+
+// new and delete in a kernel: the same heap, and a null pointer where it is full (device code has no exceptions;
+// the library is built with -fcheck-new, so the compiler does not take new's result to be non-null)
+GL_NOSAN inline void* gl_emu_new(size_t n, size_t align = 16)
+{
+    if (::gl_emu::in_child) return ::gl_emu::heap_alloc(n ? n : 1, align);
+    void* p = align > 16 ? std::aligned_alloc(align, (n + align - 1) / align * align) : std::malloc(n ? n : 1);
+    if (!p) std::abort();                           // a host object's allocation, outside a launch
+    return p;
+}
+GL_NOSAN inline void gl_emu_delete(void* p)
+{
+    if (::gl_emu::in_heap(reinterpret_cast<uintptr_t>(p))) ::gl_emu::heap_free(p);
+    else std::free(p);
+}
+__attribute__((visibility("hidden"))) void* operator new(size_t n) { return gl_emu_new(n); }
+__attribute__((visibility("hidden"))) void* operator new[](size_t n) { return gl_emu_new(n); }
+__attribute__((visibility("hidden"))) void* operator new(size_t n, const std::nothrow_t&) noexcept { return gl_emu_new(n); }
+__attribute__((visibility("hidden"))) void* operator new[](size_t n, const std::nothrow_t&) noexcept { return gl_emu_new(n); }
+__attribute__((visibility("hidden"))) void* operator new(size_t n, std::align_val_t a) { return gl_emu_new(n, (size_t)a); }
+__attribute__((visibility("hidden"))) void* operator new[](size_t n, std::align_val_t a) { return gl_emu_new(n, (size_t)a); }
+__attribute__((visibility("hidden"))) void operator delete(void* p) noexcept { gl_emu_delete(p); }
+__attribute__((visibility("hidden"))) void operator delete[](void* p) noexcept { gl_emu_delete(p); }
+__attribute__((visibility("hidden"))) void operator delete(void* p, size_t) noexcept { gl_emu_delete(p); }
+__attribute__((visibility("hidden"))) void operator delete[](void* p, size_t) noexcept { gl_emu_delete(p); }
+__attribute__((visibility("hidden"))) void operator delete(void* p, std::align_val_t) noexcept { gl_emu_delete(p); }
+__attribute__((visibility("hidden"))) void operator delete[](void* p, std::align_val_t) noexcept { gl_emu_delete(p); }
+__attribute__((visibility("hidden"))) void operator delete(void* p, size_t, std::align_val_t) noexcept { gl_emu_delete(p); }
+__attribute__((visibility("hidden"))) void operator delete[](void* p, size_t, std::align_val_t) noexcept { gl_emu_delete(p); }
+
+// The heap every launch of this library uses (launch.py maps it once per process and gives it to each library).
+GL_EXPORT GL_NOSAN void gl_emu_set_heap(void* base, unsigned long long bytes)
+{
+    ::gl_emu::heap_base = static_cast<char*>(base);
+    ::gl_emu::heap_bytes = bytes;
+}
+
+namespace gl_emu {
+
+
 // This kernel library's load address: code offsets from it are what addr2line reads in the library.
 GL_NOSAN inline uintptr_t library_base()
 {
@@ -1002,6 +1245,8 @@ GL_NOSAN inline bool local_array(uintptr_t a, size_t n, const char* what, char* 
         const uintptr_t arena = reinterpret_cast<uintptr_t>(shared_arena);
         if (local_array(a, n, what, st->message, sizeof st->message)) {
             st->in_shared = 1;
+        } else if (heap_describe(a, n, what, st->message, sizeof st->message)) {
+            st->in_shared = 1;            // (the message is complete: no argument to name)
         } else if (a >= dyn && a < dyn + DYNAMIC_SHARED_BYTES) {
             st->in_shared = 1;
             std::snprintf(st->message, sizeof st->message, "%s %zu bytes of dynamic shared memory at byte offset "
@@ -2429,6 +2674,7 @@ GL_NOSAN inline long fork_launch(void (*body)(void**), const char* kernel, const
     dynamic_shared_given = shared_bytes;
     if (shared_bytes) std::memset(dynamic_shared, 0xff, shared_bytes);   // NaN-poisoned, like a fresh block
     mark_bounds(regions, region_count, shared_bytes);
+    heap_bounds();
     g.switches = 0;
     run_grid(first, count);
     std::fflush(nullptr);

@@ -37,16 +37,17 @@ LIBRARY_HEADERS = ((rf"cub/(?!(?:{_CUB_HERE})\.cuh(?:[>\"]|$))[^>\"\n]*",
 
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"(?P<quoted>[^"]+)"|<(?P<angled>[^>]+)>)', re.M)
+_ATTRIBUTE = r"(?:__launch_bounds__|__cluster_dims__|__maxnreg__)\s*\((?:[^()]|\([^()]*\))*\)\s*"
 _KERNEL = re.compile(
     r"(?:template\s*<(?P<tpl>[^{};]*?)>\s*)?"
-    r"(?:(?:static|inline|extern\s+\"C\")\s+)*__global__\s+(?:(?:static|inline)\s+)*"
-    r"(?P<at1>(?:(?:__launch_bounds__|__cluster_dims__|__maxnreg__)\s*\((?:[^()]|\([^()]*\))*\)\s*)*)void\s+"
-    r"(?P<at2>(?:(?:__launch_bounds__|__cluster_dims__|__maxnreg__)\s*\((?:[^()]|\([^()]*\))*\)\s*)*)"
+    rf"(?P<at0>(?:(?:static|inline|extern\s+\"C\")\s+|{_ATTRIBUTE})*)__global__\s+(?:(?:static|inline)\s+)*"
+    rf"(?P<at1>(?:{_ATTRIBUTE})*)void\s+"
+    rf"(?P<at2>(?:{_ATTRIBUTE})*)"
     r"(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)",
     re.S,
 )
-# a kernel's attributes before or after `void`: __launch_bounds__ (its arguments are kept), and __cluster_dims__
-# and __maxnreg__, which a launch does not need to know here
+# a kernel's attributes before `__global__` or before or after `void`: __launch_bounds__ (its arguments are kept),
+# and __cluster_dims__ and __maxnreg__, which a launch does not need to know here
 _BOUNDS = re.compile(r"__launch_bounds__\s*\((?P<args>(?:[^()]|\([^()]*\))*)\)")
 
 _QUALIFIERS = {"const", "volatile", "__restrict__", "restrict", "__restrict", "__grid_constant__"}
@@ -183,7 +184,7 @@ def parse_overloads(source: str) -> list:
     for m in _KERNEL.finditer(clean):
         params = tuple(_parse_param(p) for p in _split_top(m.group("params")) if p.strip() != "void")
         template = _parse_template(m.group("tpl")) if m.group("tpl") else ()
-        bounds = _BOUNDS.search(m.group("at1") + m.group("at2"))
+        bounds = _BOUNDS.search(m.group("at0") + m.group("at1") + m.group("at2"))
         bounds = tuple(_split_top(bounds.group("args"))) if bounds else ()
         where = m.start("name")
         outer = [name for start, end, name in sorted(spaces) if start < where < end and name]

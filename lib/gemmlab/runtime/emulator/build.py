@@ -59,7 +59,10 @@ NO_FINITE_LOOPS = ("-fno-finite-loops",)
 # On Linux: a big local array probes its stack page by page (so it meets the guard page and is named, not
 # silently spilled into the next thread's stack); every symbol must resolve when the library is built;
 # and the kernel's exit() comes to the runtime, which stops the launch with an error.
-LINUX_FLAGS = ("-fstack-clash-protection", "-Wl,-z,defs", "-Wl,--wrap=exit")
+# The kernel's malloc and free come to the runtime's device heap (gemmlab_emu.h), which outlives a launch.
+LINUX_FLAGS = ("-fstack-clash-protection", "-Wl,-z,defs", "-Wl,--wrap=exit", "-Wl,--wrap=malloc", "-Wl,--wrap=free")
+# Device code's new gives a null pointer where the heap is full: the compiler must not take it to be non-null
+CHECK_NEW = ("-fcheck-new",)
 # The memory check: the compiler tests each load and store against a shadow map that the runtime
 # header keeps (gemmlab_emu.h); g++ on x86-64 Linux (the shadow's place in the address space is fixed).
 MEMCHECK_FLAGS = ("-DGL_EMU_MEMCHECK=1", "-fsanitize=kernel-address", "-fasan-shadow-offset=0x7fff8000",
@@ -656,6 +659,7 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
     if any(_clusters_of_more_than_one(strip_comments(t)) for t in texts):   # (cooperative_groups.h's this_cluster)
         arch += ("-DGL_EMU_CLUSTERS=1",)
     loops = NO_FINITE_LOOPS if _takes_no_finite_loops(cxx) else ()
+    loops += CHECK_NEW if _takes_check_new(cxx) else ()
     command = [cxx, *flags, *loops, *memcheck, *link, *arch, *includes, *module.options]
     digest = hashlib.sha256()
     for part in (_runtime_digest(), unit, "\0".join(command), _compiler_version(cxx), repr(UNSUPPORTED),
@@ -933,6 +937,13 @@ def _takes_no_finite_loops(cxx: str) -> bool:
         return int(m.group(1)) >= 12
     m = re.search(r"\) (\d+)\.\d+", text) if "Free Software Foundation" in text else None
     return m is not None and int(m.group(1)) >= 10
+
+
+def _takes_check_new(cxx: str) -> bool:
+    """Whether the compiler has -fcheck-new (every g++; clang from 17), from the same version text."""
+    text = _compiler_version(cxx)
+    m = re.search(r"clang version (\d+)", text)
+    return int(m.group(1)) >= 17 if m else "Free Software Foundation" in text
 
 
 @functools.lru_cache(maxsize=None)

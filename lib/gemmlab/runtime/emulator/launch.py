@@ -71,6 +71,23 @@ PARALLEL_THREADS = 16384
 
 
 
+# The device heap: kernels' malloc and new (gemmlab_emu.h), one region for every module of the process, mapped
+# shared so that every launch's processes see it where the first one left it, as a GPU's heap outlives its
+# kernels. 8 MiB, CUDA's default (cudaLimitMallocHeapSize).
+HEAP_BYTES = 8 << 20
+_HEAP = None
+
+
+def _device_heap():
+    """(address, bytes) of the process's device heap, mapped on first use."""
+    global _HEAP
+    if _HEAP is None:
+        import mmap
+        region = mmap.mmap(-1, HEAP_BYTES)                # anonymous and shared with the forked children
+        _HEAP = (region, ctypes.addressof(ctypes.c_char.from_buffer(region)))
+    return _HEAP[1], HEAP_BYTES
+
+
 class _Region(ctypes.Structure):
     _fields_ = [("data", ctypes.c_ulonglong), ("bytes", ctypes.c_ulonglong), ("touchable", ctypes.c_ulonglong),
                 ("tracked", ctypes.c_ulonglong)]
@@ -117,6 +134,8 @@ class EmulatedFunction(Explains):
         lib.gl_emu_shared_alloc.argtypes = [ctypes.c_ulonglong]
         lib.gl_emu_shared_free.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong]
         lib.gl_emu_status_size.restype = ctypes.c_ulonglong
+        lib.gl_emu_set_heap.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong]
+        lib.gl_emu_set_heap(*_device_heap())      # one heap for every module, as a GPU's context has
         self.blocks_independent = bool(lib.gl_emu_blocks_independent())   # (gemmlab_emu.h, blocks_independent)
         self.module = None         # set by compile(): __device__ variables live as long as their module
 
