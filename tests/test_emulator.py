@@ -767,13 +767,16 @@ def test_a_read_of_a_freed_heap_block_is_named():
 
 
 @emulator_only
-def test_the_heap_gives_blocks_that_never_overlap_to_a_grid_run_in_several_processes(monkeypatch):
-    monkeypatch.setenv("GEMMLAB_EMULATOR_WORKERS", "4")   # four processes take from the heap at once
+def test_a_module_that_allocates_runs_in_one_process(monkeypatch):
+    """Its blocks never run in several processes: the addresses, and which request finds the heap full, would
+    depend on how they interleave."""
+    monkeypatch.setenv("GEMMLAB_EMULATOR_WORKERS", "4")
     code = r'''
-    __global__ void own_blocks(int* bad, int words)
+    __global__ void own_blocks(int* bad, unsigned long long* where, int words)
     {
         const int id = blockIdx.x * blockDim.x + threadIdx.x;
         int* p = static_cast<int*>(malloc(words * sizeof(int)));
+        where[id] = reinterpret_cast<unsigned long long>(p);
         if (p == nullptr) { bad[id] = -1; return; }
         for (int i = 0; i < words; ++i) p[i] = id;
         __syncthreads();                                   // every thread of the block holds its block now
@@ -784,7 +787,146 @@ def test_the_heap_gives_blocks_that_never_overlap_to_a_grid_run_in_several_proce
     }
     '''
     k = gl.load(code=code).get("own_blocks")
-    bad = numpy.full(128 * 256, 99, dtype=numpy.int32)
-    k(128, 256, (bad, 6))
-    assert (bad == 0).all(), numpy.unique(bad, return_counts=True)
-    assert k.impl.last_processes == 4
+    runs = []
+    for _ in range(2):
+        bad, where = numpy.full(128 * 256, 99, dtype=numpy.int32), numpy.zeros(128 * 256, dtype=numpy.uint64)
+        k(128, 256, (bad, where, 6))
+        assert (bad == 0).all(), numpy.unique(bad, return_counts=True)
+        assert k.impl.last_processes == 1
+        assert (where % 16 == 0).all() and numpy.unique(where).size == where.size
+        runs.append(where)
+
+
+HEAP_FORMS = r'''
+#include <cstring>
+struct alignas(64) Wide { double v[3]; };
+// allocations of several alignments, sizes and forms: each in its own bytes, each aligned as asked
+__global__ void many_forms(unsigned long long* where, unsigned long long* sizes, int* zero_ok)
+{
+    const int t = threadIdx.x;
+    void* p;
+    unsigned long long n;
+    switch (t % 4) {
+    case 0: n = 8 + 8 * t; p = malloc(n); break;
+    case 1: n = sizeof(Wide) * (1 + t % 3); p = new Wide[1 + t % 3]; break;
+    case 2: n = 24 + t; p = __nv_aligned_device_malloc(n, 256); break;
+    default: {
+        n = 4 * (t + 1);
+        int* q = static_cast<int*>(malloc(n));             // malloc and then memset: GCC may make it a calloc
+        if (q) std::memset(q, 0, n);
+        int ok = 1;
+        for (int i = 0; q && i < t + 1; ++i) ok &= q[i] == 0;
+        zero_ok[t] = ok;
+        p = q;
+    }
+    }
+    where[t] = reinterpret_cast<unsigned long long>(p);
+    sizes[t] = n;
+    if (p) std::memset(p, 0x5a, n);                         // all of what was asked for is usable
+}
+__global__ void release_forms(const unsigned long long* where)
+{
+    const int t = threadIdx.x;
+    if (t % 4 == 1) delete[] reinterpret_cast<Wide*>(where[t]);
+    else free(reinterpret_cast<void*>(where[t]));
+}
+__global__ void two_and_past(int i, int* out)           // two blocks of 64 bytes; a read of the first's a[i]
+{
+    int* a = static_cast<int*>(malloc(64));
+    int* b = static_cast<int*>(malloc(64));
+    out[0] = a[i];
+    free(a);
+    free(b);
+}
+__global__ void free_twice(unsigned long long* out)
+{
+    void* p = malloc(32);
+    free(p);
+    out[0] = 1;
+    free(p);
+}
+__global__ void scribble(unsigned long long* out)       // a write over the header in front of a block
+{
+    int* p = static_cast<int*>(malloc(64));
+    p[-2] = 12345;
+    out[0] = reinterpret_cast<unsigned long long>(p);
+}
+__global__ void release(const unsigned long long* box) { free(reinterpret_cast<void*>(box[0])); }
+__global__ void allocate_once(unsigned long long* out) { out[0] = reinterpret_cast<unsigned long long>(malloc(40)); }
+'''
+
+
+@emulator_only
+def test_allocations_of_every_form_and_alignment_get_their_own_aligned_bytes():
+    m = gl.load(code=HEAP_FORMS)
+    where, sizes, zero_ok = (numpy.zeros(96, dtype=numpy.uint64), numpy.zeros(96, dtype=numpy.uint64),
+                             numpy.zeros(96, dtype=numpy.int32))
+    m.get("many_forms")(1, 96, (where, sizes, zero_ok))
+    assert (where != 0).all()
+    t = numpy.arange(96)
+    assert (where[t % 4 == 1] % 64 == 0).all() and (where[t % 4 == 2] % 256 == 0).all() and (where % 16 == 0).all()
+    order = numpy.argsort(where)
+    ends = where[order] + sizes[order]
+    assert (ends[:-1] <= where[order][1:]).all()                  # no two overlap
+    assert (zero_ok[t % 4 == 3] == 1).all()
+    m.get("release_forms")(1, 96, (where,))                        # freed in a later launch: the same heap
+
+
+@emulator_only
+@needs_memcheck
+def test_a_read_past_a_block_into_the_next_blocks_header_names_the_first_block():
+    with pytest.raises(gl.EmulatorError, match=r"reads 4 bytes at byte 64 of a 64-byte block of the device heap "
+                                               r"\(malloc or new\): 4 bytes past its end"):
+        gl.load(code=HEAP_FORMS).get("two_and_past")(1, 1, (16, numpy.zeros(1, dtype=numpy.int32)))
+
+
+@emulator_only
+@needs_memcheck
+def test_the_memory_check_watches_the_heap_in_the_launch_that_lays_it_out_too():
+    """A fresh process's first allocation lays the heap out: its bounds are checked from then on."""
+    import subprocess
+    import sys
+    script = ("import numpy, gemmlab as gl\n"
+              "m = gl.load(code=" + repr(HEAP_FORMS) + ")\n"
+              "try:\n    m.get('two_and_past')(1, 1, (16, numpy.zeros(1, dtype=numpy.int32)))\n"
+              "except gl.EmulatorError as e:\n    print('caught:', e)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert "caught:" in out.stdout and "past its end" in out.stdout, out.stdout + out.stderr
+
+
+@emulator_only
+def test_a_block_freed_twice_is_named():
+    with pytest.raises(gl.EmulatorError, match=r"free or delete of a block of the device heap that is free already"):
+        gl.load(code=HEAP_FORMS).get("free_twice")(1, 1, (numpy.zeros(1, dtype=numpy.uint64),))
+
+
+@emulator_only
+def test_overwritten_bookkeeping_stops_the_launch_and_clears_the_heap(monkeypatch):
+    """Without the memory check a write over a block's header goes through, as on a GPU: the next walk of the heap
+    finds it, says what it means, and starts the heap afresh (every object on it is gone)."""
+    monkeypatch.setenv("GEMMLAB_EMULATOR_MEMCHECK", "0")
+    m = gl.load(code=HEAP_FORMS + "\n// no memory check\n")
+    box = numpy.zeros(1, dtype=numpy.uint64)
+    m.get("scribble")(1, 1, (box,))
+    with pytest.raises(gl.EmulatorError, match=r"the device heap's bookkeeping at byte \d+ is overwritten .*has "
+                                               r"been cleared"):
+        m.get("release")(1, 1, (box,))
+    out = numpy.zeros(1, dtype=numpy.uint64)
+    m.get("allocate_once")(1, 1, (out,))
+    assert out[0] != 0                              # a fresh heap
+
+
+@emulator_only
+def test_the_librarys_operators_new_and_delete_are_its_own():
+    """Not in its dynamic symbols: an allocator in the global scope (preloaded, or another library's) cannot
+    take a kernel's new."""
+    import shutil
+    import subprocess
+    nm = shutil.which("nm")
+    if nm is None or not __import__("sys").platform.startswith("linux"):
+        pytest.skip("nm on Linux")
+    k = gl.load(code=HEAP_FORMS).get("release_forms")
+    symbols = subprocess.run([nm, "-D", "--defined-only", str(k.impl.library)], capture_output=True,
+                             text=True).stdout.split()
+    assert "gl_emu_set_heap" in symbols
+    assert not [s for s in symbols if s.startswith(("_Znw", "_Zna", "_Zdl", "_Zda"))]

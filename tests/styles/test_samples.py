@@ -5,7 +5,8 @@ template per type, single-pass reductions that let the last block finish, shuffl
 cooperative groups of every kind (a block passed by value, type-erased groups, grid-stride loops over the
 grid group, partitions of the threads that took a branch), sorting networks run over several launches,
 byte-counter histograms, tables in `__constant__` memory filled by the host, half2 arithmetic, printf, objects
-on the device heap with virtual functions, pipelines of asynchronous copies, WMMA in every precision. None of
+on the device heap with virtual functions, pipelines of asynchronous copies, WMMA in BF16, FP16 and FP64
+(TF32: test_wmma.py). None of
 their code is here: each kernel is ours, written in their manner. Every test runs on the backend in use and
 checks against NumPy: on a GPU they check the kernels, on the emulator the emulator. The tutorials' and the
 training code's styles are in test_tutorials.py and test_training_code.py beside this file.
@@ -46,84 +47,85 @@ REDUCE_SCAN_VOTE = r'''
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 
-// dynamic shared memory per element type: each specialisation names an extern array of its own type. The
-// primary template is never instantiated (its ptr() would not link: the function it calls is never defined)
-template <typename T> struct Scratch {
-    __device__ T* ptr()
+// shared scratch per element type: a static member per specialisation, each naming an extern __shared__ array
+// of its own type. The primary template is never instantiated (it would not link: the function it calls is
+// declared at block scope and defined nowhere)
+template <typename T> struct Stage {
+    __device__ static T* at()
     {
-        extern __device__ void no_scratch_for_this_type(void);
-        no_scratch_for_this_type();
-        return nullptr;
+        extern __device__ void stage_needs_a_specialisation(void);
+        stage_needs_a_specialisation();
+        return 0;
     }
 };
-template <> struct Scratch<int> {
-    __device__ int* ptr() { extern __shared__ int s_int[]; return s_int; }
+template <> struct Stage<int> {
+    __device__ static int* at() { extern __shared__ int stage_i32[]; return stage_i32; }
 };
-template <> struct Scratch<float> {
-    __device__ float* ptr() { extern __shared__ float s_float[]; return s_float; }
+template <> struct Stage<float> {
+    __device__ static float* at() { extern __shared__ float stage_f32[]; return stage_f32; }
 };
-template <> struct Scratch<unsigned char> {
-    __device__ unsigned char* ptr() { extern __shared__ unsigned char s_uchar[]; return s_uchar; }
+template <> struct Stage<unsigned char> {
+    __device__ static unsigned char* at() { extern __shared__ unsigned char stage_u8[]; return stage_u8; }
 };
-// the other spelling of the same idea: a conversion operator
-template <typename T> struct AsShared;
-template <> struct AsShared<double> {
-    __device__ operator double*() { extern __shared__ double s_double[]; return s_double; }
+// the other way to hand it out: a conversion operator, specialised for one type only
+template <typename T> struct StageAs;
+template <> struct StageAs<double> {
+    __device__ operator double*() const { extern __shared__ double stage_f64[]; return stage_f64; }
 };
 
 template <class T>
-__global__ void scaled_by_count(const T* in, T* out)          // out = blockDim.x * in, through shared memory
+__global__ void neighbour_sums(const T* in, T* out)         // each value plus the next one, cyclically
 {
-    Scratch<T> scratch;
-    T* s = scratch.ptr();
+    T* s = Stage<T>::at();
     const unsigned t = threadIdx.x;
     s[t] = in[t];
     __syncthreads();
-    s[t] = (T)blockDim.x * s[t];
-    __syncthreads();
-    out[t] = s[t];
+    out[t] = (T)(s[t] + s[(t + 1) % blockDim.x]);
 }
 
-__global__ void scaled_by_count_double(const double* in, double* out)
+__global__ void neighbour_differences(const double* in, double* out)   // each value less the one before it
 {
-    double* s = AsShared<double>();
-    s[threadIdx.x] = in[threadIdx.x];
+    double* s = StageAs<double>();
+    const unsigned t = threadIdx.x;
+    s[t] = in[t];
     __syncthreads();
-    out[threadIdx.x] = blockDim.x * s[blockDim.x - 1 - threadIdx.x];
+    out[t] = s[t] - s[(t + blockDim.x - 1) % blockDim.x];
 }
 
-// --- an inclusive scan in two levels of shuffles ---
-// each segment of `width` lanes scans itself with __shfl_up_sync; with width 32 the first warp then scans the
-// warps' totals (only as many lanes as there are warps: a partial mask and a width) and every warp adds the
-// total of those before it. With block_sums, the block's total goes there too
-__global__ void shuffle_scan(int* data, int width, int* block_sums = NULL)
+// --- exclusive prefix sums in segments of lanes, and across a block, by shuffles ---
+// within segments of `seg` lanes (a power of two up to 32): __shfl_up_sync with a width. With seg = 32 also
+// across the block: one warp scans the warps' sums, through a width and a mask of as many lanes as there are
+// warps. `totals`, when given, gets each block's sum
+__global__ void exclusive_segments(const int* in, int* out, int seg, int* totals = nullptr)
 {
-    extern __shared__ int warp_totals[];
-    const int id = blockIdx.x * blockDim.x + threadIdx.x;
-    const int lane = threadIdx.x % warpSize, warp = threadIdx.x / warpSize;
-    int v = data[id];
-    for (int d = 1; d < width; d *= 2) {
-        const int up = __shfl_up_sync(0xffffffffu, v, d, width);
-        if (lane % width >= d) v += up;
+    __shared__ int warp_sums[32];
+    const int i = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int mine = in[i];
+    int run = mine;
+    for (int step = 1; step < seg; step <<= 1) {
+        const int below = __shfl_up_sync(0xffffffffu, run, step, seg);
+        run += (lane & (seg - 1)) >= step ? below : 0;
     }
-    if (width == warpSize) {
-        if (lane == warpSize - 1) warp_totals[warp] = v;
+    int before = run - mine;
+    if (seg == 32) {
+        const int warps = blockDim.x >> 5;
+        if (lane == 31) warp_sums[warp] = run;
         __syncthreads();
-        const int warps = blockDim.x / warpSize;
         if (warp == 0 && lane < warps) {
-            const unsigned mask = (1u << warps) - 1;
-            int w = warp_totals[lane];
-            for (int d = 1; d < warps; d *= 2) {
-                const int up = __shfl_up_sync(mask, w, d, warps);
-                if (lane >= d) w += up;
+            const unsigned some = 0xffffffffu >> (32 - warps);
+            const int own = warp_sums[lane];
+            int acc = own;
+            for (int step = 1; step < warps; step <<= 1) {
+                const int below = __shfl_up_sync(some, acc, step, warps);
+                if (lane >= step) acc += below;
             }
-            warp_totals[lane] = w;
+            warp_sums[lane] = acc - own;              // what the warps before it hold
         }
         __syncthreads();
-        if (warp > 0) v += warp_totals[warp - 1];
+        before += warp_sums[warp];
+        if (totals && threadIdx.x == blockDim.x - 1) totals[blockIdx.x] = before + mine;
     }
-    data[id] = v;
-    if (block_sums != NULL && threadIdx.x == blockDim.x - 1) block_sums[blockIdx.x] = v;
+    out[i] = before;
 }
 
 // --- votes, over the whole warp and over half of it ---
@@ -215,63 +217,72 @@ __global__ void add_block_offsets(uint4* data, const unsigned* offsets)
 
 SINGLE_PASS = r'''
 #include <cooperative_groups.h>
+#include <math.h>
 namespace cg = cooperative_groups;
 
-// --- one pass: every block adds its part, the last block to finish adds the blocks' parts ---
-__device__ unsigned int tickets = 0;        // blocks done; atomicInc wraps it, the last block zeroes it
+// --- one pass over the data for its maximum and its sum: each block leaves its pair, the last to finish
+// --- (by the ticket it takes) combines them
+__device__ unsigned int blocks_done = 0;         // atomicInc wraps it; the last block sets it back to 0
 
-// sums the W values of s into s[0] (W a power of two, at least 64): halves with the block's barrier down to 64
-// values, then the first warp alone, which syncs as a tile. Each step reads before any lane writes, so no lane
-// reads a word a neighbour is writing. The block arrives by value, as the samples pass it
-template <unsigned int W>
-__device__ void block_sum(volatile float* s, unsigned int t, cg::thread_block block)
+struct MaxSum {
+    float most, total;
+};
+
+// the block's maximum and sum in every thread: each warp folds its lanes with shuffles of the tile, its first
+// lane leaves the warp's pair in scratch (volatile: 64 floats), thread 0 combines them. The block arrives by value
+__device__ MaxSum block_max_sum(float most, float total, cg::thread_block block, volatile float* scratch)
 {
-    for (unsigned int h = W / 2; h >= 64; h /= 2) {
-        if (t < h) s[t] += s[t + h];
-        cg::sync(block);
+    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+    for (int d = 16; d > 0; d /= 2) {
+        most = fmaxf(most, warp.shfl_xor(most, d));
+        total += warp.shfl_xor(total, d);
     }
-    if (t < 32) {
-        cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
-        float v = s[t];
-        for (unsigned int h = 32; h > 0; h /= 2) {
-            v += s[t + h];
-            cg::sync(warp);
-            s[t] = v;
-            cg::sync(warp);
-        }
+    if (warp.thread_rank() == 0) {
+        scratch[warp.meta_group_rank()] = most;
+        scratch[32 + warp.meta_group_rank()] = total;
     }
     cg::sync(block);
+    MaxSum r{-INFINITY, 0.0f};
+    for (unsigned w = 0; w < warp.meta_group_size(); ++w) {
+        r.most = fmaxf(r.most, scratch[w]);
+        r.total += scratch[32 + w];
+    }
+    cg::sync(block);                             // scratch is free again for the next call
+    return r;
 }
 
-template <unsigned int W>
-__global__ void sum_single_pass(const float* x, float* partial, unsigned int n)
+__global__ void max_and_sum(const float* x, float2* parts, float* result, unsigned n)
 {
     cg::thread_block block = cg::this_thread_block();
-    extern __shared__ float part[];
-    extern float __shared__ again[];            // the same bytes under a second name, spelled type-first
-    __shared__ bool finisher;
-    const unsigned int t = threadIdx.x;
-    float v = 0.0f;
-    for (unsigned int i = blockIdx.x * W + t; i < n; i += W * gridDim.x) v += x[i];
-    part[t] = v;
-    cg::sync(block);
-    block_sum<W>(part, t, block);
-    if (t == 0) {
-        partial[blockIdx.x] = part[0];
-        __threadfence();                        // the part is visible to every block before the ticket is taken
-        finisher = atomicInc(&tickets, gridDim.x) == gridDim.x - 1;
+    extern __shared__ float scratch[];           // 64 floats
+    extern float __shared__ same_scratch[];      // the same bytes under a second name, spelled type-first
+    __shared__ bool closing;
+    float most = -INFINITY, total = 0.0f;
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        most = fmaxf(most, x[i]);
+        total += x[i];
+    }
+    const MaxSum mine = block_max_sum(most, total, block, scratch);
+    if (block.thread_rank() == 0) {
+        parts[blockIdx.x] = make_float2(mine.most, mine.total);
+        __threadfence();                         // the pair is out before the ticket is taken
+        closing = atomicInc(&blocks_done, gridDim.x) == gridDim.x - 1;
     }
     cg::sync(block);
-    if (finisher) {
-        float w = 0.0f;
-        for (unsigned int i = t; i < gridDim.x; i += W) w += ((volatile float*)partial)[i];
-        again[t] = w;
-        cg::sync(block);
-        block_sum<W>(again, t, block);
-        if (t == 0) {
-            partial[0] = again[0];
-            tickets = 0;
-        }
+    if (!closing) return;
+    __threadfence();                             // and the other blocks' pairs are read after it
+    most = -INFINITY;
+    total = 0.0f;
+    for (unsigned b = block.thread_rank(); b < gridDim.x; b += block.size()) {
+        const float2 p = __ldcg(&parts[b]);      // from L2, where the other blocks' stores are
+        most = fmaxf(most, p.x);
+        total += p.y;
+    }
+    const MaxSum all = block_max_sum(most, total, block, same_scratch);
+    if (block.thread_rank() == 0) {
+        result[0] = all.most;
+        result[1] = all.total;
+        blocks_done = 0;
     }
 }
 '''
@@ -280,47 +291,47 @@ __global__ void sum_single_pass(const float* x, float* partial, unsigned int n)
 @pytest.mark.parametrize("ctype,dtype", [("int", i32), ("float", f32), ("unsigned char", numpy.uint8)])
 def test_dynamic_shared_memory_through_a_specialised_template_per_type(ctype, dtype):
     n = 48
-    x = rng(1).integers(0, 10, n).astype(dtype)
+    x = rng(1).integers(0, 200, n).astype(dtype)
     out = xp.zeros(n, dtype=dtype)
-    load(REDUCE_SCAN_VOTE).get(f"scaled_by_count<{ctype}>")(1, n, (dev(x), out), shared_mem=n * x.itemsize)
-    assert (host(out) == (x * n).astype(dtype)).all()          # unsigned char wraps, as on the GPU
+    load(REDUCE_SCAN_VOTE).get(f"neighbour_sums<{ctype}>")(1, n, (dev(x), out), shared_mem=n * x.itemsize)
+    assert (host(out) == (x + numpy.roll(x, -1)).astype(dtype)).all()        # unsigned char wraps, as on a GPU
 
 
 def test_dynamic_shared_memory_through_a_conversion_operator():
     n = 40
     x = rng(2).standard_normal(n)
     out = xp.zeros(n, dtype=f64)
-    load(REDUCE_SCAN_VOTE).get("scaled_by_count_double")(1, n, (dev(x), out), shared_mem=n * 8)
-    assert (host(out) == n * x[::-1]).all()
+    load(REDUCE_SCAN_VOTE).get("neighbour_differences")(1, n, (dev(x), out), shared_mem=n * 8)
+    assert (host(out) == x - numpy.roll(x, 1)).all()
 
 
 @pytest.mark.parametrize("n", [5000, 8192])
-def test_a_single_pass_sum_whose_last_block_adds_the_blocks_parts(n):
+def test_a_single_pass_maximum_and_sum_whose_last_block_combines_the_blocks(n):
     m = load(SINGLE_PASS)
-    k = m.get("sum_single_pass<128>")
-    x = rng(3).standard_normal(n).astype(f32)
+    k = m.get("max_and_sum")
+    # small integers: every sum is exact in float32, so the check is exact and a lost or doubled part shows
+    x = rng(3).integers(-50, 50, n).astype(f32)
     for _ in range(2):                                   # the ticket counter is back at 0 for the next launch
-        partial = xp.zeros(64, dtype=f32)
-        k(64, 128, (dev(x), partial, n), shared_mem=128 * 4)
-        got = float(host(partial)[0])
-        assert abs(got - x.astype(f64).sum()) < 1e-5 * numpy.abs(x).sum(), got
-        assert int(host(m.get_global("tickets"))) == 0
+        parts, result = xp.zeros((64, 2), dtype=f32), xp.zeros(2, dtype=f32)
+        k(64, 128, (dev(x), parts, result, n), shared_mem=64 * 4)
+        assert list(host(result)) == [x.max(), x.astype(f64).sum()]
+        assert int(host(m.get_global("blocks_done"))) == 0
 
 
-@pytest.mark.parametrize("width", [8, 16, 32])
-def test_a_two_level_shuffle_scan_with_a_width_and_a_default_argument(width):
-    k = load(REDUCE_SCAN_VOTE).get("shuffle_scan")
+@pytest.mark.parametrize("seg", [8, 16, 32])
+def test_exclusive_prefix_sums_by_shuffles_with_a_width_and_a_default_argument(seg):
+    k = load(REDUCE_SCAN_VOTE).get("exclusive_segments")
     blocks, threads = 6, 256
     x = rng(4).integers(-20, 20, blocks * threads).astype(i32)
-    segments = x.reshape(-1, width if width < 32 else threads)
-    want = numpy.cumsum(segments, axis=1).ravel()
-    data = dev(x)
-    k(blocks, threads, (data, width, None), shared_mem=8 * 4)      # no block sums: the null the default gives
-    assert (host(data) == want).all()
-    if width == 32:
-        data, sums = dev(x), xp.zeros(blocks, dtype=i32)
-        k(blocks, threads, (data, width, sums), shared_mem=8 * 4)
-        assert (host(data) == want).all() and (host(sums) == x.reshape(blocks, -1).sum(1)).all()
+    parts = x.reshape(-1, seg if seg < 32 else threads)
+    want = (numpy.cumsum(parts, axis=1) - parts).ravel()
+    out = xp.zeros(x.size, dtype=i32)
+    k(blocks, threads, (dev(x), out, seg, None))          # no totals: the null the default gives
+    assert (host(out) == want).all()
+    if seg == 32:
+        out, totals = xp.zeros(x.size, dtype=i32), xp.zeros(blocks, dtype=i32)
+        k(blocks, threads, (dev(x), out, seg, totals))
+        assert (host(out) == want).all() and (host(totals) == x.reshape(blocks, -1).sum(1)).all()
 
 
 def test_votes_over_a_warp_and_over_half_of_it():
@@ -698,7 +709,7 @@ typedef uint4 word16;
 
 __global__ void histogram64_bytes(unsigned* partial, const word16* data, unsigned words)
 {
-    __shared__ unsigned char counts[BINS * THREADS];          // counts[bin * THREADS + column]
+    __shared__ __align__(4) unsigned char counts[BINS * THREADS];     // counts[bin * THREADS + column]
     const unsigned t = threadIdx.x;
     for (unsigned i = 0; i < BINS * THREADS / 4 / THREADS; ++i) ((unsigned*)counts)[t + i * THREADS] = 0;
     // a thread's column, permuted so that the threads of a warp start on different banks
@@ -722,17 +733,14 @@ __global__ void histogram64_bytes(unsigned* partial, const word16* data, unsigne
     partial[blockIdx.x * BINS + t] = sum;
 }
 
-__global__ void merge_bins(unsigned* hist, const unsigned* partial, unsigned blocks)    // a block per bin
+// the blocks' counts of each bin added up by one warp per bin (blocks of 32 x 8 threads: eight bins a block)
+__global__ void merge_bins(unsigned* hist, const unsigned* partial, unsigned blocks)
 {
-    __shared__ unsigned s[256];
+    const unsigned bin = blockIdx.x * blockDim.y + threadIdx.y;
     unsigned v = 0;
-    for (unsigned b = threadIdx.x; b < blocks; b += blockDim.x) v += partial[b * BINS + blockIdx.x];
-    s[threadIdx.x] = v;
-    for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {
-        __syncthreads();
-        if (threadIdx.x < h) s[threadIdx.x] += s[threadIdx.x + h];
-    }
-    if (threadIdx.x == 0) hist[blockIdx.x] = s[0];
+    for (unsigned b = threadIdx.x; b < blocks; b += 32) v += partial[b * BINS + bin];
+    for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
+    if (threadIdx.x == 0) hist[bin] = v;
 }
 '''
 
@@ -745,7 +753,7 @@ def test_a_histogram_counted_in_bytes_per_thread():
     blocks = -(-words // (64 * 15))
     partial, hist = xp.zeros(blocks * 64, dtype=u32), xp.zeros(64, dtype=u32)
     m.get("histogram64_bytes")(blocks, 64, (partial, dev(data.view(u32)), words))
-    m.get("merge_bins")(64, 256, (hist, partial, blocks))
+    m.get("merge_bins")(64 // 8, (32, 8), (hist, partial, blocks))
     assert (host(hist) == numpy.bincount(data >> 2, minlength=64)).all()
 
 
@@ -753,17 +761,16 @@ def test_a_histogram_counted_in_bytes_per_thread():
 # --- static __device__ array -------------------------------------------------------------------------------
 
 TABLES = r'''
-static __constant__ unsigned int table[3][31];          // three rows of direction numbers, from the host
+static __constant__ unsigned int weights[4][16];       // four rows of weights, from the host
 
-// point `pos` of dimension threadIdx.y: the XOR of the row's numbers for the set bits of seed + pos
-__global__ void xor_sequence(unsigned* out, unsigned seed, int n)
+// for point p and row threadIdx.y: the sum (mod 2^32) of the row's weights at the set bits of p
+__global__ void weighted_bits(unsigned* out, int n)
 {
-    unsigned int* row = &table[threadIdx.y][0];         // a plain pointer into constant memory
-    for (int pos = blockIdx.x * blockDim.x + threadIdx.x; pos < n; pos += blockDim.x * gridDim.x) {
-        unsigned v = 0, bits = seed + pos;
-        for (int b = 0; b < 31; ++b, bits >>= 1)
-            if (bits & 1u) v ^= row[b];
-        out[threadIdx.y * n + pos] = v;
+    unsigned int* row = &weights[threadIdx.y][0];          // a plain pointer into constant memory
+    for (int p = blockIdx.x * blockDim.x + threadIdx.x; p < n; p += blockDim.x * gridDim.x) {
+        unsigned v = 0;
+        for (int b = 0; b < 16; ++b) v += ((p >> b) & 1) ? row[b] : 0u;
+        out[threadIdx.y * n + p] = v;
     }
 }
 
@@ -805,23 +812,20 @@ __global__ void weighted_stencil(const float* x, float* y, int n)
 @pytest.fixture(scope="module")
 def tables():
     m = gl.load(code=TABLES)
-    for name in ("xor_sequence", "evaluate_terms", "weighted_stencil"):
+    for name in ("weighted_bits", "evaluate_terms", "weighted_stencil"):
         m.get(name)
     return m
 
 
 def test_a_static_two_dimensional_constant_table_filled_by_the_host(tables):
-    t = rng(12).integers(0, 2**32, (3, 31), dtype=numpy.uint64).astype(u32)
-    tables.get_global("table")[...] = dev(t)
-    n, seed = 1000, 12345
-    out = xp.zeros(3 * n, dtype=u32)
-    tables.get("xor_sequence")(4, (128, 3), (out, seed, n))
-    want = numpy.zeros((3, n), dtype=u32)
-    bits = seed + numpy.arange(n, dtype=numpy.uint64)
-    for b in range(31):
-        on = ((bits >> b) & 1).astype(bool)
-        want[:, on] ^= t[:, b:b + 1]
-    assert (host(out).reshape(3, n) == want).all()
+    w = rng(12).integers(0, 2**32, (4, 16), dtype=numpy.uint64).astype(u32)
+    tables.get_global("weights")[...] = dev(w)
+    n = 1000
+    out = xp.zeros(4 * n, dtype=u32)
+    tables.get("weighted_bits")(4, (64, 4), (out, n))
+    bits = (numpy.arange(n)[:, None] >> numpy.arange(16)) & 1                  # n x 16
+    want = (bits.astype(numpy.uint64) @ w.T.astype(numpy.uint64)) % 2**32     # n x 4
+    assert (host(out).reshape(4, n) == want.T).all()
 
 
 def test_an_array_of_structs_in_constant_memory_in_and_a_device_array_out(tables):
@@ -888,15 +892,15 @@ __global__ void dot_half2_operators(const half2* a, const half2* b, float* out, 
     if (threadIdx.x == 0) out[blockIdx.x] = (float)part[0].x + (float)part[0].y;
 }
 
-// y = a x + y in half precision, two at a time where it can; the one element of an odd n by itself
-__global__ void haxpy_pairs(int n, half a, const half* x, half* y)
+// y = x - a y in half precision, a pair at a time; an odd n's last element by the grid's last thread alone
+__global__ void subtract_scaled(half* y, const half* x, half a, int n)
 {
-    const half2 a2 = __halves2half2(a, a);
-    const half2* x2 = reinterpret_cast<const half2*>(x);
+    const half2 minus_a = __hneg2(__halves2half2(a, a));
     half2* y2 = reinterpret_cast<half2*>(y);
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    for (int p = i; p < n / 2; p += blockDim.x * gridDim.x) y2[p] = __hfma2(a2, x2[p], y2[p]);
-    if (i == 0 && n % 2) y[n - 1] = __hfma(a, x[n - 1], y[n - 1]);
+    const half2* x2 = reinterpret_cast<const half2*>(x);
+    const int threads = blockDim.x * gridDim.x, me = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int p = me; p < n / 2; p += threads) y2[p] = __hfma2(minus_a, y2[p], x2[p]);
+    if (n % 2 && me == threads - 1) y[n - 1] = __hfma(__hneg(a), y[n - 1], x[n - 1]);
 }
 '''
 
@@ -925,13 +929,13 @@ def test_a_half2_dot_product_with_its_tree_of_half_additions(name):
     assert (host(out) == tree[:, 0].astype(f32) + tree[:, 1].astype(f32)).all()
 
 
-def test_haxpy_with_a_half_passed_by_value():
+def test_a_half_passed_by_value_scales_pairs_of_halves():
     n = 101
     r = rng(16)
     x, y = r.standard_normal(n).astype(numpy.float16), r.standard_normal(n).astype(numpy.float16)
     yd = dev(y)
-    load(HALVES).get("haxpy_pairs")(2, 32, (n, numpy.float16(2.5), dev(x), yd))
-    assert (host(yd) == (2.5 * x.astype(f64) + y).astype(numpy.float16)).all()    # one rounding (fma)
+    load(HALVES).get("subtract_scaled")(2, 32, (yd, dev(x), numpy.float16(2.5), n))
+    assert (host(yd) == (x.astype(f64) - 2.5 * y.astype(f64)).astype(numpy.float16)).all()   # one rounding
 
 
 # --- printf from a kernel -----------------------------------------------------------------------------------
@@ -956,7 +960,8 @@ __global__ void report_sums(int* ws)             // one block of 64 threads
     cg::thread_block_tile<16> tile = cg::tiled_partition<16>(block);
     int s = r;
     for (int d = 8; d > 0; d /= 2) s += tile.shfl_down(s, d);
-    if (tile.thread_rank() == 0) printf("tile %d of %d: %d\n", (int)tile.meta_group_rank(), (int)tile.meta_group_size(), s);
+    if (tile.thread_rank() == 0)
+        printf("tile %d of %d: %d\n", (int)tile.meta_group_rank(), (int)tile.meta_group_size(), s);
 }
 '''
 
@@ -1143,32 +1148,31 @@ def test_malloc_and_free_by_every_thread_and_a_request_larger_than_the_heap():
 # --- structs aligned by typedef, copied whole by a kernel template instantiated by their names ------------
 
 ALIGNED = r'''
-typedef struct __align__(16) { unsigned int r, g, b; } Colour3;            // 12 bytes of data, 16 with padding
-typedef struct { unsigned int r, g, b; } Colour3Packed;                    // the same data, 12 bytes
-typedef struct __align__(8) { unsigned short l, a; unsigned int pad; } LumaAlpha;
-typedef struct __align__(16) { Colour3 front, back; } TwoColours;           // 32 bytes
+typedef struct __align__(16) { float x, y, z; } Point3;              // 12 bytes of data, 16 with padding
+typedef struct { float x, y, z; } Point3Packed;                           // the same data in 12 bytes
+typedef struct __align__(8) { short id, flags; float weight; } Tag;      // 8 bytes
+typedef struct __align__(16) { Point3 at, velocity; } Particle;         // 32 bytes
 
+// element i of dst is element n - 1 - i of src, moved whole as its type
 template <class T>
-__global__ void copy_elements(unsigned char* dst, const unsigned char* src, int n)
+__global__ void reversed_elements(unsigned char* dst, const unsigned char* src, int n)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) reinterpret_cast<T*>(dst)[i] = reinterpret_cast<const T*>(src)[i];
+    if (i < n) reinterpret_cast<T*>(dst)[i] = reinterpret_cast<const T*>(src)[n - 1 - i];
 }
 '''
 
 
-@pytest.mark.parametrize("name,size,data", [("Colour3", 16, 12), ("Colour3Packed", 12, 12), ("LumaAlpha", 8, 8),
-                                            ("TwoColours", 32, 32)])
-def test_structs_aligned_by_typedef_copied_by_a_template_named_for_them(name, size, data):
+@pytest.mark.parametrize("name,size,data", [("Point3", 16, [(0, 12)]), ("Point3Packed", 12, [(0, 12)]),
+                                            ("Tag", 8, [(0, 8)]), ("Particle", 32, [(0, 12), (16, 28)])])
+def test_structs_aligned_by_typedef_moved_by_a_template_named_for_them(name, size, data):
     n = 1000
     src = rng(17).integers(0, 256, n * size).astype(numpy.uint8)
     out = xp.zeros(n * size, dtype=numpy.uint8)
-    load(ALIGNED).get(f"copy_elements<{name}>")(-(-n // 128), 128, (out, dev(src), n))
-    got, want = host(out).reshape(n, size), src.reshape(n, size)
-    if name == "TwoColours":                             # two 16-byte halves, 12 bytes of data each
-        assert (got[:, :12] == want[:, :12]).all() and (got[:, 16:28] == want[:, 16:28]).all()
-    else:
-        assert (got[:, :data] == want[:, :data]).all()
+    load(ALIGNED).get(f"reversed_elements<{name}>")(-(-n // 128), 128, (out, dev(src), n))
+    got, want = host(out).reshape(n, size), src.reshape(n, size)[::-1]
+    for lo, hi in data:                                  # the bytes that hold data (padding may or may not move)
+        assert (got[:, lo:hi] == want[:, lo:hi]).all()
 
 
 # --- asynchronous copies: a ring of pipeline stages, group copies, and a pipeline split into roles -----------
@@ -1342,7 +1346,8 @@ __global__ void fp64_scaled(const double* A, const double* Bt, const double* C, 
 #define SKEW 8
 __global__ void fragment_arrays(const half* A, const half* Bt, float* C, int M, int N, int K)   // 32 threads
 {
-    extern __shared__ half staged[][16 + SKEW];         // rows 0..31: A's 32 x 16 slice; 32..63: 32 rows of Bt
+    // rows 0..31: A's 32 x 16 slice; 32..63: 32 rows of Bt. 32-byte aligned, as load_matrix_sync needs
+    extern __shared__ __align__(32) half staged[][16 + SKEW];
     const int r0 = blockIdx.y * 32, c0 = blockIdx.x * 32, lane = threadIdx.x;
     wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a[2];
     wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> b[2];
@@ -1432,28 +1437,33 @@ ODDS = r'''
 #define CLAMP_BIAS 0
 #endif
 
-// the normal distribution's CDF through erfcf, and a European call and put priced into references
-__device__ inline float normal_cdf(float d) { return 0.5f * erfcf(-d * 0.70710678118f); }
-__device__ inline void call_and_put(float& call, float& put, float s, float x, float t, float r, float v)
+// the two tails of a normal distribution at x, through erfcf, into references; its log density through __logf
+__device__ inline void normal_tails(float& below, float& above, float x, float mean, float spread)
 {
-    const float root = sqrtf(t);
-    const float d1 = (__logf(s / x) + (r + 0.5f * v * v) * t) / (v * root), d2 = d1 - v * root;
-    const float disc = __expf(-r * t);
-    call = s * normal_cdf(d1) - x * disc * normal_cdf(d2);
-    put = x * disc * normal_cdf(-d2) - s * normal_cdf(-d1);
+    const float z = (x - mean) * __fdividef(0.70710678118f, spread);
+    below = 0.5f * erfcf(-z);
+    above = 0.5f * erfcf(z);
+}
+__device__ inline float log_density(float x, float mean, float spread)
+{
+    const float z = __fdividef(x - mean, spread);
+    return -0.5f * z * z - __logf(spread) - 0.918938533f;          // log of 1 / sqrt(2 pi)
 }
 
-// two options per thread, as float2 pairs
-__launch_bounds__(128) __global__ void price_pairs(float2* __restrict call, float2* __restrict put,
-                                                   const float2* __restrict spot, const float2* __restrict strike,
-                                                   const float2* __restrict years, float r, float v, int pairs)
+// two points per thread, as float2 pairs, each against its own distribution
+__launch_bounds__(128) __global__ void tails_of_pairs(float2* __restrict lower, float2* __restrict upper,
+                                                      float2* __restrict logpdf, const float2* __restrict x,
+                                                      const float2* __restrict mean, const float2* __restrict spread,
+                                                      int pairs)
 {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < pairs; i += blockDim.x * gridDim.x) {
-        float c1, p1, c2, p2;
-        call_and_put(c1, p1, spot[i].x, strike[i].x, years[i].x, r, v);
-        call_and_put(c2, p2, spot[i].y, strike[i].y, years[i].y, r, v);
-        call[i] = make_float2(c1, c2);
-        put[i] = make_float2(p1, p2);
+        float lo1, hi1, lo2, hi2;
+        normal_tails(lo1, hi1, x[i].x, mean[i].x, spread[i].x);
+        normal_tails(lo2, hi2, x[i].y, mean[i].y, spread[i].y);
+        lower[i] = make_float2(lo1, lo2);
+        upper[i] = make_float2(hi1, hi2);
+        logpdf[i] = make_float2(log_density(x[i].x, mean[i].x, spread[i].x),
+                                log_density(x[i].y, mean[i].y, spread[i].y));
     }
 }
 
@@ -1508,19 +1518,20 @@ def test_launch_bounds_before_global_restrict_float2_pairs_and_results_through_r
     m = load(ODDS)
     pairs = 1000
     r = rng(24)
-    spot, strike, years = (r.uniform(lo, hi, (pairs, 2)).astype(f32) for lo, hi in ((5, 30), (1, 100), (0.25, 10)))
-    call, put = xp.zeros((pairs, 2), dtype=f32), xp.zeros((pairs, 2), dtype=f32)
-    k = m.get("price_pairs")
-    k(8, 128, (call, put, dev(spot), dev(strike), dev(years), 0.02, 0.3, pairs))
-    s, x, t = (v.astype(f64) for v in (spot, strike, years))
-    d1 = (numpy.log(s / x) + (0.02 + 0.5 * 0.09) * t) / (0.3 * numpy.sqrt(t))
-    d2 = d1 - 0.3 * numpy.sqrt(t)
-    cdf = numpy.vectorize(lambda d: 0.5 * math.erfc(-d / math.sqrt(2)))
-    disc = numpy.exp(-0.02 * t)
-    assert numpy.allclose(host(call), s * cdf(d1) - x * disc * cdf(d2), rtol=1e-4, atol=2e-4)
-    assert numpy.allclose(host(put), x * disc * cdf(-d2) - s * cdf(-d1), rtol=1e-4, atol=2e-4)
-    with pytest.raises(ValueError, match="129"):
-        k(8, 129, (call, put, dev(spot), dev(strike), dev(years), 0.02, 0.3, pairs))
+    x, mean = r.uniform(-3, 3, (pairs, 2)).astype(f32), r.uniform(-1, 1, (pairs, 2)).astype(f32)
+    spread = r.uniform(0.5, 2, (pairs, 2)).astype(f32)
+    lower, upper, logpdf = (xp.zeros((pairs, 2), dtype=f32) for _ in range(3))
+    k = m.get("tails_of_pairs")
+    k(8, 128, (lower, upper, logpdf, dev(x), dev(mean), dev(spread), pairs))
+    z = (x.astype(f64) - mean) / spread
+    erfc = numpy.vectorize(math.erfc)
+    # erfcf within a few ulps, __fdividef and __logf within a few units of 2^-22 of their inputs' scale
+    assert numpy.allclose(host(lower), 0.5 * erfc(-z / math.sqrt(2)), rtol=2e-5, atol=1e-6)
+    assert numpy.allclose(host(upper), 0.5 * erfc(z / math.sqrt(2)), rtol=2e-5, atol=1e-6)
+    assert numpy.allclose(host(logpdf), -0.5 * z * z - numpy.log(spread.astype(f64)) - 0.5 * math.log(2 * math.pi),
+                          rtol=1e-5, atol=2e-5)
+    with pytest.raises(ValueError, match="129"):                 # more threads than its launch bounds allow
+        k(8, 129, (lower, upper, logpdf, dev(x), dev(mean), dev(spread), pairs))
 
 
 def test_a_file_that_defines_min_and_max_as_macros_and_asks_the_toolkits_version():

@@ -2,11 +2,13 @@
 
 Training code writes CUDA in its own idioms: 16-byte structs of float or bf16 moved as one int4 with
 cache hints, implicit float <-> bf16/half conversions, bf16 gradients accumulated by atomics on 32-bit
-pairs, block reductions that take the warp reduction as a template argument, online softmax with a
-running maximum, a layer norm that carves its dynamic shared memory by hand, a last-block ticket, and
-flash-attention tiles. Each kernel below uses those forms and is checked against NumPy (float64
-references, or bit for bit where the arithmetic allows it). On a GPU the tests check the kernels; on
-the emulator they check the emulator.
+pairs, block reductions that take their combining function as a template argument, online softmax with a
+running maximum, a norm that carves its dynamic shared memory by hand, a last-block ticket, and
+flash-attention-style tiles. The computations are this file's own (a x + b, SiLU and its gradient, RMS norm
+forward and backward, a scatter-add into a bf16 table, a squared norm, per-row quantisation scales,
+log-softmax and softmax, causal attention), written in those forms. Each kernel is checked against NumPy
+(float64 references with error bounds worked out from the arithmetic, or bit for bit where the arithmetic
+allows it). On a GPU the tests check the kernels; on the emulator they check the emulator.
 """
 from __future__ import annotations
 
@@ -45,68 +47,80 @@ def bf16_values(bits):
     return ops.from_bf16_bits(host(bits)).astype(numpy.float64)
 
 
-# --- 16-byte slabs: a struct of 4 floats or 8 bf16 moved as one int4 -----------------------------------------------
+# --- Wide<E>: 16 bytes of float or bf16 that travel as one int4 ---------------------------------------------------
 
-SLAB = r'''
+WIDE = r'''
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-// 16 bytes of E, loaded and stored as one int4 so that the GPU moves them with one 128-bit instruction
-template <typename E>
-struct alignas(16) Slab {
-    static constexpr int count = sizeof(int4) / sizeof(E);     // 4 floats, 8 bf16
-    E item[count];
+// The way a Wide goes to or from global memory: the ordinary way, streamed (used once, so the caches may drop it
+// first), or, for stores only, cached in L2 and not in L1.
+enum Route { ROUTE_PLAIN = 0, ROUTE_STREAM = 1, ROUTE_L2 = 2 };
 
-    Slab() = default;
-    __device__ explicit Slab(int4 raw) {
-        static_assert(sizeof(raw) == sizeof(item), "a slab is 16 bytes");
-        memcpy(item, &raw, sizeof(raw));
+// Sixteen bytes of E (4 floats, or 8 bf16 or halves). It is read and written as a single int4, which a GPU moves
+// with one 128-bit instruction; the bytes go between the int4 and the elements by memcpy, not through a pointer
+// of the other type.
+template <typename E>
+struct alignas(16) Wide {
+    static constexpr int n = sizeof(int4) / sizeof(E);
+    E v[n];
+
+    Wide() = default;
+    __device__ explicit Wide(int4 bits) { memcpy(v, &bits, sizeof bits); }
+    __device__ explicit operator int4() const
+    {
+        int4 bits;
+        memcpy(&bits, v, sizeof bits);
+        return bits;
     }
-    __device__ int4 raw() const {
-        int4 r;
-        memcpy(&r, item, sizeof(r));
-        return r;
+    // every element e
+    __device__ static Wide all(E e)
+    {
+        Wide w;
+        for (E& slot : w.v) slot = e;
+        return w;
     }
-    __device__ static Slab filled(E e) {
-        Slab s;
-        for (int k = 0; k < count; ++k) s.item[k] = e;
-        return s;
+    __device__ E& operator[](int k) { return v[k]; }
+    __device__ const E& operator[](int k) const { return v[k]; }
+
+    // the Wide that starts at p (16-byte aligned)
+    __device__ static Wide from(const E* p, Route how = ROUTE_PLAIN)
+    {
+        const int4* src = reinterpret_cast<const int4*>(p);
+        return Wide(how == ROUTE_STREAM ? __ldcs(src) : *src);
     }
-    __device__ static Slab zeros() { return filled(E(0.0f)); }
-    __device__ E& operator[](int k) { return item[k]; }
-    __device__ const E& operator[](int k) const { return item[k]; }
+    __device__ void to(E* p, Route how = ROUTE_PLAIN) const
+    {
+        int4* dst = reinterpret_cast<int4*>(p);
+        const int4 bits = static_cast<int4>(*this);
+        if (how == ROUTE_STREAM) __stcs(dst, bits);
+        else if (how == ROUTE_L2) __stcg(dst, bits);
+        else *dst = bits;
+    }
 };
-
-// p must be 16-byte aligned. The _once forms are for data read or written once (streamed, evicted first); _l2
-// stores keep the line in L2 only.
-template <typename E>
-__device__ Slab<E> read_slab(const E* p) { return Slab<E>{*reinterpret_cast<const int4*>(p)}; }
-template <typename E>
-__device__ Slab<E> read_slab_once(const E* p) { return Slab<E>{__ldcs(reinterpret_cast<const int4*>(p))}; }
-template <typename E>
-__device__ void write_slab(E* p, const Slab<E>& s) { *reinterpret_cast<int4*>(p) = s.raw(); }
-template <typename E>
-__device__ void write_slab_once(E* p, const Slab<E>& s) { __stcs(reinterpret_cast<int4*>(p), s.raw()); }
-template <typename E>
-__device__ void write_slab_l2(E* p, const Slab<E>& s) { __stcg(reinterpret_cast<int4*>(p), s.raw()); }
+static_assert(sizeof(Wide<float>) == 16 && sizeof(Wide<__nv_bfloat16>) == 16, "a Wide is 16 bytes");
 '''
 
-ELEMENTWISE = SLAB + r'''
-// y = a * x + bias, one slab per thread; n is a whole number of slabs (a slab cannot be split)
-template <typename E, bool L2_ONLY>
-__global__ void scale_shift(E* y, const E* x, const E* bias, float a, int n)
+ROUTE_PLAIN, ROUTE_STREAM, ROUTE_L2 = 0, 1, 2
+
+ELEMENTWISE = WIDE + r'''
+// y = a x + b, elementwise over whole Wides (n a multiple of Wide<E>::n), in a grid-stride loop. x is streamed
+// in; with has_b = 0, b is not read and a Wide of zeros stands in for it; y goes out by the route asked for.
+template <typename E>
+__global__ void axpb(E* y, const E* x, const E* b, float a, int n, int has_b, int route)
 {
-    const int at = (blockIdx.x * blockDim.x + threadIdx.x) * Slab<E>::count;
-    if (at >= n) return;
-    const Slab<E> in = read_slab_once(x + at);
-    const Slab<E> b = read_slab(bias + at);
-    Slab<E> out = Slab<E>::zeros();
-    for (int k = 0; k < Slab<E>::count; ++k) {
-        float shift = b[k];                     // bf16 -> float by initialisation
-        out[k] = a * (float)in[k] + shift;      // float -> bf16 by assignment: rounded to nearest even
+    using W = Wide<E>;
+    const int step = gridDim.x * blockDim.x * W::n;
+    for (int at = (blockIdx.x * blockDim.x + threadIdx.x) * W::n; at < n; at += step) {
+        const W xs = W::from(x + at, ROUTE_STREAM);
+        const W bs = has_b ? W::from(b + at) : W::all(E(0.0f));
+        W ys;
+        for (int k = 0; k < W::n; ++k) {
+            const float shift = bs[k];              // E widened to float by initialisation
+            ys[k] = a * (float)xs[k] + shift;       // float narrowed to E by assignment (nearest even for bf16)
+        }
+        ys.to(y + at, static_cast<Route>(route));
     }
-    if (L2_ONLY) write_slab_l2(y + at, out);
-    else write_slab_once(y + at, out);
 }
 
 // the implicit conversions alone: float into __half and __nv_bfloat16 elements, and both back into floats
@@ -130,36 +144,38 @@ __global__ void widen(float* out, const __half* h, const __nv_bfloat16* b, int n
     }
 }
 
-// GELU with the tanh approximation, x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), and its derivative
-// 1/2 (1 + tanh(u)) + x/2 sech(u)^2 du/dx, with sech through coshf
-constexpr float kSqrt2OverPi = 0.7978845608028654f;
-__device__ __forceinline__ float gelu_arg(float x) { return kSqrt2OverPi * (x + 0.044715f * x * x * x); }
+// SiLU (also called swish): silu(x) = x sigmoid(x), with the sigmoid through tanh, sigmoid(x) = (1 + tanh(x/2)) / 2.
+// Its derivative, sigmoid(x) + x sigmoid(x) (1 - sigmoid(x)), is sigmoid(x) + x / (4 cosh(x/2)^2), since
+// sigmoid(x) (1 - sigmoid(x)) = 1 / (4 cosh(x/2)^2).
+__device__ __forceinline__ float sigmoid_via_tanh(float x) { return fmaf(0.5f, tanhf(0.5f * x), 0.5f); }
 
+// forward: Wides in a grid-stride loop; each Wide is read streamed and overwritten with its result in registers
 template <typename E>
-__global__ void gelu_slabs(E* y, const E* x, int n)
+__global__ void silu_wide(E* y, const E* x, int n)
 {
-    const int at = (blockIdx.x * blockDim.x + threadIdx.x) * Slab<E>::count;
-    if (at >= n) return;
-    const Slab<E> in = read_slab_once(x + at);
-    Slab<E> out;
-    for (int k = 0; k < Slab<E>::count; ++k) {
-        float v = in[k];
-        out[k] = 0.5f * v * (1.0f + tanhf(gelu_arg(v)));
+    using W = Wide<E>;
+    const int step = gridDim.x * blockDim.x * W::n;
+    for (int at = (blockIdx.x * blockDim.x + threadIdx.x) * W::n; at < n; at += step) {
+        W w = W::from(x + at, ROUTE_STREAM);
+        for (int k = 0; k < W::n; ++k) {
+            const float t = w[k];
+            w[k] = t * sigmoid_via_tanh(t);
+        }
+        w.to(y + at);
     }
-    write_slab(y + at, out);
 }
 
+// backward: one element per thread, the result written over the gradient that came in (g <- g silu'(x))
 template <typename E>
-__global__ void gelu_grad(E* dx, const E* x, const E* dy, int n)
+__global__ void silu_backward_in_place(E* g, const E* x, int n)
 {
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        float v = x[i];
-        const float u = gelu_arg(v);
-        const float c = coshf(u);
-        const float slope = 0.5f * (1.0f + tanhf(u))
-                          + 0.5f * v * kSqrt2OverPi * (1.0f + 3.0f * 0.044715f * v * v) / (c * c);
-        dx[i] = slope * (float)dy[i];
-    }
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const float t = x[i];
+    const float c = coshf(0.5f * t);          // past |t| ~ 89, c * c is inf and the second term 0, as it should be
+    const float slope = sigmoid_via_tanh(t) + t / (4.0f * c * c);
+    const float upstream = g[i];
+    g[i] = upstream * slope;
 }
 '''
 
@@ -169,30 +185,33 @@ def elementwise():
     return gl.load(code=ELEMENTWISE)
 
 
-def test_sixteen_byte_slabs_scale_and_shift_with_streaming_and_l2_stores(elementwise):
-    """A struct of 16 bytes built from an int4 by memcpy, loaded with __ldcs and stored with __stcs (float) or
-    __stcg (bf16), bf16 read into floats and floats written into bf16 without casts: bit for bit."""
+def test_sixteen_byte_wides_compute_a_x_plus_b_by_every_route(elementwise):
+    """A struct of 16 bytes built from an int4 by memcpy and turned back into one by an explicit conversion;
+    loaded plainly and with __ldcs; stored with __stcs (float), __stcg (bf16) and plainly (float, with the static
+    Wide::all standing in for a missing bias); bf16 read into floats and floats written into bf16 without casts.
+    A grid-stride loop of 3 blocks x 128 threads over 1003 Wides. Bit for bit."""
     # a has 3 significant bits and x 8 (bf16 values in both instances): a * x is exact in float32, so a fused
     # multiply-add and a multiply then an add give the same float
     a = 1.375
-    blocks = cdiv(1003, 128)
-    for ctype, l2 in (("float", "false"), ("__nv_bfloat16", "true")):
-        width = 4 if ctype == "float" else 8
-        n = 1003 * width             # whole slabs (each thread takes one), but not whole blocks of them
+    wides = 1003
+    for ctype, route, has_b in (("float", ROUTE_STREAM, 1), ("__nv_bfloat16", ROUTE_L2, 1),
+                                ("float", ROUTE_PLAIN, 0)):
+        n = wides * (4 if ctype == "float" else 8)
         xb, x = bf16(rng.standard_normal(n) * 4)                 # 8-bit inputs in both instances
         if ctype == "float":
             b32 = rng.standard_normal(n).astype(numpy.float32)
-            args, bias = (dev(x.astype(numpy.float32)), dev(b32)), b32
+            args = (dev(x.astype(numpy.float32)), dev(b32))
+            bias = b32 if has_b else numpy.zeros(n, dtype=numpy.float32)
         else:
             bb, b64 = bf16(rng.standard_normal(n))
             args, bias = (dev(xb), dev(bb)), b64.astype(numpy.float32)
         ref = numpy.float32(a) * x.astype(numpy.float32) + bias      # float32: the product exact, one rounding
         y = xp.zeros(n, dtype=numpy.float32 if ctype == "float" else numpy.uint16)
-        elementwise.get(f"scale_shift<{ctype}, {l2}>")(blocks, 128, (y, *args, a, n))
+        elementwise.get(f"axpb<{ctype}>")(3, 128, (y, *args, a, n, has_b, route))
         if ctype == "float":
-            assert numpy.array_equal(host(y).view(numpy.uint32), ref.view(numpy.uint32))
+            assert numpy.array_equal(host(y).view(numpy.uint32), ref.view(numpy.uint32)), (route, has_b)
         else:
-            assert numpy.array_equal(host(y), ops.to_bf16_bits(ref))
+            assert numpy.array_equal(host(y), ops.to_bf16_bits(ref)), route
 
 
 def test_implicit_conversions_between_float_and_half_or_bfloat16_round_to_nearest_even(elementwise):
@@ -218,44 +237,42 @@ def test_implicit_conversions_between_float_and_half_or_bfloat16_round_to_neares
     assert numpy.array_equal(back[1::2].view(numpy.uint32), ops.from_bf16_bits(host(b)).view(numpy.uint32))
 
 
-def _gelu_reference(x, dy):
-    """float64 GELU (tanh form), its gradient times dy, and per element the float32 error bound of each.
+def _silu_reference(x, g):
+    """float64 SiLU and its gradient times g, and per element the float32 error bound of each.
 
-    tanhf and coshf are within 2 ulp on the GPU. u carries ~5 roundings (its float constants included), which
-    move tanh(u) by at most sech^2(u) |u| 5 U32 < 2.3 U32; with tanhf's 2 ulp (<= 2 U32 below 1) and the add,
-    1 + tanh(u) is off by at most ~5.3 U32 absolutely (not relatively: it cancels for negative x), and the
-    product adds one rounding of y. The sech^2 term is off by ~19 U32 of itself (coshf, the square, the
-    constants, the products) plus 10 |u| U32 (u's error through cosh^2). The bounds below take about twice these."""
-    k = numpy.sqrt(2 / numpy.pi)
-    u = k * (x + 0.044715 * x ** 3)
-    t = numpy.tanh(u)
-    y = 0.5 * x * (1 + t)
-    sech2 = 1 / numpy.cosh(u) ** 2
-    tail = 0.5 * x * sech2 * k * (1 + 3 * 0.044715 * x * x)
-    slope = 0.5 * (1 + t) + tail
-    y_tol = 0.5 * numpy.abs(x) * 10 * U32 + numpy.abs(y) * 6 * U32
-    dx_tol = numpy.abs(dy) * (0.5 * 10 * U32 + numpy.abs(tail) * (24 + 16 * numpy.abs(u)) * U32
-                              + numpy.abs(slope) * 4 * U32)
-    return y, slope * dy, y_tol, dx_tol
+    tanhf and coshf are within 2 ulp on a GPU (2 ulp <= 4 U32 of the value); x/2 is exact. The sigmoid,
+    fmaf(1/2, tanhf(x/2), 1/2), is then off by at most 2 U32 + U32 sigmoid absolutely (not relatively: it cancels
+    towards 0 for negative x), and y = x sigmoid adds one rounding of y. The second term of the slope,
+    x / (4 c c), carries coshf's error twice, the square's rounding and the division's: 10 U32 of itself. The
+    slope's sum and the product with g add one rounding each. The bounds below are twice these."""
+    s = 0.5 * (1 + numpy.tanh(x / 2))
+    y = x * s
+    second = x / (4 * numpy.cosh(x / 2) ** 2)
+    slope = s + second
+    y_tol = 2 * U32 * (numpy.abs(x) * (2 + s) + numpy.abs(y))
+    g_tol = 2 * U32 * numpy.abs(g) * (2 + s + 10 * numpy.abs(second) + 2 * numpy.abs(slope))
+    return y, slope * g, y_tol, g_tol
 
 
-def test_gelu_and_its_gradient_through_tanhf_and_coshf(elementwise):
-    """GELU forward over slabs and its gradient in a grid-stride loop, in float and in bf16 (float inside)."""
-    n = 8 * 377                      # whole slabs of 8 bf16 (and of 4 floats); 377 slabs: not whole blocks
-    x32 = (rng.uniform(-5, 5, n)).astype(numpy.float32)
-    dy32 = rng.standard_normal(n).astype(numpy.float32)
-    x32[:4] = [0.0, -0.0, 12.0, -12.0]                   # flat tails: tanh(u) = +-1, cosh(u)^2 huge
+def test_silu_and_its_gradient_through_tanhf_and_coshf(elementwise):
+    """SiLU forward over Wides in a grid-stride loop, its gradient one element per thread written over the incoming
+    gradient, in float and in bf16 (float inside)."""
+    n = 8 * 377                      # whole Wides of 8 bf16 (and of 4 floats); 377 of them: not whole blocks
+    x32 = (rng.uniform(-9, 9, n)).astype(numpy.float32)
+    g32 = rng.standard_normal(n).astype(numpy.float32)
+    x32[:6] = [0.0, -0.0, 30.0, -30.0, 200.0, -200.0]      # flat tails; at +-200, coshf(100) is already inf
     for ctype in ("float", "__nv_bfloat16"):
         if ctype == "float":
-            xin, dyin = x32, dy32
-            x, dy = x32.astype(numpy.float64), dy32.astype(numpy.float64)
-            y, dx = xp.zeros(n, dtype=numpy.float32), xp.zeros(n, dtype=numpy.float32)
+            xin, gin = x32, g32
+            x, g = x32.astype(numpy.float64), g32.astype(numpy.float64)
+            y = xp.zeros(n, dtype=numpy.float32)
         else:
-            (xin, x), (dyin, dy) = bf16(x32), bf16(dy32)
-            y, dx = xp.zeros(n, dtype=numpy.uint16), xp.zeros(n, dtype=numpy.uint16)
-        elementwise.get(f"gelu_slabs<{ctype}>")(cdiv(n // (16 // xin.itemsize), 64), 64, (y, dev(xin), n))
-        elementwise.get(f"gelu_grad<{ctype}>")(5, 128, (dx, dev(xin), dev(dyin), n))   # 640 threads: 5 laps
-        ry, rdx, ty, tdx = _gelu_reference(x, dy)
+            (xin, x), (gin, g) = bf16(x32), bf16(g32)
+            y = xp.zeros(n, dtype=numpy.uint16)
+        elementwise.get(f"silu_wide<{ctype}>")(2, 64, (y, dev(xin), n))      # 128 threads: several laps
+        dx = dev(gin)
+        elementwise.get(f"silu_backward_in_place<{ctype}>")(cdiv(n, 256), 256, (dx, dev(xin), n))
+        ry, rdx, ty, tdx = _silu_reference(x, g)
         if ctype == "float":
             got_y, got_dx = host(y).astype(numpy.float64), host(dx).astype(numpy.float64)
         else:                        # the float result, then one rounding to bf16
@@ -265,335 +282,315 @@ def test_gelu_and_its_gradient_through_tanhf_and_coshf(elementwise):
         assert (numpy.abs(got_dx - rdx) <= tdx).all(), ctype
 
 
-# --- layer norm: one warp per row, parameters and rows staged in a char buffer read as slabs ------------------------
+# --- RMS norm: rows staged in a char buffer read as Wides, per-warp regions, a float scratch after them ------------
 
-LAYER_NORM = SLAB + r'''
-// The warp's sum of squares goes through its 32 floats of shared memory (a tree over halves), not shuffles.
-__device__ float fold_in_shared(float* lanes, float v, int lane)
+RMS_NORM = WIDE + r'''
+// The sum of v over one warp, the same float in every lane: each lane leaves v in the warp's 32 floats of scratch,
+// then every lane adds the 32 in lane order (the same additions everywhere, so the same sum).
+__device__ float warp_sum_in_order(float* scratch, float v)
 {
-    lanes[lane] = v;
+    const int lane = threadIdx.x % 32;
+    scratch[lane] = v;
     __syncwarp();
-    for (int half = 16; half > 0; half >>= 1) {
-        if (lane < half) lanes[lane] += lanes[lane + half];
-        __syncwarp();
-    }
-    const float total = lanes[0];
-    __syncwarp();                   // every lane has read lanes[0] before a next call writes it
+    float total = 0.0f;
+    for (int k = 0; k < 32; ++k) total += scratch[k];
+    __syncwarp();                   // every lane has read the scratch before a next call writes it
     return total;
 }
 
-// y = (x - mean) * rstd * w + b per row of x (N, C); C a whole number of slabs. A block is (32, ROWS): warp
-// threadIdx.y takes row blockIdx.x * ROWS + threadIdx.y. The dynamic shared memory, in 16-byte slabs then floats:
-//   [w: C][b: C][row of warp 0: C] ... [row of warp ROWS-1: C] | [32 floats per warp]
-__global__ void layer_norm_f32(float* y, float* mean, float* rstd, const float* x, const float* w, const float* b,
-                               int N, int C)
+// RMS norm of each row of x (N, C), C a multiple of 4: y = x g r with r = 1 / sqrt(mean(x^2) + eps); inv_rms[row]
+// = r. The block is `warps` warps along x, one row each: rows blockIdx.x * warps + warp. Its rows lie one after
+// the other in x, so the whole block copies them in as one run of Wides, g after them. Dynamic shared memory:
+//   [rows: warps x C floats][g: C floats] as Wides | [scratch: 32 floats per warp]
+__global__ void rms_norm_f32(float* y, float* inv_rms, const float* x, const float* g, int N, int C, float eps)
 {
-    extern __shared__ char staged[];
-    constexpr int W = Slab<float>::count;
-    Slab<float>* sw = reinterpret_cast<Slab<float>*>(staged);
-    Slab<float>* sb = sw + C / W;
-    Slab<float>* srow = sw + (2 + threadIdx.y) * C / W;
-    float* lanes = reinterpret_cast<float*>(staged + (2 + blockDim.y) * C * sizeof(float)) + threadIdx.y * 32;
-    const int lane = threadIdx.x;
+    using W = Wide<float>;
+    extern __shared__ char smem[];
+    const int warps = blockDim.x / 32, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int per_row = C / W::n;
+    const int first = blockIdx.x * warps;
+    const int here = min(warps, N - first);                // rows this block has
+    W* rows = reinterpret_cast<W*>(smem);
+    W* gain = rows + warps * per_row;
+    float* scratch = reinterpret_cast<float*>(gain + per_row) + warp * 32;
 
-    // the whole block stages w and b before any warp leaves for want of a row
-    for (int c = (threadIdx.y * 32 + lane) * W; c < C; c += blockDim.y * 32 * W) {
-        sw[c / W] = read_slab(w + c);
-        sb[c / W] = read_slab(b + c);
+    const float* src = x + (size_t)first * C;
+    for (int k = threadIdx.x; k < (here + 1) * per_row; k += blockDim.x) {
+        if (k < here * per_row) rows[k] = W::from(src + (size_t)k * W::n, ROUTE_STREAM);
+        else gain[k - here * per_row] = W::from(g + (size_t)(k - here * per_row) * W::n);
     }
     __syncthreads();
-    const int row = blockIdx.x * blockDim.y + threadIdx.y;
-    if (row >= N) return;
+    if (warp >= here) return;       // a warp without a row leaves after the barrier
 
-    const float* xr = x + (size_t)row * C;
-    float s = 0.0f;
-    for (int c = lane * W; c < C; c += 32 * W) {
-        const Slab<float> v = read_slab_once(xr + c);
-        srow[c / W] = v;
-        for (int k = 0; k < W; ++k) s += v[k];
+    const W* mine = rows + warp * per_row;
+    float squares = 0.0f;
+    for (int k = lane; k < per_row; k += 32)
+        for (int e = 0; e < W::n; ++e) squares = fmaf(mine[k][e], mine[k][e], squares);
+    const float r = rsqrtf(warp_sum_in_order(scratch, squares) / C + eps);
+    const size_t row = first + warp;
+    for (int k = lane; k < per_row; k += 32) {
+        W out;
+        for (int e = 0; e < W::n; ++e) out[e] = mine[k][e] * r * gain[k][e];
+        out.to(y + row * C + (size_t)k * W::n, ROUTE_STREAM);
     }
-    for (int m = 16; m > 0; m >>= 1) s += __shfl_xor_sync(0xffffffffu, s, m);
-    const float mu = s / C;
-    float q = 0.0f;
-    for (int c = lane * W; c < C; c += 32 * W) {
-        const Slab<float> v = srow[c / W];
-        for (int k = 0; k < W; ++k) q += (v[k] - mu) * (v[k] - mu);
-    }
-    const float r = rsqrtf(fold_in_shared(lanes, q, lane) / C + 1e-5f);
-    for (int c = lane * W; c < C; c += 32 * W) {
-        const Slab<float> v = srow[c / W], g = sw[c / W], h = sb[c / W];
-        Slab<float> o;
-        for (int k = 0; k < W; ++k) o[k] = (v[k] - mu) * r * g[k] + h[k];
-        write_slab_once(y + (size_t)row * C + c, o);
-    }
-    if (lane == 0) {
-        __stcs(mean + row, mu);
-        __stcs(rstd + row, r);
-    }
+    if (lane == 0) inv_rms[row] = r;
 }
 
-// The same for bf16 tensors (float arithmetic), with a (32, 1, ROWS) block: the warp is threadIdx.z, the regions
-// are placed by byte offsets, and a grid smaller than N / ROWS makes each warp take several rows in turn.
-__global__ void layer_norm_bf16(__nv_bfloat16* y, const __nv_bfloat16* x, const __nv_bfloat16* w,
-                                const __nv_bfloat16* b, int N, int C)
+// The bf16 form, with a residual added first as a transformer block does before its norm: h = x + res (stored,
+// rounded to bf16), y = h g / sqrt(mean(h^2) + eps) over h as stored. The block is (32, 1, warps): the warp is
+// threadIdx.z. The block stages g, then each warp takes rows threadIdx.z + blockIdx.x * warps, stepping by
+// gridDim.x * warps, and keeps its current row of h in its own region. Regions by byte offsets:
+//   [g: C bf16][row of warp 0: C bf16]...[row of warp warps-1: C bf16] | [scratch: 32 floats per warp]
+__global__ void residual_rms_norm_bf16(__nv_bfloat16* y, __nv_bfloat16* h, const __nv_bfloat16* x,
+                                       const __nv_bfloat16* res, const __nv_bfloat16* g, int N, int C, float eps)
 {
-    using S = Slab<__nv_bfloat16>;
-    constexpr int W = S::count;
-    extern __shared__ char staged[];
-    S* sw = reinterpret_cast<S*>(staged);
-    S* sb = reinterpret_cast<S*>(staged + C * sizeof(__nv_bfloat16));
-    S* srow = reinterpret_cast<S*>(staged + (2 + threadIdx.z) * C * sizeof(__nv_bfloat16));
-    float* lanes = reinterpret_cast<float*>(staged + (2 + blockDim.z) * C * sizeof(__nv_bfloat16)
-                                            + threadIdx.z * 32 * sizeof(float));
-    const int lane = threadIdx.x;
+    using W = Wide<__nv_bfloat16>;
+    extern __shared__ char smem[];
+    const size_t row_bytes = (size_t)C * sizeof(__nv_bfloat16);
+    W* gain = reinterpret_cast<W*>(smem);
+    W* mine = reinterpret_cast<W*>(smem + (1 + threadIdx.z) * row_bytes);
+    float* scratch = reinterpret_cast<float*>(smem + (1 + blockDim.z) * row_bytes) + threadIdx.z * 32;
+    const int lane = threadIdx.x, per_row = C / W::n;
 
-    for (int c = (threadIdx.z * 32 + lane) * W; c < C; c += blockDim.z * 32 * W) {
-        sw[c / W] = read_slab(w + c);
-        sb[c / W] = read_slab(b + c);
-    }
+    for (int k = threadIdx.z * 32 + lane; k < per_row; k += blockDim.z * 32) gain[k] = W::from(g + k * W::n);
     __syncthreads();
 
     for (int row = blockIdx.x * blockDim.z + threadIdx.z; row < N; row += gridDim.x * blockDim.z) {
-        float s = 0.0f;
-        for (int c = lane * W; c < C; c += 32 * W) {
-            const S v = read_slab_once(x + (size_t)row * C + c);
-            srow[c / W] = v;
-            for (int k = 0; k < W; ++k) s += (float)v[k];
-        }
-        for (int m = 16; m > 0; m >>= 1) s += __shfl_xor_sync(0xffffffffu, s, m);
-        const float mu = s / C;
-        float q = 0.0f;
-        for (int c = lane * W; c < C; c += 32 * W) {
-            const S v = srow[c / W];
-            for (int k = 0; k < W; ++k) {
-                const float d = (float)v[k] - mu;
-                q += d * d;
+        const size_t base = (size_t)row * C;
+        float squares = 0.0f;
+        for (int k = lane; k < per_row; k += 32) {
+            const W a = W::from(x + base + k * W::n, ROUTE_STREAM), b = W::from(res + base + k * W::n, ROUTE_STREAM);
+            W sum;
+            for (int e = 0; e < W::n; ++e) {
+                sum[e] = (float)a[e] + (float)b[e];         // rounded to bf16 here
+                const float kept = sum[e];                  // the value as stored
+                squares += kept * kept;
             }
+            mine[k] = sum;
+            sum.to(h + base + k * W::n, ROUTE_L2);          // a backward pass reads h again soon: L2 keeps it
         }
-        const float r = rsqrtf(fold_in_shared(lanes, q, lane) / C + 1e-5f);
-        for (int c = lane * W; c < C; c += 32 * W) {
-            const S v = srow[c / W], g = sw[c / W], h = sb[c / W];
-            S o;
-            for (int k = 0; k < W; ++k) {
-                float gain = g[k], shift = h[k];
-                o[k] = ((float)v[k] - mu) * r * gain + shift;
+        const float r = rsqrtf(warp_sum_in_order(scratch, squares) / C + eps);
+        for (int k = lane; k < per_row; k += 32) {
+            W out;
+            for (int e = 0; e < W::n; ++e) {
+                const float kept = mine[k][e], weight = gain[k][e];
+                out[e] = kept * r * weight;
             }
-            write_slab_once(y + (size_t)row * C + c, o);
+            out.to(y + base + k * W::n);
         }
     }
 }
 
-// Layer norm backward (float), given the forward's mean and rstd per row:
-//   x_hat = (x - mean) rstd,  g = dy w,  dx = rstd (g - mean_c(g) - x_hat mean_c(g x_hat)),
-//   dw += sum over rows of dy x_hat,  db += sum over rows of dy.
-// A (32, ROWS) block; warps take rows in a grid-stride loop, so that every thread reaches the last barrier. Each
-// block gathers its rows' dw and db in shared memory ([dw: C][db: C] floats) and adds them to dw, db once.
-__global__ void layer_norm_backward(float* dx, float* dw, float* db, const float* dy, const float* x,
-                                    const float* w, const float* mean, const float* rstd, int N, int C)
+// RMS norm backward (float), given the forward's r = inv_rms per row. With u = dy g and x_hat = x r:
+//   dx = r (u - x_hat mean(u x_hat)),   dg = sum over rows of dy x_hat.
+// Block b takes the band of rows [b band, b band + band). First each warp finds mean(u x_hat) for its rows of the
+// band (a __shfl_down_sync tree; lane 0 keeps it in shared memory); then the threads sweep the band column by
+// column, writing dx and summing their column's dg in a register, which goes into dg once per block.
+__global__ void rms_norm_backward(float* dx, float* dg, const float* dy, const float* x, const float* g,
+                                  const float* inv_rms, int N, int C, int band)
 {
-    extern __shared__ float block_grads[];
-    float* bdw = block_grads;
-    float* bdb = block_grads + C;
-    const int tid = threadIdx.y * 32 + threadIdx.x, threads = blockDim.y * 32;
-    for (int c = tid; c < 2 * C; c += threads) block_grads[c] = 0.0f;
-    __syncthreads();
-    for (int row = blockIdx.x * blockDim.y + threadIdx.y; row < N; row += gridDim.x * blockDim.y) {
-        const float* xr = x + (size_t)row * C;
-        const float* dyr = dy + (size_t)row * C;
-        const float mu = mean[row], r = rstd[row];
-        float g_mean = 0.0f, gx_mean = 0.0f;
-        for (int c = threadIdx.x; c < C; c += 32) {
-            const float g = dyr[c] * w[c];
-            g_mean += g;
-            gx_mean += g * ((xr[c] - mu) * r);
-        }
-        for (int m = 16; m > 0; m >>= 1) {
-            g_mean += __shfl_xor_sync(0xffffffffu, g_mean, m);
-            gx_mean += __shfl_xor_sync(0xffffffffu, gx_mean, m);
-        }
-        g_mean /= C;
-        gx_mean /= C;
-        for (int c = threadIdx.x; c < C; c += 32) {
-            const float xh = (xr[c] - mu) * r;
-            dx[(size_t)row * C + c] = r * (dyr[c] * w[c] - g_mean - xh * gx_mean);
-            atomicAdd(&bdw[c], dyr[c] * xh);
-            atomicAdd(&bdb[c], dyr[c]);
-        }
+    extern __shared__ float coef[];                          // band floats
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    const int first = blockIdx.x * band, rows = min(band, N - first);
+    for (int j = warp; j < rows; j += warps) {
+        const size_t base = (size_t)(first + j) * C;
+        const float r = inv_rms[first + j];
+        float dot = 0.0f;
+        for (int c = lane; c < C; c += 32) dot += dy[base + c] * g[c] * (x[base + c] * r);
+        for (int d = 16; d > 0; d >>= 1) dot += __shfl_down_sync(0xffffffffu, dot, d);
+        if (lane == 0) coef[j] = dot / C;
     }
     __syncthreads();
-    for (int c = tid; c < C; c += threads) {
-        atomicAdd(&dw[c], bdw[c]);
-        atomicAdd(&db[c], bdb[c]);
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+        const float gc = g[c];
+        float column = 0.0f;
+        for (int j = 0; j < rows; ++j) {
+            const size_t at = (size_t)(first + j) * C + c;
+            const float r = inv_rms[first + j], up = dy[at], xh = x[at] * r;
+            dx[at] = r * (up * gc - xh * coef[j]);
+            column += up * xh;
+        }
+        atomicAdd(&dg[c], column);
     }
 }
 '''
 
 
 @pytest.fixture(scope="module")
-def layer_norm():
-    return gl.load(code=LAYER_NORM)
+def rms_norm():
+    return gl.load(code=RMS_NORM)
 
 
-def _layer_norm_reference(x, w, b, C):
-    """float64 layer norm, and an error bound per output for float32 arithmetic. The mean is a sum of C/32 + 5
-    roundings (a lane's share, then the xor tree) of terms up to |x|, so it is off by (C/32 + 6) U32 mean|x|, which
-    rstd turns into that much times mean|x| rstd on x_hat. The variance is as many roundings of positive terms,
-    plus 2 per term; rstd adds rsqrtf's 2 ulp; each output adds ~4 roundings of its own size. Twice those counts."""
-    mu = x.mean(axis=1, keepdims=True)
-    r = 1 / numpy.sqrt(x.var(axis=1, keepdims=True) + 1e-5)
-    xhat = (x - mu) * r
-    y = xhat * w + b
-    shift = numpy.abs(x).mean(axis=1, keepdims=True) * r          # the mean's error, in units of x_hat
-    tol = 2 * (C // 32 + 12) * U32 * (numpy.abs(xhat * w) + shift * numpy.abs(w) + numpy.abs(b))
-    return y, mu[:, 0], r[:, 0], tol
+EPS = numpy.float32(1e-5)
+
+
+def _rms_reference(x, g, lane_roundings):
+    """float64 RMS norm, 1/rms per row, and bounds for float32 arithmetic: an error bound per output and a relative
+    one for 1/rms. The sum of squares (positive terms) carries the `lane_roundings` of a lane's share and 31 for
+    the 32 lanes in order, the mean and + eps one each, all relative; the square root halves that, and rsqrtf adds
+    its 2 ulp (4 U32). Each output adds 2 roundings of its own. The bounds are twice these."""
+    r = 1 / numpy.sqrt((x ** 2).mean(axis=1, keepdims=True) + float(EPS))
+    y = x * r * g
+    r_rel = (lane_roundings + 33) / 2 + 4
+    return y, r[:, 0], 2 * (r_rel + 2) * U32 * numpy.abs(y), 2 * r_rel * U32
 
 
 @pytest.mark.parametrize("C", [96, 320])
-def test_layer_norm_rows_staged_in_a_char_buffer_read_as_slabs(layer_norm, C):
-    """extern __shared__ char, reinterpreted as 16-byte slabs at per-warp offsets (threadIdx.y) and as floats
-    after them; warps whose row is past N return after the staging barrier."""
-    N, rows = 37, 4                  # 10 blocks of 4 warps: the last block has one row and three idle warps
+def test_rms_norm_rows_staged_in_a_char_buffer_read_as_wides(rms_norm, C):
+    """extern __shared__ char, reinterpreted as 16-byte Wides at per-warp offsets (warp = threadIdx.x / 32) with a
+    float scratch after them; the block stages its rows as one run; warps with no row return after the barrier."""
+    N, warps = 37, 4                 # 10 blocks of 4 warps: the last block has one row and three idle warps
     x = (rng.standard_normal((N, C)) * 3 + 1).astype(numpy.float32)
-    w = rng.standard_normal(C).astype(numpy.float32)
-    b = rng.standard_normal(C).astype(numpy.float32)
+    g = rng.standard_normal(C).astype(numpy.float32)
     y = xp.zeros((N, C), dtype=numpy.float32)
-    mean, rstd = xp.zeros(N, dtype=numpy.float32), xp.zeros(N, dtype=numpy.float32)
-    layer_norm.get("layer_norm_f32")(cdiv(N, rows), (32, rows), (y, mean, rstd, dev(x), dev(w), dev(b), N, C),
-                                     shared_mem=((2 + rows) * C + rows * 32) * 4)
-    ry, rmu, rr, tol = _layer_norm_reference(x.astype(numpy.float64), w.astype(numpy.float64),
-                                             b.astype(numpy.float64), C)
+    inv = xp.zeros(N, dtype=numpy.float32)
+    rms_norm.get("rms_norm_f32")(cdiv(N, warps), 32 * warps, (y, inv, dev(x), dev(g), N, C, float(EPS)),
+                                 shared_mem=((warps + 1) * C + warps * 32) * 4)
+    per_lane = 4 * cdiv(C // 4, 32)                              # one fmaf per element of a lane's Wides
+    ry, rr, tol, r_rtol = _rms_reference(x.astype(numpy.float64), g.astype(numpy.float64), per_lane)
     assert (numpy.abs(host(y) - ry) <= tol).all()
-    assert (numpy.abs(host(mean) - rmu) <= 2 * (C // 32 + 6) * U32 * numpy.abs(x).mean(axis=1)).all()
-    # the variance's C/32 + 7 roundings of positive terms halve under the square root; rsqrtf adds 2 ulp (4 U32)
-    assert numpy.allclose(host(rstd), rr, rtol=(C // 32 + 16) * U32, atol=0)
+    assert numpy.allclose(host(inv), rr, rtol=r_rtol, atol=0)
 
 
 @pytest.mark.parametrize("C", [96, 320])
-def test_bf16_layer_norm_with_warps_along_z_and_byte_offsets(layer_norm, C):
+def test_bf16_residual_rms_norm_with_warps_along_z_and_byte_offsets(rms_norm, C):
     """The bf16 form: regions of the char buffer at byte offsets, warps along threadIdx.z, rows in a grid-stride
-    loop (3 blocks x 4 warps for 37 rows), bf16 read into floats and written from floats implicitly."""
-    N, rows, blocks = 37, 4, 3
-    (xb, x), (wb, w), (bb, b) = (bf16(rng.standard_normal(s) * a + o)
-                                 for s, a, o in (((N, C), 3, 1), (C, 1, 0), (C, 1, 0)))
-    y = xp.zeros((N, C), dtype=numpy.uint16)
-    layer_norm.get("layer_norm_bf16")(blocks, (32, 1, rows), (y, dev(xb), dev(wb), dev(bb), N, C),
-                                      shared_mem=(2 + rows) * C * 2 + rows * 32 * 4)
-    ry, _, _, tol = _layer_norm_reference(x, w, b, C)
-    assert (numpy.abs(bf16_values(y) - ry) <= 1.01 * tol + U16 * numpy.abs(ry)).all()    # float, then one bf16 rounding
+    loop (3 blocks x 4 warps for 37 rows), bf16 read into floats and written from floats implicitly; the residual
+    sum is stored with __stcg and checked bit for bit."""
+    N, warps, blocks = 37, 4, 3
+    (xb, x), (rb, res), (gb, g) = (bf16(rng.standard_normal(s) * a + o)
+                                   for s, a, o in (((N, C), 3, 1), ((N, C), 1, 0), (C, 1, 0)))
+    y, h = xp.zeros((N, C), dtype=numpy.uint16), xp.zeros((N, C), dtype=numpy.uint16)
+    rms_norm.get("residual_rms_norm_bf16")(blocks, (32, 1, warps),
+                                           (y, h, dev(xb), dev(rb), dev(gb), N, C, float(EPS)),
+                                           shared_mem=(1 + warps) * C * 2 + warps * 32 * 4)
+    h_bits = ops.to_bf16_bits(x.astype(numpy.float32) + res.astype(numpy.float32))   # one float add, one rounding
+    assert numpy.array_equal(host(h), h_bits)
+    per_lane = 2 * 8 * cdiv(C // 8, 32)                          # a product and an addition per element
+    ry, _, tol, _ = _rms_reference(ops.from_bf16_bits(h_bits).astype(numpy.float64), g, per_lane)
+    assert (numpy.abs(bf16_values(y) - ry) <= 1.01 * tol + U16 * numpy.abs(ry)).all()  # float, then a bf16 rounding
 
 
-def test_layer_norm_backward_gathers_weight_and_bias_gradients_per_block(layer_norm):
-    """dx per row from two warp sums, dw and db gathered in a block's shared memory by atomicAdd and added to
-    global memory once per block; warps take rows in a grid-stride loop (3 blocks x 4 warps for 37 rows)."""
-    N, C, rows, blocks = 37, 100, 4, 3            # C = 100: not a multiple of the 32 lanes
+def test_rms_norm_backward_finds_row_coefficients_then_sweeps_columns(rms_norm):
+    """dx from one warp sum per row kept in dynamic shared memory; dg summed per column in a register over a band
+    of rows and added to global memory by one atomicAdd per column and block (37 rows: 5 bands of 8, the last
+    of 5; 4 warps take a band's rows in turn)."""
+    N, C, band, threads = 37, 300, 8, 128          # C = 300: not a multiple of 32 lanes or 128 threads
     x = (rng.standard_normal((N, C)) * 3 + 1).astype(numpy.float32)
     dy = rng.standard_normal((N, C)).astype(numpy.float32)
-    w = rng.standard_normal(C).astype(numpy.float32)
-    x64 = x.astype(numpy.float64)
-    mean = x64.mean(axis=1).astype(numpy.float32)                 # the forward's float32 outputs, as inputs
-    rstd = (1 / numpy.sqrt(x64.var(axis=1) + 1e-5)).astype(numpy.float32)
+    g = rng.standard_normal(C).astype(numpy.float32)
+    x64, dy64, g64 = (a.astype(numpy.float64) for a in (x, dy, g))
+    inv = (1 / numpy.sqrt((x64 ** 2).mean(axis=1) + float(EPS))).astype(numpy.float32)   # the forward's, as input
     dx = xp.zeros((N, C), dtype=numpy.float32)
-    dw, db = xp.zeros(C, dtype=numpy.float32), xp.zeros(C, dtype=numpy.float32)
-    layer_norm.get("layer_norm_backward")(blocks, (32, rows), (dx, dw, db, dev(dy), dev(x), dev(w), dev(mean),
-                                                               dev(rstd), N, C), shared_mem=2 * C * 4)
-    r = rstd.astype(numpy.float64)[:, None]
-    xh = (x64 - mean.astype(numpy.float64)[:, None]) * r
-    dy64 = dy.astype(numpy.float64)
-    g = dy64 * w
-    g_mean, gx_mean = g.mean(axis=1, keepdims=True), (g * xh).mean(axis=1, keepdims=True)
-    ref_dx = r * (g - g_mean - xh * gx_mean)
-    # x_hat and g carry 2 and 1 roundings, each row's two sums C/32 + 5 more of terms up to mean|g| and
-    # mean|g x_hat| (times C), and dx 4 of its own: twice (C/32 + 12) roundings of those magnitudes, times rstd
-    scale = numpy.abs(g) + numpy.abs(g).mean(axis=1, keepdims=True) \
-        + numpy.abs(xh) * numpy.abs(g * xh).mean(axis=1, keepdims=True)
-    assert (numpy.abs(host(dx) - ref_dx) <= 2 * (C // 32 + 12) * U32 * r * scale).all()
-    # over the rows: at most N additions in shared and global memory together, of terms with 3 roundings each
-    assert (numpy.abs(host(dw) - (dy64 * xh).sum(axis=0)) <= (N + 3) * U32 * numpy.abs(dy64 * xh).sum(axis=0)).all()
-    assert (numpy.abs(host(db) - dy64.sum(axis=0)) <= N * U32 * numpy.abs(dy64).sum(axis=0)).all()
+    dg = xp.zeros(C, dtype=numpy.float32)
+    blocks = cdiv(N, band)
+    rms_norm.get("rms_norm_backward")(blocks, threads, (dx, dg, dev(dy), dev(x), dev(g), dev(inv), N, C, band),
+                                      shared_mem=band * 4)
+    r = inv.astype(numpy.float64)[:, None]
+    xh, u = x64 * r, dy64 * g64
+    t = u * xh
+    ref_dx = r * (u - xh * t.mean(axis=1, keepdims=True))
+    # u and x_hat carry one rounding each, u x_hat a third; a row's sum adds ceil(C/32) + 5 (a lane's share, the
+    # tree) and the mean one, of terms up to mean|u x_hat| (times C); dx adds 4 of its own: twice
+    # (ceil(C/32) + 13) roundings of those magnitudes, times r
+    scale = numpy.abs(u) + numpy.abs(xh) * numpy.abs(t).mean(axis=1, keepdims=True)
+    assert (numpy.abs(host(dx) - ref_dx) <= 2 * (cdiv(C, 32) + 13) * U32 * r * scale).all()
+    # dy x_hat: 2 roundings; a block's register sum over its band and the atomic sum over blocks: band + blocks
+    dg_terms = dy64 * xh
+    assert (numpy.abs(host(dg) - dg_terms.sum(axis=0))
+            <= (band + blocks + 1) * U32 * numpy.abs(dg_terms).sum(axis=0)).all()
 
 
-# --- parameter gradients: column sums added into bf16 by atomics, and a last block found by ticket ----------------
+# --- bf16 tables updated by atomics on 32-bit pairs; a norm finished by the block with the last ticket ------------
 
 GRADIENTS = r'''
 #include <cuda_bf16.h>
 #include <stdint.h>
 
-// Block b folds rows b, b + gridDim.x, ... of g (N, C) per column into part[C] (shared), reading each bf16 once
-// (streamed) into float.
-__device__ void fold_rows(float* part, const __nv_bfloat16* g, int N, int C)
-{
-    for (int c = threadIdx.x; c < C; c += blockDim.x) {
-        float acc = 0.0f;
-        for (int r = blockIdx.x; r < N; r += gridDim.x) acc += (float)__ldcs(&g[(size_t)r * C + c]);
-        part[c] = acc;
-    }
-    __syncthreads();
-}
+// table[idx[r], :] += g[r, :] for every row r of g (N, C): the gradient of a table lookup (an embedding).
+// Rows with the same index update the same table row from different threads, so every update is atomic.
 
-// grad[c] += column sums, channels in pairs (C even): each pair's two bf16 are one 32-bit word, updated by a
-// compare-and-swap that retries on the value another block left there
-__global__ void grad_by_pairs(__nv_bfloat16* grad, const __nv_bfloat16* g, int N, int C)
+// v added to the pair at p by compare-and-swap on its 32 bits: the sum of what was read and v is swapped in
+// only if the word still holds what was read; if another thread changed it, the add is redone on what it left.
+__device__ void add_by_cas(__nv_bfloat162* p, __nv_bfloat162 v)
 {
-    extern __shared__ float part[];
-    fold_rows(part, g, N, C);
-    __nv_bfloat162* grad2 = reinterpret_cast<__nv_bfloat162*>(grad);
-    for (int i = threadIdx.x; i < C / 2; i += blockDim.x) {
-        const __nv_bfloat162 mine = __halves2bfloat162((__nv_bfloat16)part[2 * i], (__nv_bfloat16)part[2 * i + 1]);
-        unsigned* word = reinterpret_cast<unsigned*>(&grad2[i]);
-        __nv_bfloat162 seen = __ldcg(&grad2[i]);          // from L2, where the other blocks' swaps land
-        while (true) {
-            __nv_bfloat162 sum = seen + mine;
-            const unsigned expect = *reinterpret_cast<unsigned*>(&seen);
-            const unsigned found = atomicCAS(word, expect, *reinterpret_cast<unsigned*>(&sum));
-            if (found == expect) break;
-            seen = *reinterpret_cast<const __nv_bfloat162*>(&found);
-        }
+    unsigned* word = reinterpret_cast<unsigned*>(p);
+    __nv_bfloat162 was = __ldcg(p);              // from L2, where the other threads' swaps land
+    unsigned expect;
+    memcpy(&expect, &was, sizeof expect);
+    for (;;) {
+        const __nv_bfloat162 now = was + v;
+        unsigned desired;
+        memcpy(&desired, &now, sizeof desired);
+        const unsigned found = atomicCAS(word, expect, desired);
+        if (found == expect) return;
+        expect = found;
+        memcpy(&was, &found, sizeof was);
     }
 }
 
-// one bf16 channel added through the pair atomic on the aligned 32-bit word that holds it, with a zero for the
-// neighbour: a channel at the word's address is its low half, one 2 bytes further its high half
-__device__ void add_bf16_via_pair(__nv_bfloat16* at, __nv_bfloat16 v)
+// one thread per pair of channels (C even, so every table row starts on a 4-byte boundary)
+__global__ void scatter_pairs(__nv_bfloat16* table, const int* idx, const __nv_bfloat16* g, int N, int C)
 {
-    const uintptr_t addr = reinterpret_cast<uintptr_t>(at);
-    __nv_bfloat162* word = reinterpret_cast<__nv_bfloat162*>(addr & ~uintptr_t(3));
-    const __nv_bfloat16 nothing = __float2bfloat16(0.0f);
-    atomicAdd(word, (addr & 2) ? __halves2bfloat162(nothing, v) : __halves2bfloat162(v, nothing));
+    const int pairs = C / 2;
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= N * pairs) return;
+    const int r = t / pairs, p = t % pairs;
+    const __nv_bfloat16* src = g + (size_t)r * C + 2 * p;
+    const __nv_bfloat162 inc = __halves2bfloat162(__ldcs(src), __ldcs(src + 1));
+    add_by_cas(reinterpret_cast<__nv_bfloat162*>(table + (size_t)idx[r] * C) + p, inc);
 }
 
-__global__ void grad_by_singles(__nv_bfloat16* grad, const __nv_bfloat16* g, int N, int C)
+// One bf16 added through the pair atomic, on the aligned 32-bit word that holds it: clearing bit 1 of its address
+// gives the word; the value goes into the high half if that bit was set, the low half otherwise, and the other
+// half gets +0. v is rounded to bf16 on the way in.
+__device__ void add_in_pair(__nv_bfloat16* at, float v)
 {
-    extern __shared__ float part[];
-    fold_rows(part, g, N, C);
-    for (int c = threadIdx.x; c < C; c += blockDim.x) add_bf16_via_pair(grad + c, (__nv_bfloat16)part[c]);
+    const uintptr_t address = reinterpret_cast<uintptr_t>(at);
+    const bool high = (address & 2) != 0;
+    __nv_bfloat162* word = reinterpret_cast<__nv_bfloat162*>(address & ~uintptr_t(2));
+    atomicAdd(word, __floats2bfloat162_rn(high ? 0.0f : v, high ? v : 0.0f));
 }
 
-// Column sums of x (N, C) in one launch. Each block leaves its partial sums in scratch, then takes a ticket;
-// the block with the last ticket adds all partials in block order. scratch = [counter][gridDim.x * C partials].
-// The counter wraps to 0 on the last ticket (atomicInc's limit is gridDim.x - 1), ready for the next launch.
-__global__ void column_sums_by_ticket(float* sums, float* scratch, const float* x, int N, int C)
+// one element per step of a grid-stride loop, C odd: table rows start at odd and even elements in turn.
+// table[idx[r], c] += scale g[r, c]
+__global__ void scatter_singles(__nv_bfloat16* table, const int* idx, const __nv_bfloat16* g, float scale,
+                                int N, int C)
 {
-    extern __shared__ float acc[];                                   // C floats, then a word: this block's ticket
-    unsigned* ticket = reinterpret_cast<unsigned*>(acc + C);
-    for (int c = threadIdx.x; c < C; c += blockDim.x) acc[c] = 0.0f;
-    __syncthreads();
-    const int mine = (N - 1 - (int)blockIdx.x) / (int)gridDim.x + 1;  // rows blockIdx.x + k * gridDim.x
-    for (int e = threadIdx.x; e < mine * C; e += blockDim.x) {
-        const int r = blockIdx.x + (e / C) * gridDim.x, c = e % C;
-        atomicAdd(&acc[c], x[(size_t)r * C + c]);
+    for (int t = blockIdx.x * blockDim.x + threadIdx.x; t < N * C; t += gridDim.x * blockDim.x) {
+        const float gv = g[t];
+        add_in_pair(table + (size_t)idx[t / C] * C + t % C, scale * gv);
     }
+}
+
+// out[0] = sum of g^2 over a float vector, out[1] its square root, in one launch. Each block adds the squares of its
+// grid-stride share (shuffles within warps, then thread 0 over the warps) and leaves the sum in part[blockIdx.x];
+// then it draws a ticket from counter. The block that draws the last one adds all the parts, in block order.
+// atomicInc with the limit gridDim.x - 1 turns the counter back to 0 on the last ticket, ready for the next launch.
+__global__ void squared_norm_by_ticket(float* out, unsigned* counter, float* part, const float* g, int n)
+{
+    extern __shared__ float warp_sums[];        // one float per warp, then the block's ticket as one unsigned word
+    unsigned* ticket = reinterpret_cast<unsigned*>(warp_sums + blockDim.x / 32);
+    float s = 0.0f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) s += g[i] * g[i];
+    for (int d = 16; d > 0; d >>= 1) s += __shfl_xor_sync(0xffffffffu, s, d);
+    if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = s;
     __syncthreads();
-    float* partial = scratch + 1 + (size_t)blockIdx.x * C;
-    for (int c = threadIdx.x; c < C; c += blockDim.x) partial[c] = acc[c];
-    __threadfence();                 // this thread's partials reach every block before the ticket is taken
-    __syncthreads();
-    if (threadIdx.x == 0) *ticket = atomicInc(reinterpret_cast<unsigned*>(scratch), gridDim.x - 1);
+    if (threadIdx.x == 0) {
+        float mine = 0.0f;
+        for (int w = 0; w < (int)blockDim.x / 32; ++w) mine += warp_sums[w];
+        part[blockIdx.x] = mine;
+        __threadfence();            // the part reaches every block before the ticket that announces it
+        *ticket = atomicInc(counter, gridDim.x - 1);
+    }
     __syncthreads();
     if (*ticket != gridDim.x - 1) return;
-    for (int c = threadIdx.x; c < C; c += blockDim.x) {
-        float s = 0.0f;
-        for (int blk = 0; blk < (int)gridDim.x; ++blk) s += __ldcg(&scratch[1 + (size_t)blk * C + c]);
-        sums[c] = s;
+    __threadfence();                // acquire: the parts are read only after the tickets that announced them
+    if (threadIdx.x == 0) {
+        float total = 0.0f;
+        for (int b = 0; b < (int)gridDim.x; ++b) total += __ldcg(&part[b]);
+        out[0] = total;
+        out[1] = sqrtf(total);
     }
 }
 '''
@@ -604,210 +601,238 @@ def gradients():
     return gl.load(code=GRADIENTS)
 
 
-def _bf16_accumulation_bound(start, parts):
-    """How far a bf16 sum of `start` and the blocks' partials (in any order) may be from the exact one: each
-    partial is rounded to bf16 once (U16 of itself) and each addition rounds once (U16 of a running sum, which is
-    at most |start| + sum|parts| grown by those roundings). The float partials themselves are off by far less."""
-    blocks = parts.shape[0]
-    total = numpy.abs(start) + numpy.abs(parts).sum(axis=0)
-    return U16 * (numpy.abs(parts).sum(axis=0) + blocks * (1 + U16) ** (2 * blocks) * total) \
-        + blocks * 64 * U32 * total
-
-
-def _grad_inputs(N, C, blocks):
+def _scatter_inputs(V, N, C):
+    """A bf16 table (V, C) without -0 (adding +0 to it gives +0, a legal but different start), bf16 rows g (N, C)
+    and their indices: never V - 1, so that the last table row must come back bit for bit."""
+    sb, _ = bf16(rng.standard_normal((V, C)) * 4)
+    sb[sb == 0x8000] = 0
     gb, g = bf16(rng.standard_normal((N, C)))
-    sb, start = bf16(rng.standard_normal(C) * 4)
-    sb[sb == 0x8000] = 0                          # no -0: adding +0 to it gives +0, a legal but different start
-    start = ops.from_bf16_bits(sb).astype(numpy.float64)
-    parts = numpy.stack([g[b::blocks].sum(axis=0) for b in range(blocks)])
-    return gb, sb, start, parts
+    idx = rng.integers(0, V - 1, N).astype(numpy.int32)
+    return sb, ops.from_bf16_bits(sb).astype(numpy.float64), gb, g, idx
 
 
-def test_bfloat16_pairs_accumulate_by_compare_and_swap_on_their_32_bits(gradients):
-    """__ldcs on bf16, __halves2bfloat162 of cast floats, __ldcg on a bf162, bf162 operator+, and atomicCAS on the
-    pair's 32-bit view: 4 blocks x 64 threads add their column sums into one bf16 gradient."""
-    N, C, blocks = 45, 150, 4         # 75 pairs: more than a block's 64 threads, not a multiple of it
-    gb, sb, start, parts = _grad_inputs(N, C, blocks)
-    grad = dev(sb)
-    gradients.get("grad_by_pairs")(blocks, 64, (grad, dev(gb), N, C), shared_mem=C * 4)
-    exact = start + parts.sum(axis=0)
-    assert (numpy.abs(bf16_values(grad) - exact) <= _bf16_accumulation_bound(start, parts)).all()
+def _scatter_bound(start, incs, idx, V, inc_rounded):
+    """How far a bf16 entry of the table may be from start + the sum of its increments, added in any order: each
+    addition rounds once to bf16 (U16 of a running sum, at most |start| + sum|incs| grown by those roundings),
+    and where the increments are themselves rounded to bf16 on the way in, U16 of each."""
+    bound = numpy.zeros_like(start)
+    for k in range(V):
+        mine = incs[idx == k]
+        m, total_abs = mine.shape[0], numpy.abs(mine).sum(axis=0)
+        bound[k] = U16 * (inc_rounded * total_abs + m * (1 + U16) ** (2 * m) * (numpy.abs(start[k]) + total_abs))
+    return bound
 
 
-def test_single_bfloat16_channels_accumulate_through_their_aligned_pair(gradients):
-    """atomicAdd(__nv_bfloat162*) on the address rounded down by uintptr_t masking, the channel in the low or the
-    high half: even and odd channels both land, and the neighbour of the last (odd-numbered) channel keeps +0."""
-    N, C, blocks = 45, 151, 4         # C odd: the last channel's word reaches one element past it, which the
-    gb, sb, start, parts = _grad_inputs(N, C, blocks)                # array holds as padding
-    grad = dev(numpy.append(sb, numpy.uint16(0)))
-    gradients.get("grad_by_singles")(blocks, 64, (grad, dev(gb), N, C), shared_mem=C * 4)
-    got = host(grad)
-    exact = start + parts.sum(axis=0)
-    assert (numpy.abs(bf16_values(got[:C]) - exact) <= _bf16_accumulation_bound(start, parts)).all()
-    assert got[C] == 0
+def _scatter_exact(start, incs, idx, V):
+    return start + numpy.stack([incs[idx == k].sum(axis=0) for k in range(V)])
 
 
-def test_the_last_block_by_atomic_inc_ticket_sums_the_partials_and_leaves_the_counter_at_zero(gradients):
-    """__threadfence, then a ticket from atomicInc kept in a word of dynamic shared memory after C floats; the
-    block with the last ticket sums every block's partials. Twice in a row on one scratch: the counter wraps."""
-    N, C, blocks = 37, 100, 8        # 4 or 5 rows per block; C not a multiple of the 256 threads
-    scratch = xp.zeros(1 + blocks * C, dtype=numpy.float32)
+def test_bfloat16_pairs_scatter_by_compare_and_swap_on_their_32_bits(gradients):
+    """__ldcs on bf16, __halves2bfloat162, __ldcg on a bf162, bf162 operator+, and an atomicCAS loop on the pair's
+    32-bit view (memcpy between the two): 45 rows added into 6 of a 7-row table by 3375 threads, rows sharing an
+    index racing for the same words."""
+    V, N, C = 7, 45, 150              # 75 pairs per row
+    sb, start, gb, g, idx = _scatter_inputs(V, N, C)
+    table = dev(sb)
+    gradients.get("scatter_pairs")(cdiv(N * C // 2, 128), 128, (table, dev(idx), dev(gb), N, C))
+    got = host(table)
+    assert (numpy.abs(bf16_values(got) - _scatter_exact(start, g, idx, V))
+            <= _scatter_bound(start, g, idx, V, 0)).all()
+    assert numpy.array_equal(got[V - 1], sb[V - 1])
+
+
+def test_single_bfloat16_channels_scatter_through_their_aligned_pair(gradients):
+    """atomicAdd(__nv_bfloat162*) on the address with bit 1 cleared by uintptr_t masking, the value in the low or
+    the high half: with C odd, table rows start at even and odd elements, so both halves land; the element past
+    the table, in the last element's word, keeps +0."""
+    V, N, C = 7, 45, 151              # V * C odd: the last element is a low half, its word reaching one past it
+    sb, start, gb, g, idx = _scatter_inputs(V, N, C)
+    scale = -0.75                     # 2 significant bits: scale * g is exact in float, then rounded to bf16
+    table = dev(numpy.append(sb.ravel(), numpy.uint16(0)))
+    gradients.get("scatter_singles")(4, 256, (table, dev(idx), dev(gb), scale, N, C))
+    got = host(table)
+    incs = scale * g
+    assert (numpy.abs(ops.from_bf16_bits(got[:V * C]).reshape(V, C) - _scatter_exact(start, incs, idx, V))
+            <= _scatter_bound(start, incs, idx, V, 1)).all()
+    assert numpy.array_equal(got[(V - 1) * C:V * C], sb[V - 1])
+    assert got[V * C] == 0
+
+
+def test_the_block_with_the_last_atomic_inc_ticket_finishes_the_norm_and_leaves_the_counter_at_zero(gradients):
+    """__threadfence, then a ticket from atomicInc kept in a word of dynamic shared memory after the warps' floats;
+    the block with the last ticket fences again and adds every block's part (read with __ldcg). Twice in a row on
+    one counter: it wraps to 0 each time."""
+    n, blocks, threads = 10007, 8, 256           # 2048 threads: 4 or 5 elements each
+    counter = xp.zeros(1, dtype=numpy.uint32)
     for launch in range(2):
-        x = (rng.standard_normal((N, C)) + launch).astype(numpy.float32)
-        sums = xp.zeros(C, dtype=numpy.float32)
-        gradients.get("column_sums_by_ticket")(blocks, 256, (sums, scratch, dev(x), N, C), shared_mem=C * 4 + 4)
-        x64 = x.astype(numpy.float64)
-        parts = numpy.stack([x64[b::blocks].sum(axis=0) for b in range(blocks)])
-        part_abs = numpy.stack([numpy.abs(x64[b::blocks]).sum(axis=0) for b in range(blocks)])
-        got = host(scratch)
-        assert got[:1].view(numpy.uint32)[0] == 0, launch
-        # a partial is 5 rows added in some order (5 roundings); the final sum adds 8 of them (8 more)
-        assert (numpy.abs(got[1:].reshape(blocks, C) - parts) <= 5 * U32 * part_abs).all(), launch
-        assert (numpy.abs(host(sums) - x64.sum(axis=0)) <= 13 * U32 * numpy.abs(x64).sum(axis=0)).all(), launch
+        g = (rng.standard_normal(n) + launch).astype(numpy.float32)
+        out, part = xp.zeros(2, dtype=numpy.float32), xp.zeros(blocks, dtype=numpy.float32)
+        gradients.get("squared_norm_by_ticket")(blocks, threads, (out, counter, part, dev(g), n),
+                                                shared_mem=(threads // 32) * 4 + 4)
+        sq = g.astype(numpy.float64) ** 2
+        owner = (numpy.arange(n) // threads) % blocks           # the block whose grid-stride share holds i
+        parts = numpy.array([sq[owner == b].sum() for b in range(blocks)])
+        assert host(counter)[0] == 0, launch
+        # a square, then up to 5 terms a thread, 5 in the xor tree and 8 warps in order: 2 * 5 + 5 + 8 roundings
+        # of positive sums, relative; the total adds 8 blocks'
+        assert numpy.allclose(host(part), parts, rtol=23 * U32, atol=0), launch
+        got = host(out)
+        assert abs(got[0] - sq.sum()) <= 31 * U32 * sq.sum(), launch
+        assert abs(got[1] - numpy.sqrt(sq.sum())) <= (31 / 2 + 1) * U32 * numpy.sqrt(sq.sum()), launch
 
 
-# --- block reductions that take the warp reduction as a template argument; online softmax ------------------------
+# --- block folds that take the combining function as a template argument; online softmax --------------------------
 
 ROWS = r'''
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
-#include <float.h>
 #include <math.h>
 namespace cg = cooperative_groups;
 
-using warp_fold = float (*)(float);
+using pairwise = float (*)(float, float);
 
-__device__ float lanes_sum(float v)
-{
-    for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
-    return v;
-}
+__device__ float add_two(float a, float b) { return a + b; }
+__device__ float larger_magnitude(float a, float b) { return fmaxf(fabsf(a), fabsf(b)); }
 
-__device__ float lanes_max(float v)
+// OP over the whole block, the result in every thread. Warps fold by xor shuffles; lane 0 of each puts its warp's
+// value in slots[warp]; warp 0 folds those (`identity` for the warps the block lacks) and puts the result in
+// slots[32], which every thread reads. `slots` is 33 floats of shared memory. One array serves call after call with
+// no barrier at the end: a next call writes slots[warp] only after this call's last barrier, by which warp 0 has
+// read them, and slots[32] only after its own first barrier, which no thread reaches before reading this result.
+// The block is whole warps.
+template <pairwise OP>
+__device__ float block_fold(float v, float identity, float* slots)
 {
-    for (int m = 16; m > 0; m >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, m));
-    return v;
-}
-
-// The whole block's FOLD of v, in every thread: each warp folds its lanes, warp leaders leave one value each in
-// shared memory, and every warp folds those (`pad` for the warps the block lacks). The shared array is one per
-// instantiation: `reuse` adds the barrier that a later call of the same FOLD needs before it writes again.
-template <warp_fold FOLD>
-__device__ float whole_block(float v, float pad, bool reuse)
-{
-    __shared__ float leaders[32];
-    const int lane = threadIdx.x % 32;
-    v = FOLD(v);
-    if (lane == 0) leaders[threadIdx.x / 32] = v;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int d = 1; d < 32; d <<= 1) v = OP(v, __shfl_xor_sync(0xffffffffu, v, d));
+    if (lane == 0) slots[warp] = v;
     __syncthreads();
-    v = FOLD(lane < blockDim.x / 32 ? leaders[lane] : pad);
-    if (reuse) __syncthreads();
-    return v;
+    if (warp == 0) {
+        float w = lane < (int)blockDim.x / 32 ? slots[lane] : identity;
+        for (int d = 16; d > 0; d >>= 1) w = OP(w, __shfl_down_sync(0xffffffffu, w, d));
+        if (lane == 0) slots[32] = w;
+    }
+    __syncthreads();
+    return slots[32];
 }
 
-template <warp_fold FOLD>
-__device__ float whole_block(float v) { return whole_block<FOLD>(v, 0.0f, false); }
+// the same with slots of its own (one static array per OP) and identity 0 unless told otherwise
+template <pairwise OP>
+__device__ float block_fold(float v, float identity = 0.0f)
+{
+    __shared__ float own[33];
+    return block_fold<OP>(v, identity, own);
+}
 
-// an sm_80 or sm_90 SM holds 2048 threads: ask for two 1024-thread blocks per SM there (sm_86 and sm_89 hold 1536)
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ >= 900)
-#define ROW_STATS_MIN_BLOCKS 2
+// How many 512-thread blocks of row_scales an SM should hold at once: its thread capacity over 512. That is 1024
+// threads on sm_75; 1536 on sm_86, sm_87, sm_89 and sm_120 on; 2048 on sm_70, sm_80, sm_90 and sm_100.
+#if !defined(__CUDA_ARCH__)
+#define SCALES_PER_SM 4
+#elif __CUDA_ARCH__ == 750
+#define SCALES_PER_SM 2
+#elif __CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890 || __CUDA_ARCH__ >= 1200
+#define SCALES_PER_SM 3
 #else
-#define ROW_STATS_MIN_BLOCKS 1
+#define SCALES_PER_SM 4
 #endif
 
-// per row of x (rows, C), one block each: the maximum and/or the sum and the sum of squares
-template <bool WantMax = true, bool WantMoments = false>
-__global__ void __launch_bounds__(1024, ROW_STATS_MIN_BLOCKS)
-row_stats(float* mx, float* s1, float* s2, const float* x, int C)
+// Per row of x (rows, C), one block each: the largest magnitude (what an 8-bit quantiser divides by) and/or the
+// row's L1 and L2 norms. The two norms share one slots array: the second fold reuses it.
+template <bool AbsMax = true, bool Norms = false>
+__global__ void __launch_bounds__(512, SCALES_PER_SM)
+row_scales(float* amax, float* l1, float* l2, const float* x, int C)
 {
+    __shared__ float slots[33];
     const float* row = x + (size_t)blockIdx.x * C;
-    float m = -FLT_MAX, a = 0.0f, q = 0.0f;
+    float big = 0.0f, absolute = 0.0f, squares = 0.0f;
     for (int c = threadIdx.x; c < C; c += blockDim.x) {
         const float v = row[c];
-        m = fmaxf(m, v);
-        a += v;
-        q += v * v;
+        big = larger_magnitude(big, v);
+        absolute += fabsf(v);
+        squares = fmaf(v, v, squares);
     }
-    if (WantMax) {
-        const float top = whole_block<lanes_max>(m, -FLT_MAX, false);
-        if (threadIdx.x == 0) mx[blockIdx.x] = top;
+    if (AbsMax) {
+        const float m = block_fold<larger_magnitude>(big);
+        if (threadIdx.x == 0) amax[blockIdx.x] = m;
     }
-    if (WantMoments) {
-        const float total = whole_block<lanes_sum>(a, 0.0f, true);     // lanes_sum's array is written again next
-        const float squares = whole_block<lanes_sum>(q);
+    if (Norms) {
+        const float a = block_fold<add_two>(absolute, 0.0f, slots);
+        const float q = block_fold<add_two>(squares, 0.0f, slots);
         if (threadIdx.x == 0) {
-            s1[blockIdx.x] = total;
-            s2[blockIdx.x] = squares;
+            l1[blockIdx.x] = a;
+            l2[blockIdx.x] = sqrtf(q);
         }
     }
 }
 
-// Online softmax: a run of a row's elements is kept as its maximum and the sum of exp(x - maximum) over it.
-struct __align__(8) Run { float top; float mass; };
+// Online softmax: what is known of some of a row's elements is their maximum and the sum of exp(x - maximum)
+// over them.
+struct __align__(8) Seen { float hi; float sum; };
 
-// two runs of one row as one: the smaller maximum's sum is rescaled to the larger. A run that has only seen
-// -inf adds nothing (its exp(-inf - -inf) would be NaN).
-__device__ __forceinline__ Run combine(Run p, Run q)
+// one more element into a state: a new maximum first shrinks the sum by exp(old - new), which is 0 for a state
+// that has seen nothing (hi = -inf); an element of -inf adds nothing
+__device__ __forceinline__ void see(Seen& s, float v)
 {
-    const Run hi = p.top >= q.top ? p : q;
-    const Run lo = p.top >= q.top ? q : p;
-    const float scale = lo.top == -INFINITY ? 0.0f : expf(lo.top - hi.top);
-    return Run{hi.top, hi.mass + lo.mass * scale};
+    if (v > s.hi) {
+        s.sum = s.sum * expf(s.hi - v) + 1.0f;
+        s.hi = v;
+    } else if (v != -INFINITY) {
+        s.sum += expf(v - s.hi);
+    }
 }
 
-struct RowScale { float shift; float inv_mass; };
-
-// one warp reads its row once: each lane folds every 32nd element into a run, then cg::reduce combines the lanes
-__device__ RowScale scale_of_row(cg::thread_block_tile<32>& warp, const float* row, int C)
+// two states of one row as one: both sums brought to the larger maximum. If neither has seen anything, the
+// result has not either (exp(-inf - -inf) would be NaN).
+__device__ Seen join(Seen a, Seen b)
 {
-    Run acc{-INFINITY, 0.0f};
-    for (int c = warp.thread_rank(); c < C; c += warp.size()) acc = combine(acc, {row[c], 1.0f});
-    const Run all = cg::reduce(warp, acc, combine);
-    return RowScale{all.top, 1.0f / all.mass};
+    const float hi = fmaxf(a.hi, b.hi);
+    if (hi == -INFINITY) return a;
+    return Seen{hi, a.sum * expf(a.hi - hi) + b.sum * expf(b.hi - hi)};
 }
 
-__global__ void softmax_warp_rows(float* y, const float* x, int N, int C)
+struct LogDenominator { float hi; float log_sum; };     // log(sum over the row of exp(x)) = hi + log_sum
+
+// a warp reads its row once: each lane sees every 32nd element, then cg::reduce joins the lanes' states
+__device__ LogDenominator log_denominator(cg::thread_block_tile<32>& warp, const float* row, int C)
+{
+    Seen mine{-INFINITY, 0.0f};
+    for (int c = warp.thread_rank(); c < C; c += 32) see(mine, row[c]);
+    const Seen all = cg::reduce(warp, mine, join);
+    return LogDenominator{all.hi, logf(all.sum)};
+}
+
+// log-softmax by rows, a warp a row in a grid-stride loop over rows: y = (x - hi) - log_sum, streamed out, and
+// lse[row] = hi + log_sum (the row's log-sum-exp, which a backward pass needs)
+__global__ void log_softmax_rows(float* y, float* lse, const float* x, int N, int C)
 {
     cg::thread_block block = cg::this_thread_block();
     cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
-    const int row = blockIdx.x * warp.meta_group_size() + warp.meta_group_rank();
-    if (row >= N) return;
-    const float* xr = x + (size_t)row * C;
-    const RowScale s = scale_of_row(warp, xr, C);
-    for (int c = warp.thread_rank(); c < C; c += warp.size())
-        __stcs(y + (size_t)row * C + c, expf(xr[c] - s.shift) * s.inv_mass);
+    const int warps = gridDim.x * warp.meta_group_size();
+    for (int row = blockIdx.x * warp.meta_group_size() + warp.meta_group_rank(); row < N; row += warps) {
+        const float* xr = x + (size_t)row * C;
+        const LogDenominator d = log_denominator(warp, xr, C);
+        for (int c = warp.thread_rank(); c < C; c += 32) __stcs(y + (size_t)row * C + c, (xr[c] - d.hi) - d.log_sum);
+        if (warp.thread_rank() == 0) lse[row] = d.hi + d.log_sum;
+    }
 }
 
-// The same with the lanes combined by hand: a __shfl_down_sync tree over (top, mass) pairs, a __syncwarp before
-// each step as training code often writes it (the shuffles synchronise anyway), lane 0's run broadcast.
+// Softmax with the lanes joined by hand: a __shfl_down_sync tree over (hi, sum) pairs, a __syncwarp before each
+// step as training code often writes it (the shuffles synchronise anyway), lane 0's state broadcast by __shfl_sync.
 __global__ void softmax_shuffled_rows(float* y, const float* x, int N, int C)
 {
     const int lane = threadIdx.x % 32;
     const int row = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
     if (row >= N) return;
     const float* xr = x + (size_t)row * C;
-    float top = -INFINITY, mass = 0.0f;
-    for (int c = lane; c < C; c += 32) {
-        const float v = xr[c];
-        if (v > top) {              // a new maximum: what was summed so far shrinks by exp(top - v)
-            mass = (top == -INFINITY ? 0.0f : mass * expf(top - v)) + 1.0f;
-            top = v;
-        } else if (v != -INFINITY) {
-            mass += expf(v - top);
-        }
-    }
+    Seen s{-INFINITY, 0.0f};
+    for (int c = lane; c < C; c += 32) see(s, xr[c]);
     for (int d = 16; d > 0; d >>= 1) {
         __syncwarp();
-        const float other_top = __shfl_down_sync(0xffffffffu, top, d);
-        const float other_mass = __shfl_down_sync(0xffffffffu, mass, d);
-        const float t = fmaxf(top, other_top);
-        mass = (top == -INFINITY ? 0.0f : mass * expf(top - t))
-             + (other_top == -INFINITY ? 0.0f : other_mass * expf(other_top - t));
-        top = t;
+        const Seen other{__shfl_down_sync(0xffffffffu, s.hi, d), __shfl_down_sync(0xffffffffu, s.sum, d)};
+        s = join(s, other);
     }
-    top = __shfl_sync(0xffffffffu, top, 0);
-    mass = __shfl_sync(0xffffffffu, mass, 0);
-    for (int c = lane; c < C; c += 32) y[(size_t)row * C + c] = expf(xr[c] - top) / mass;
+    const float hi = __shfl_sync(0xffffffffu, s.hi, 0), sum = __shfl_sync(0xffffffffu, s.sum, 0);
+    for (int c = lane; c < C; c += 32) y[(size_t)row * C + c] = expf(xr[c] - hi) / sum;
 }
 '''
 
@@ -817,32 +842,34 @@ def rows():
     return gl.load(code=ROWS)
 
 
-def test_block_reductions_take_the_warp_fold_as_a_function_pointer_template_argument(rows):
-    """A function pointer as a non-type template parameter (and an overload with defaults), static shared memory
-    per instantiation reused with a barrier, and default bool template arguments on a kernel with
-    __launch_bounds__(1024, MACRO): row_stats<> writes only maxima, row_stats<false, true> only moments."""
-    R, C = 13, 1000                   # 1000: blocks of 96 and 256 go round several times; 1024 leaves 24 idle
+def test_block_folds_take_the_combining_function_as_a_function_pointer_template_argument(rows):
+    """A function pointer as a non-type template parameter, and an overload with default arguments that brings its
+    own static shared array; one slots array reused by two folds; default bool template arguments on a kernel with
+    __launch_bounds__(512, MACRO): row_scales<> writes only amax, row_scales<false, true> only the norms."""
+    R, C = 13, 1000                   # 1000: blocks of 96 and 256 go round several times; 512 leaves 24 idle
     x = (rng.standard_normal((R, C)) * 3 + 0.5).astype(numpy.float32)
-    x64 = x.astype(numpy.float64)
-    for name, threads in (("row_stats<true, true>", 1024), ("row_stats<>", 256), ("row_stats<false, true>", 96)):
-        mx, s1, s2 = (dev(numpy.full(R, -7.0, dtype=numpy.float32)) for _ in range(3))     # -7: not written
-        rows.get(name)(R, threads, (mx, s1, s2, dev(x), C))
-        want_max, want_moments = name != "row_stats<false, true>", name != "row_stats<>"
-        assert (host(mx) == (x.max(axis=1) if want_max else -7.0)).all(), name
-        if want_moments:
-            # per thread ceil(C / threads) additions, then 5 + 5 in the two xor trees
+    x64 = numpy.abs(x.astype(numpy.float64))
+    for name, threads in (("row_scales<true, true>", 512), ("row_scales<>", 256), ("row_scales<false, true>", 96)):
+        amax, l1, l2 = (dev(numpy.full(R, -7.0, dtype=numpy.float32)) for _ in range(3))     # -7: not written
+        rows.get(name)(R, threads, (amax, l1, l2, dev(x), C))
+        want_max, want_norms = name != "row_scales<false, true>", name != "row_scales<>"
+        assert (host(amax) == (numpy.abs(x).max(axis=1) if want_max else -7.0)).all(), name
+        if want_norms:
+            # per thread ceil(C / threads) additions (or fmaf), then 5 + 5 in the two shuffle trees, of positive
+            # terms; the square root halves the relative error and rounds once
             roundings = cdiv(C, threads) + 10
-            bound = roundings * U32 * numpy.abs(x64).sum(axis=1)
-            assert (numpy.abs(host(s1) - x64.sum(axis=1)) <= bound).all(), name
-            squares = (x64 ** 2).sum(axis=1)
-            assert (numpy.abs(host(s2) - squares) <= (roundings + 1) * U32 * squares).all(), name
+            total = x64.sum(axis=1)
+            assert (numpy.abs(host(l1) - total) <= roundings * U32 * total).all(), name
+            norm = numpy.sqrt((x64 ** 2).sum(axis=1))
+            assert (numpy.abs(host(l2) - norm) <= (roundings / 2 + 1) * U32 * norm).all(), name
         else:
-            assert (host(s1) == -7.0).all() and (host(s2) == -7.0).all(), name
+            assert (host(l1) == -7.0).all() and (host(l2) == -7.0).all(), name
 
 
 def _softmax_rows(N, C):
     """Rows for the online softmax: normal values spread over +-20, with -inf entries, a row whose lane 5 sees
-    only -inf, a row whose maximum is its last element, and a row with one finite value."""
+    only -inf, a row whose maximum is its last element, and a row with one finite value; and the float64 softmax,
+    log-softmax and log-sum-exp of each row."""
     x = (rng.standard_normal((N, C)) * 6).clip(-20, 20).astype(numpy.float32)
     x[1, ::7] = -numpy.inf
     x[3, 5::32] = -numpy.inf
@@ -850,127 +877,160 @@ def _softmax_rows(N, C):
     x[6, :] = -numpy.inf
     x[6, 123] = 2.5
     x64 = x.astype(numpy.float64)
-    e = numpy.exp(x64 - x64.max(axis=1, keepdims=True))
-    return x, e / e.sum(axis=1, keepdims=True)
+    hi = x64.max(axis=1, keepdims=True)
+    e = numpy.exp(x64 - hi)
+    log_sum = numpy.log(e.sum(axis=1, keepdims=True))
+    return x, x64, hi, e / e.sum(axis=1, keepdims=True), (x64 - hi) - log_sum, (hi + log_sum)[:, 0]
 
 
-# exp(x - max) carries expf's 2 ulp (4 U32) and the subtraction's rounding (|x - max| <= 50 here: up to 50 U32
-# relative); the row's sum goes through up to C/32 + 5 merges of a few U32 each (the rescaled share is small where
-# the exponent's own error is large); the division one more: a relative 1e-5 (~170 U32). No absolute part: an
-# element of -inf must come out exactly 0
-SOFTMAX_RTOL = 1e-5
+def _sum_error(x64, hi, C):
+    """A relative bound on a row's sum of exp(x - hi) as the kernels form it. Each element's share goes through
+    its own expf and at most ceil(C/32) + 5 rescalings (a lane's new maxima, then the 5 joins), each an expf
+    (2 ulp: 4 U32), a product and an addition; the roundings of the exponents' arguments add up to at most
+    |x - hi| U32 (the arguments telescope). Twice that, with the row's largest |x - hi|."""
+    finite = numpy.where(numpy.isneginf(x64), hi, x64)
+    spread = (hi - finite).max(axis=1, keepdims=True)
+    return 2 * U32 * (spread + 6 * (cdiv(C, 32) + 6))
 
 
-@pytest.mark.parametrize("kernel", ["softmax_warp_rows", "softmax_shuffled_rows"])
-def test_online_softmax_merges_running_maxima_across_a_warp(rows, kernel):
-    """One warp per row, one pass over the row: cg::reduce with a plain __device__ function on an __align__(8)
-    struct, a thread_block_tile<32>& passed to a helper that returns a brace-initialised struct, __stcs and
-    INFINITY (softmax_warp_rows); or __shfl_down_sync pairs with __syncwarp and a __shfl_sync broadcast."""
-    N, C = 21, 300                    # 300: not a multiple of 32; 21 rows: the last 128-thread block has 1 row
-    x, ref = _softmax_rows(N, C)
-    y = xp.zeros((N, C), dtype=numpy.float32)
-    rows.get(kernel)(cdiv(N * 32, 128), 128, (y, dev(x), N, C))
+def test_log_softmax_joins_online_states_with_cg_reduce(rows):
+    """One warp per row in a grid-stride loop over rows (2 blocks of 4 warps for 21 rows): cg::reduce with a plain
+    __device__ function on an __align__(8) struct, a thread_block_tile<32>& passed to a helper that returns a
+    brace-initialised struct, INFINITY, __stcs of floats; -inf elements come out -inf."""
+    N, C = 21, 300                    # 300: not a multiple of 32
+    x, x64, hi, _, ref, ref_lse = _softmax_rows(N, C)
+    y, lse = xp.zeros((N, C), dtype=numpy.float32), xp.zeros(N, dtype=numpy.float32)
+    rows.get("log_softmax_rows")(2, 128, (y, lse, dev(x), N, C))
     got = host(y)
-    assert numpy.allclose(got, ref, rtol=SOFTMAX_RTOL, atol=0)
+    eps_sum = _sum_error(x64, hi, C)
+    log_sum = ref_lse[:, None] - hi
+    # y = (x - hi) - log_sum: the subtraction's rounding (U32 |x - hi|), log_sum's error (the sum's relative error,
+    # plus logf's ulp: 2 U32 |log_sum|) and the last rounding (U32 |y|), twice
+    finite = ~numpy.isneginf(x)
+    diff = numpy.where(finite, x64 - hi, 0)
+    tol = eps_sum + 2 * U32 * (numpy.abs(diff) + 2 * numpy.abs(log_sum) + numpy.abs(numpy.where(finite, ref, 0)))
+    assert (numpy.abs(got[finite] - ref[finite]) <= numpy.broadcast_to(tol, got.shape)[finite]).all()
+    assert (got[~finite] == -numpy.inf).all()
+    lse_tol = eps_sum[:, 0] + 2 * U32 * (2 * numpy.abs(log_sum[:, 0]) + numpy.abs(ref_lse))
+    assert (numpy.abs(host(lse) - ref_lse) <= lse_tol).all()
+
+
+def test_softmax_joins_online_states_by_shuffles(rows):
+    """One warp per row (21 rows: the last 128-thread block has one): __shfl_down_sync pairs joined after a
+    __syncwarp, a __shfl_sync broadcast of lane 0's state; -inf elements come out exactly 0."""
+    N, C = 21, 300
+    x, x64, hi, ref, _, _ = _softmax_rows(N, C)
+    y = xp.zeros((N, C), dtype=numpy.float32)
+    rows.get("softmax_shuffled_rows")(cdiv(N * 32, 128), 128, (y, dev(x), N, C))
+    got = host(y)
+    # exp(x - hi): its argument's rounding and expf's 2 ulp; the sum's relative error; the division's rounding
+    diff = numpy.where(numpy.isneginf(x), 0, x64 - hi)
+    rtol = _sum_error(x64, hi, C) + 2 * U32 * (numpy.abs(diff) + 5)
+    assert (numpy.abs(got - ref) <= rtol * ref).all()
     assert (got[numpy.isneginf(x)] == 0).all()
 
 
-# --- flash-attention-style forward: tiles carved from one shared float array, an online softmax per query ----------
+# --- flash-attention-style causal attention: key and value tiles in one shared float array, online per key ---------
 
 ATTENTION = r'''
 #include <math.h>
 
-// O = softmax(Q K^T * scale) V per (batch, head); Q, K, V, O are (B, H, T, D) row-major. One block per (batch,
-// head): blockIdx.x the batch, blockIdx.y the head. Each of the block's QR = blockDim.x threads owns one query of
-// the current query tile and keeps its running maximum, running sum and D output accumulators in registers;
-// key/value tiles of KC rows pass through shared memory. The dynamic shared memory is one float array:
-//   q: QR x D | k: KC x D | v: KC x D | p: QR x KC (this tile's scores, then their exponentials)
+// Causal attention, O = softmax(mask(Q K^T scale)) V for each (batch, head); Q, K, V, O are (B, H, T, D) and query t
+// sees keys 0..t. Also lse[b, h, t], the log of query t's softmax denominator, for a backward pass.
+// Grid: blockIdx.x a tile of blockDim.x queries, blockIdx.y the (batch, head) pair. Each thread owns one query: its
+// scaled row of Q, its running maximum and sum and its D outputs are registers. Keys and values pass through shared
+// memory KC at a time, in one extern float array: [K transposed: D x KC][V: KC x D]. The block's last key tile is
+// the one that holds its last query. The softmax is online per key: a key that raises the maximum first shrinks the
+// sum and the outputs by exp(old - new).
 template <int D>
-__global__ void attention_by_tiles(float* o, const float* q, const float* k, const float* v, int T, float scale,
-                                   int KC)
+__global__ void causal_attention(float* o, float* lse, const float* q, const float* k, const float* v, int T,
+                                 float scale, int KC)
 {
-    extern __shared__ float tiles[];
-    const int QR = blockDim.x, t = threadIdx.x;
-    float* qs = tiles;
-    float* ks = qs + QR * D;
-    float* vs = ks + KC * D;
-    float* ps = vs + KC * D;
-    const size_t base = ((size_t)blockIdx.x * gridDim.y + blockIdx.y) * T * D;
-    float* my_q = qs + t * D;
-    float* my_p = ps + t * KC;
+    extern __shared__ float staged[];
+    float* kt = staged;                       // kt[d * KC + j]: component d of the tile's key j
+    float* vs = staged + D * KC;              // vs[j * D + d]
+    const size_t head = (size_t)blockIdx.y * T * D;
+    const int first = blockIdx.x * blockDim.x, me = first + threadIdx.x;
+    const int last = min(first + (int)blockDim.x, T) - 1;
 
-    for (int q0 = 0; q0 < T; q0 += QR) {
-        const int qi = q0 + t;      // past T: the thread computes on zeros and writes nothing, but keeps the barriers
-        for (int d = 0; d < D; ++d) my_q[d] = qi < T ? q[base + (size_t)qi * D + d] : 0.0f;
-        float run_max = -INFINITY, run_sum = 0.0f, acc[D];
-        for (int d = 0; d < D; ++d) acc[d] = 0.0f;
-
-        for (int k0 = 0; k0 < T; k0 += KC) {
-            __syncthreads();        // nobody still reads the previous key/value tile
-            for (int e = t; e < KC * D; e += QR) {
-                const int kj = k0 + e / D;
-                ks[e] = kj < T ? k[base + (size_t)kj * D + e % D] : 0.0f;
-                vs[e] = kj < T ? v[base + (size_t)kj * D + e % D] : 0.0f;
-            }
-            __syncthreads();
-            const int width = min(KC, T - k0);
-            float tile_max = -INFINITY;
-            for (int j = 0; j < width; ++j) {
-                float dot = 0.0f;
-                for (int d = 0; d < D; ++d) dot += my_q[d] * ks[j * D + d];
-                my_p[j] = dot * scale;
-                tile_max = fmaxf(tile_max, my_p[j]);
-            }
-            // the tile may raise the maximum: what was summed so far shrinks by exp(old - new) (0 the first time)
-            const float new_max = fmaxf(run_max, tile_max);
-            const float shrink = __expf(run_max - new_max);
-            float tile_sum = 0.0f;
-            for (int j = 0; j < width; ++j) {
-                my_p[j] = __expf(my_p[j] - new_max);
-                tile_sum += my_p[j];
-            }
-            run_sum = run_sum * shrink + tile_sum;
-            for (int d = 0; d < D; ++d) {
-                float pv = 0.0f;
-                for (int j = 0; j < width; ++j) pv += my_p[j] * vs[j * D + d];
-                acc[d] = acc[d] * shrink + pv;
-            }
-            run_max = new_max;
+    float qs[D], acc[D];
+    for (int d = 0; d < D; ++d) {
+        qs[d] = me < T ? q[head + (size_t)me * D + d] * scale : 0.0f;
+        acc[d] = 0.0f;
+    }
+    float hi = -INFINITY, sum = 0.0f;
+    for (int k0 = 0; k0 <= last; k0 += KC) {
+        const int width = min(KC, last + 1 - k0);
+        __syncthreads();                      // nobody reads the previous tile any more
+        for (int e = threadIdx.x; e < width * D; e += blockDim.x) {
+            const int j = e / D, d = e % D;
+            kt[d * KC + j] = k[head + (size_t)(k0 + j) * D + d];
+            vs[e] = v[head + (size_t)(k0 + j) * D + d];
         }
-        if (qi < T)
-            for (int d = 0; d < D; ++d) o[base + (size_t)qi * D + d] = acc[d] / run_sum;
+        __syncthreads();
+        const int seen = min(width, me - k0 + 1);      // this tile's keys that the query sees (none if <= 0)
+        for (int j = 0; j < seen; ++j) {
+            float s = 0.0f;
+            for (int d = 0; d < D; ++d) s += qs[d] * kt[d * KC + j];
+            if (s > hi) {
+                const float shrink = __expf(hi - s);    // 0 for the first key
+                sum *= shrink;
+                for (int d = 0; d < D; ++d) acc[d] *= shrink;
+                hi = s;
+            }
+            const float p = __expf(s - hi);
+            sum += p;
+            for (int d = 0; d < D; ++d) acc[d] += p * vs[j * D + d];
+        }
+    }
+    if (me < T) {
+        for (int d = 0; d < D; ++d) o[head + (size_t)me * D + d] = acc[d] / sum;
+        lse[(size_t)blockIdx.y * T + me] = hi + logf(sum);
     }
 }
 '''
 
 
-def test_flash_style_attention_carves_one_shared_array_and_rescales_a_running_sum():
-    """One block per (batch, head); Q, K, V and score tiles at pointer offsets into one extern __shared__ float
-    array; per query an online softmax over key tiles (running maximum, sum and output rescaled by __expf).
-    T = 50 is a multiple of neither the 16-query nor the 12-key tile."""
+def test_flash_style_causal_attention_stages_key_tiles_and_rescales_per_key():
+    """A block per (query tile, batch and head); K (transposed) and V tiles at pointer offsets into one extern
+    __shared__ float array; per query an online softmax over the keys it sees (running maximum, sum and outputs
+    rescaled by __expf), stopping at the block's last query. T = 50 is a multiple of neither the 16-query nor
+    the 12-key tile."""
     B, H, T, D, QR, KC = 2, 3, 50, 24, 16, 12
     q = (rng.standard_normal((B, H, T, D)) * 2).astype(numpy.float32)   # scores of standard deviation 2: later
-    # key tiles often raise a query's maximum, so the running sum and outputs are rescaled
+    # keys often raise a query's maximum, so the running sum and outputs are rescaled
     k = rng.standard_normal((B, H, T, D)).astype(numpy.float32)
     v = rng.standard_normal((B, H, T, D)).astype(numpy.float32)
-    scale = 1 / numpy.sqrt(D)
-    o = xp.zeros((B, H, T, D), dtype=numpy.float32)
+    scale = numpy.float32(1 / numpy.sqrt(D))
+    o, lse = xp.zeros((B, H, T, D), dtype=numpy.float32), xp.zeros((B, H, T), dtype=numpy.float32)
     m = gl.load(code=ATTENTION)
-    m.get(f"attention_by_tiles<{D}>")((B, H), QR, (o, dev(q), dev(k), dev(v), T, float(scale), KC),
-                                      shared_mem=(QR * D + 2 * KC * D + QR * KC) * 4)
+    m.get(f"causal_attention<{D}>")((cdiv(T, QR), B * H), QR, (o, lse, dev(q), dev(k), dev(v), T, float(scale), KC),
+                                    shared_mem=2 * KC * D * 4)
     q64, k64, v64 = (a.astype(numpy.float64) for a in (q, k, v))
-    s = numpy.einsum("bhtd,bhsd->bhts", q64, k64) * numpy.float32(scale)
-    p = numpy.exp(s - s.max(axis=-1, keepdims=True))
-    ref = numpy.einsum("bhts,bhsd->bhtd", p, v64) / p.sum(axis=-1, keepdims=True)
-    # A score carries up to D + 1 roundings of terms no larger than |q_d k_d| scale, and s - max one more of
-    # |s - max| <= spread; exp turns those absolute errors into relative ones on each weight, as does __expf's
-    # own (2 + 1.173 |s - max|) ulp (an ulp up to 2 U32). The running sums add T roundings, each tile's rescaling
-    # two (its __expf error is common to the sum and the outputs, so it cancels), the division one. A relative
-    # error e on every weight moves the output by at most 2 e times the weighted mean of |v|.
-    score_err = (D + 1) * U32 * numpy.einsum("bhtd,bhsd->bhts", numpy.abs(q64), numpy.abs(k64)).max(-1) * scale
-    spread = s.max(axis=-1) - s.min(axis=-1)
-    tiles = cdiv(T, KC)
-    weight_err = score_err + spread * U32 + 2 * (2 + 1.2 * spread) * U32 + (T + 2 * tiles + 1) * U32
-    mean_abs_v = numpy.einsum("bhts,bhsd->bhtd", p, numpy.abs(v64)) / p.sum(axis=-1, keepdims=True)
-    tol = 2 * weight_err[..., None] * mean_abs_v
+    s = numpy.einsum("bhtd,bhsd->bhts", q64, k64) * float(scale)
+    causal = numpy.tril(numpy.ones((T, T), dtype=bool))
+    s = numpy.where(causal, s, -numpy.inf)
+    hi = s.max(axis=-1, keepdims=True)
+    p = numpy.exp(s - hi)
+    denominator = p.sum(axis=-1, keepdims=True)
+    ref = numpy.einsum("bhts,bhsd->bhtd", p, v64) / denominator
+    ref_lse = (hi + numpy.log(denominator))[..., 0]
+    # A score carries D + 2 roundings (the query's scaling, the products, the additions) of terms no larger than
+    # |q_d k_d| scale, and exp turns that absolute error into a relative one on each weight (the maximum's error
+    # too). A key's weight is its own __expf times the shrinks after it: at most n + 1 __expf for the n keys a
+    # query sees, each (2 + 1.16 |argument|) ulp (an ulp up to 2 U32), with arguments that add up to the key's
+    # distance from the maximum (at most the spread); their roundings add that distance in U32 once more, and each
+    # shrink a product's rounding. The sums add n roundings and the division one. A relative error e on every
+    # weight moves the output by at most 2 e times the weighted mean of |v|. The bound is twice all that.
+    seen = numpy.arange(1, T + 1)[:, None]                              # keys each query sees
+    abs_products = numpy.einsum("bhtd,bhsd->bhts", numpy.abs(q64), numpy.abs(k64)) * float(scale)
+    score_err = (D + 2) * U32 * numpy.where(causal, abs_products, 0).max(-1)
+    finite_s = numpy.where(causal, s, hi)
+    spread = (hi - finite_s.min(axis=-1, keepdims=True))[..., 0]
+    weight_err = 2 * score_err + (2 * (2 * (seen[:, 0] + 1) + 1.2 * spread) + spread + seen[:, 0]) * U32
+    mean_abs_v = numpy.einsum("bhts,bhsd->bhtd", p, numpy.abs(v64)) / denominator
+    tol = 2 * (2 * weight_err + (seen[:, 0] + 2) * U32)[..., None] * mean_abs_v
     assert (numpy.abs(host(o) - ref) <= tol).all()
+    # lse = hi + logf(sum): the maximum's score error, the sum's relative error, logf's ulp, one rounding
+    lse_tol = 2 * (weight_err + U32 * (2 * numpy.abs(numpy.log(denominator[..., 0])) + numpy.abs(ref_lse)))
+    assert (numpy.abs(host(lse) - ref_lse) <= lse_tol).all()

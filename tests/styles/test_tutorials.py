@@ -3,8 +3,8 @@
 GEMM tutorials, the CUDA programming guide's examples, the classic reduction, scan, histogram, transpose,
 convolution and sorting kernels of courses and books: each source below uses the forms those write (macros,
 file-scope constants, structs passed by value to device helpers, `__shared__` arrays declared in a loop,
-pointers walked through a matrix, templates on block sizes, volatile warp code made safe with `__syncwarp`,
-grid-stride loops, half precision), with no host code. None of it is copied: the code is ours, the forms are
+pointers walked through a matrix, templates on block sizes, volatile warp code with `__syncwarp` between its
+steps, grid-stride loops, half precision), with no host code. None of it is copied: the code is ours, the forms are
 theirs. Every test runs on the backend in use and checks against NumPy: on a GPU the tests check the kernels,
 on the emulator they check the emulator, and both must pass. The samples' and training code's styles are in
 test_samples.py and test_training_code.py beside this file.
@@ -92,119 +92,118 @@ def test_gemm_tutorial_kernels(name):
 
 MATRIX_STRUCTS = r'''
 #define TILE 16
+// a view of a matrix: where element (0, 0) is and how far apart rows and columns are, so that a transposed view is
+// the same storage with the two strides swapped
 typedef struct {
-    int rows, cols, ld;                // ld: elements from one row to the next
-    float* p;
-} Mat;
+    float* origin;
+    int row_step, col_step;
+} View;
 
-__device__ float get(const Mat m, int r, int c) { return m.p[r * m.ld + c]; }
-__device__ void put(Mat m, int r, int c, float v) { m.p[r * m.ld + c] = v; }
-
-// the TILE x TILE block of m at block coordinates (br, bc): a view that shares m's storage
-__device__ Mat block_of(Mat m, int br, int bc)
+__device__ float read(const View v, int r, int c) { return v.origin[r * v.row_step + c * v.col_step]; }
+__device__ void write(View v, int r, int c, float x) { v.origin[r * v.row_step + c * v.col_step] = x; }
+__device__ View flipped(View v)
 {
-    Mat b;
-    b.rows = TILE;
-    b.cols = TILE;
-    b.ld = m.ld;
-    b.p = m.p + (br * m.ld + bc) * TILE;
-    return b;
+    View t = v;
+    t.row_step = v.col_step;
+    t.col_step = v.row_step;
+    return t;
+}
+__device__ View shifted(View v, int r, int c)      // the view whose (0, 0) is v's (r, c)
+{
+    View s = v;
+    s.origin = v.origin + r * v.row_step + c * v.col_step;
+    return s;
 }
 
-__global__ void matmul_views(float* a, float* b, float* c, int n)          // n: a multiple of TILE
+// C = A^T B, A stored k x m, B k x n, C m x n, all row-major; m, n and k multiples of TILE
+__global__ void at_times_b(float* a, float* b, float* c, int m, int n, int k)
 {
-    const Mat A = {n, n, n, a}, B = {n, n, n, b};
-    Mat out = block_of(Mat{n, n, n, c}, blockIdx.y, blockIdx.x);
-    const int r = threadIdx.y, col = threadIdx.x;
+    const View At = flipped(View{a, m, 1}), B = View{b, n, 1};
+    const int tr = threadIdx.y, tc = threadIdx.x, r0 = blockIdx.y * TILE, c0 = blockIdx.x * TILE;
     float acc = 0.0f;
-    for (int t = 0; t < A.cols / TILE; ++t) {
-        const Mat at = block_of(A, blockIdx.y, t), bt = block_of(B, t, blockIdx.x);
-        __shared__ float sa[TILE][TILE];        // declared inside the loop: still one array per block
-        __shared__ float sb[TILE][TILE];
-        sa[r][col] = get(at, r, col);
-        sb[r][col] = get(bt, r, col);
+    for (int k0 = 0; k0 < k; k0 += TILE) {
+        __shared__ float left[TILE][TILE];          // declared inside the loop: still one array per block
+        __shared__ float right[TILE][TILE];
+        left[tr][tc] = read(shifted(At, r0, k0), tr, tc);
+        right[tr][tc] = read(shifted(B, k0, c0), tr, tc);
         __syncthreads();
-        for (int k = 0; k < TILE; ++k) acc += sa[r][k] * sb[k][col];
+        for (int q = 0; q < TILE; ++q) acc += left[tr][q] * right[q][tc];
         __syncthreads();
     }
-    put(out, r, col, acc);
+    write(shifted(View{c, n, 1}, r0, c0), tr, tc, acc);
 }
 '''
 
 
-def test_matrix_structs_passed_by_value_and_shared_arrays_declared_in_a_loop():
-    n = 48
-    A, B = rng.standard_normal((n, n), dtype=numpy.float32), rng.standard_normal((n, n), dtype=numpy.float32)
-    C = xp.zeros((n, n), dtype=numpy.float32)
-    gl.load(code=MATRIX_STRUCTS).get("matmul_views")((3, 3), (16, 16), (dev(A), dev(B), C, n))
-    assert numpy.allclose(host(C), A.astype(numpy.float64) @ B, rtol=1e-4, atol=1e-4)
+def test_matrix_views_passed_by_value_and_shared_arrays_declared_in_a_loop():
+    m, n, k = 48, 32, 64
+    A, B = rng.standard_normal((k, m), dtype=numpy.float32), rng.standard_normal((k, n), dtype=numpy.float32)
+    C = xp.zeros((m, n), dtype=numpy.float32)
+    gl.load(code=MATRIX_STRUCTS).get("at_times_b")((n // 16, m // 16), (16, 16), (dev(A), dev(B), C, m, n, k))
+    assert numpy.allclose(host(C), A.T.astype(numpy.float64) @ B, rtol=1e-4, atol=1e-4)
 
 
-# --- reductions: two loads per thread, a tree in shared memory, the unrolled last warp; warp shuffles ------
+# --- reductions: a tree in shared memory with the last warp unrolled, and sums shared by butterflies --------
 
 REDUCTIONS = r'''
-// the last 64 partial sums of a block, folded by its first warp. volatile, so that each step reads shared
-// memory again; __syncwarp between steps, so that the lanes agree on when they read. A step still reads a word
-// that another lane writes in that step: racecheck reports it, and the sum is the GPU's
+// the last 64 partial maxima of a block, folded by its first warp: volatile, so that each step reads shared memory
+// again, and __syncwarp between steps. A step still reads a word that another lane writes in that step: a race
+// that racecheck reports, though the GPU's converged warp gives the answer expected
 template <unsigned int B>
-__device__ void fold_last_warp(volatile float* part, unsigned int t)
+__device__ void last_warp_max(volatile float* m, unsigned int lane)
 {
-    if (B >= 64) { part[t] += part[t + 32]; __syncwarp(); }
-    if (B >= 32) { part[t] += part[t + 16]; __syncwarp(); }
-    if (B >= 16) { part[t] += part[t + 8]; __syncwarp(); }
-    if (B >= 8) { part[t] += part[t + 4]; __syncwarp(); }
-    if (B >= 4) { part[t] += part[t + 2]; __syncwarp(); }
-    if (B >= 2) { part[t] += part[t + 1]; __syncwarp(); }
+#pragma unroll
+    for (unsigned int d = (B >= 64 ? 32 : B / 2); d > 0; d >>= 1) {
+        m[lane] = fmaxf(m[lane], m[lane + d]);
+        __syncwarp();
+    }
 }
 
-// one partial sum per block. A pass of the grid covers 2 B gridDim.x elements: each thread adds a pair B apart,
-// then jumps a grid ahead
+// one partial maximum per block of B threads: a grid-stride pass, then halves in shared memory down to 64
 template <unsigned int B>
-__global__ void sum_pairs(const float* x, float* block_sums, unsigned int n)
+__global__ void block_maxima(const float* x, float* out, unsigned int n)
 {
-    extern __shared__ float part[];
+    extern __shared__ float m[];
     const unsigned int t = threadIdx.x;
-    float s = 0.0f;
-    for (unsigned int i = blockIdx.x * 2 * B + t; i < n; i += 2 * B * gridDim.x) {
-        s += x[i];
-        if (i + B < n) s += x[i + B];
-    }
-    part[t] = s;
+    float v = -3.0e38f;
+    for (unsigned int i = blockIdx.x * B + t; i < n; i += B * gridDim.x) v = fmaxf(v, x[i]);
+    m[t] = v;
     __syncthreads();
-#pragma unroll
-    for (unsigned int half = B / 2; half >= 64; half /= 2) {
-        if (t < half) part[t] += part[t + half];
+    for (unsigned int h = B / 2; h >= 64; h >>= 1) {
+        if (t < h) m[t] = fmaxf(m[t], m[t + h]);
         __syncthreads();
     }
-    if (t < 32) fold_last_warp<B>(part, t);
-    if (t == 0) block_sums[blockIdx.x] = part[0];
+    if (t < 32) last_warp_max<B>(m, t);
+    if (t == 0) out[blockIdx.x] = m[0];
 }
 
-__inline__ __device__ float warp_total(float v)        // lane 0 ends with the warp's total
+__device__ __forceinline__ float butterfly_sum(float v)     // every lane ends with its warp's sum
 {
-    for (int d = warpSize / 2; d > 0; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
+    for (int mask = 16; mask > 0; mask >>= 1) v += __shfl_xor_sync(0xffffffffu, v, mask);
     return v;
 }
 
-__inline__ __device__ float block_total(float v)       // thread 0 ends with the block's total
+// every thread gets the block's sum (blocks of whole warps): the warps' sums meet in a static __shared__ array of
+// this helper, which each thread then reads whole
+__device__ float block_sum_for_all(float v)
 {
-    static __shared__ float per_warp[32];
-    const int lane = threadIdx.x % warpSize, warp = threadIdx.x / warpSize;
-    v = warp_total(v);
-    if (lane == 0) per_warp[warp] = v;
+    static __shared__ float sums[32];
+    const int warps = blockDim.x / 32;
+    v = butterfly_sum(v);
+    __syncthreads();                                 // the array may still be read from an earlier call
+    if (threadIdx.x % 32 == 0) sums[threadIdx.x / 32] = v;
     __syncthreads();
-    const int warps = (blockDim.x + warpSize - 1) / warpSize;
-    v = (warp == 0 && lane < warps) ? per_warp[lane] : 0.0f;
-    if (warp == 0) v = warp_total(v);
-    return v;
+    float total = 0.0f;
+    for (int w = 0; w < warps; ++w) total += sums[w];
+    return total;
 }
 
-__global__ void sum_into(const float* x, float* total, int n)
+__global__ void total_into(const float* x, float* total, int n)
 {
     float s = 0.0f;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) s += x[i];
-    s = block_total(s);
-    if (threadIdx.x == 0) atomicAdd(total, s);
+    s = block_sum_for_all(s);
+    if (threadIdx.x == blockDim.x - 1) atomicAdd(total, s);
 }
 '''
 
@@ -213,17 +212,18 @@ def test_reductions():
     m = gl.load(code=REDUCTIONS)
     n = 100_003
     x = rng.standard_normal(n).astype(numpy.float32)
-    ref = x.astype(numpy.float64).sum()
     partial = xp.zeros(64, dtype=numpy.float32)
-    m.get("sum_pairs<256>")(64, 256, (dev(x), partial, n), shared_mem=256 * 4)
-    assert abs(host(partial).astype(numpy.float64).sum() - ref) < 1e-4 * numpy.abs(x).sum()
-    for block in (256, 96):                              # 96: a last warp the block's thread count does not fill
+    m.get("block_maxima<256>")(64, 256, (dev(x), partial, n), shared_mem=256 * 4)
+    assert host(partial).max() == x.max() and (host(partial) <= x.max()).all()
+    # small integers: every partial and total sum is exact in float32, so a lost or doubled element shows
+    ints = rng.integers(-8, 9, n).astype(numpy.float32)
+    for block in (256, 96):                              # 96: three warps, a count of warps that is no power of 2
         out = xp.zeros(1, dtype=numpy.float32)
-        m.get("sum_into")(40, block, (dev(x), out, n))
-        assert abs(float(host(out)[0]) - ref) < 1e-4 * numpy.abs(x).sum(), block
+        m.get("total_into")(40, block, (dev(ints), out, n))
+        assert float(host(out)[0]) == ints.astype(numpy.float64).sum(), block
 
 
-# --- scans: double-buffered (Hillis-Steele) and work-efficient (up-sweep, down-sweep) with padded indices ----
+# --- scans: double-buffered (Hillis-Steele), and a work-efficient tree with padded indices -----------------
 
 SCANS = r'''
 // exclusive scan of one block's n values (n == blockDim.x) in log2(n) steps; each step reads one half of a
@@ -246,38 +246,31 @@ __global__ void scan_double_buffer(const int* in, int* out, int n)
     out[t] = src[t];
 }
 
-// exclusive scan of n = 2 blockDim.x values (a power of two): partial sums up a tree, then prefixes pushed
-// down it. Every shared index is padded by one word per 32, so that a step's strided accesses spread over banks
+// inclusive scan of blockDim.x values (a power of two), each thread owning one element of a tree: going up, at
+// distance d every element whose index ends in 2d - 1 (its low bits all ones) adds the one d before it; coming
+// down, every element whose index ends in d - 1, past the first 2d, adds the one d before it. Every shared index is
+// padded by a word per 32, so that a step's strided accesses spread over the banks
 #define BANKS 32
-#define PAD(i) ((i) + ((i) / BANKS))
-__global__ void scan_up_down(const int* in, int* out, int n)
+#define PADDED(i) ((i) + ((i) / BANKS))
+__global__ void scan_tree(const int* in, int* out)
 {
     extern __shared__ int s[];
-    const int t = threadIdx.x, h = n / 2;
-    s[PAD(t)] = in[t];
-    s[PAD(t + h)] = in[t + h];
-    int stride = 1;
-    for (int active = h; active > 0; active /= 2, stride *= 2) {
+    const unsigned i = threadIdx.x, n = blockDim.x;
+    s[PADDED(i)] = in[i];
+    for (unsigned d = 1; d < n; d <<= 1) {
         __syncthreads();
-        if (t < active) {
-            const int left = stride * (2 * t + 1) - 1, right = left + stride;
-            s[PAD(right)] += s[PAD(left)];
-        }
+        const int add = (i & (2 * d - 1)) == 2 * d - 1 ? s[PADDED(i - d)] : 0;
+        __syncthreads();
+        s[PADDED(i)] += add;
     }
-    if (t == 0) s[PAD(n - 1)] = 0;
-    for (int active = 1; active < n; active *= 2) {
-        stride /= 2;
+    for (unsigned d = n / 4; d > 0; d >>= 1) {
         __syncthreads();
-        if (t < active) {
-            const int left = stride * (2 * t + 1) - 1, right = left + stride;
-            const int l = s[PAD(left)];
-            s[PAD(left)] = s[PAD(right)];
-            s[PAD(right)] += l;
-        }
+        const int add = (i & (2 * d - 1)) == d - 1 && i >= 2 * d ? s[PADDED(i - d)] : 0;
+        __syncthreads();
+        s[PADDED(i)] += add;
     }
     __syncthreads();
-    out[t] = s[PAD(t)];
-    out[t + h] = s[PAD(t + h)];
+    out[i] = s[PADDED(i)];
 }
 '''
 
@@ -290,8 +283,8 @@ def test_scans():
     m.get("scan_double_buffer")(1, 256, (dev(x[:256]), out, 256), shared_mem=2 * 256 * 4)
     assert (host(out) == exclusive[:256]).all()
     out = xp.zeros(512, dtype=numpy.int32)
-    m.get("scan_up_down")(1, 256, (dev(x), out, 512), shared_mem=(512 + 512 // 32) * 4)
-    assert (host(out) == exclusive).all()
+    m.get("scan_tree")(1, 512, (dev(x), out), shared_mem=(512 + 512 // 32) * 4)
+    assert (host(out) == numpy.cumsum(x)).all()
 
 
 # --- a histogram with a private copy per block ------------------------------------------------------------
@@ -319,24 +312,18 @@ def test_histogram():
     assert (host(counts) == numpy.bincount(data, minlength=256)).all()
 
 
-# --- a transpose through a padded tile ----------------------------------------------------------------------
+# --- a scaled transpose through a padded tile ---------------------------------------------------------------
 
 TRANSPOSE = r'''
-const int T = 32;                      // a T x T tile, moved by T x ROWS threads that take T / ROWS rows each
-const int ROWS = 8;
-__global__ void transpose_padded(float* out, const float* in, int cols, int rows)
+const int SIDE = 16;                   // a SIDE x SIDE tile, one element a thread
+__global__ void scaled_transpose(float* out, const float* in, int cols, int rows, float scale)
 {
-    __shared__ float tile[T][T + 1];   // the extra column: the words of a tile's column fall in 32 banks
-    const int bx = blockIdx.x * T, by = blockIdx.y * T;
-    for (int r = threadIdx.y; r < T; r += ROWS) {
-        const int y = by + r, x = bx + threadIdx.x;
-        if (y < rows && x < cols) tile[r][threadIdx.x] = in[y * cols + x];
-    }
+    __shared__ float tile[SIDE][SIDE + 1];             // one word more a row: a column of the tile spans the banks
+    const int c = blockIdx.x * SIDE + threadIdx.x, r = blockIdx.y * SIDE + threadIdx.y;
+    if (r < rows && c < cols) tile[threadIdx.y][threadIdx.x] = scale * in[r * cols + c];
     __syncthreads();
-    for (int r = threadIdx.y; r < T; r += ROWS) {       // out is cols x rows
-        const int y = bx + r, x = by + threadIdx.x;
-        if (y < cols && x < rows) out[y * rows + x] = tile[threadIdx.x][r];
-    }
+    const int oc = blockIdx.y * SIDE + threadIdx.x, orow = blockIdx.x * SIDE + threadIdx.y;   // out: cols x rows
+    if (orow < cols && oc < rows) out[orow * rows + oc] = tile[threadIdx.x][threadIdx.y];
 }
 '''
 
@@ -345,8 +332,8 @@ def test_transpose():
     h, w = 70, 45
     a = rng.standard_normal((h, w), dtype=numpy.float32)
     out = xp.zeros((w, h), dtype=numpy.float32)
-    gl.load(code=TRANSPOSE).get("transpose_padded")((2, 3), (32, 8), (out, dev(a), w, h))
-    assert (host(out) == a.T).all()
+    gl.load(code=TRANSPOSE).get("scaled_transpose")((3, 5), (16, 16), (out, dev(a), w, h, 2.0))
+    assert (host(out) == 2 * a.T).all()
 
 
 # --- softmax and layer norm: one block per row, block reductions ------------------------------------
@@ -577,6 +564,12 @@ def test_integer_hashing_bit_for_bit():
     clz = numpy.array([32 - int(v | 1).bit_length() for v in h], dtype=numpy.uint64)
     ffs = numpy.array([(int(v) & -int(v)).bit_length() for v in h], dtype=numpy.uint64)
     assert (out[:, 2] == popc | (clz << 8) | (ffs << 16)).all()
+    # __byte_perm(h, ~h, 0x7531): bytes 1 and 3 of h, then bytes 1 and 3 of ~h; __funnelshift_l(h, i, 7): the high
+    # word of (i:h) << 7
+    nh = ~h & 0xFFFFFFFF
+    perm = ((h >> 8) & 0xFF) | (((h >> 24) & 0xFF) << 8) | (((nh >> 8) & 0xFF) << 16) | (((nh >> 24) & 0xFF) << 24)
+    funnel = ((i << 7) | (h >> 25)) & 0xFFFFFFFF
+    assert (out[:, 3] == (perm + funnel) & 0xFFFFFFFF).all()
 
 
 def test_the_racy_last_warp_is_reported_by_racecheck():
@@ -586,6 +579,6 @@ def test_the_racy_last_warp_is_reported_by_racecheck():
             pytest.skip("racecheck needs g++ on x86-64 Linux")
     m = gl.load(code=REDUCTIONS)
     x = rng.standard_normal(4096).astype(numpy.float32)
-    report = gl.racecheck(m.get("sum_pairs<256>"), 2, 256, (dev(x), xp.zeros(2, dtype=numpy.float32), 4096),
+    report = gl.racecheck(m.get("block_maxima<256>"), 2, 256, (dev(x), xp.zeros(2, dtype=numpy.float32), 4096),
                           shared_mem=256 * 4)
     assert not report.clean and {h.array for h in report.hazards} == {"dynamic shared memory"}

@@ -926,38 +926,58 @@ GL_NOSAN inline void ensure_shadow(uintptr_t lo, uintptr_t hi)
 // ---- the device heap ------------------------------------------------------------------------------
 // malloc() and free(), new and delete in a kernel take their memory from one heap that outlives a launch, as a
 // GPU's heap outlives its kernels: an object one launch makes with new, a later launch (of any module) may use
-// and delete. The heap is a MAP_SHARED region the Python process maps once (launch.py: every launch's processes
-// see it at the same address) with its size, 8 MiB as CUDA's default (cudaLimitMallocHeapSize); its bookkeeping
-// lives in the region itself: blocks of [size, state] headers, found next-fit, split and merged, behind a lock
-// that the processes of one launch share (the pid of its holder: a holder that died is replaced). An allocation
-// that does not fit returns a null pointer, as on a GPU. On Linux the library is linked with --wrap=malloc and
-// --wrap=free, so the kernel's calls come here; outside a launch (a host object's constructor in the kernel's
-// file, run when the library loads) they go to the C library. With the memory check, a launch starts with every
-// header and every free byte of the heap out of bounds: an access past a block, before it, or into a freed one
-// stops with an error that names the block.
+// and delete. The heap is a MAP_SHARED region the Python process maps (launch.py) with its size, 8 MiB as CUDA's
+// default (cudaLimitMallocHeapSize); its bookkeeping lives in the region itself: blocks of [size, state] headers,
+// found next-fit, split and merged, behind a lock (the pid of its holder: a holder that died is replaced). A
+// request that does not fit gets a null pointer, as on a GPU. Every header is checked as it is walked: a header
+// that a kernel overwrote (a write past or before a block) stops the launch and clears the heap. A module whose
+// source allocates runs its blocks in one process (GL_EMU_HEAP_USER), so that its addresses, and which request
+// finds the heap full, are the same every run. On Linux the library is linked with --wrap=malloc, --wrap=calloc
+// and --wrap=free, so the kernel's calls come here (GCC may turn malloc + memset into calloc); outside a launch
+// (a host object's constructor in the kernel's file, run when the library loads) they go to the C library. With
+// the memory check, every header, the slack after each block's data and every free byte below the highest block
+// given out are out of bounds, in each process from its first sight of the heap: an access past a block, before
+// it, or into a freed one stops with an error that names the block.
 struct HeapHead {
     unsigned long long magic;          // HEAP_MAGIC once the first allocation has laid out the region
     int lock;                          // the pid of the process that holds the heap, 0 when free
     int pad;
     unsigned long long rover;          // where the next search starts: an offset from the region's start
     unsigned long long used;           // bytes in blocks that are in use, headers included
+    unsigned long long high;           // the end of the highest block ever given out
 };
 struct HeapBlock {                     // a block's header; its data follows, 16-byte aligned
-    unsigned long long size;           // of the whole block, header included: a multiple of 16
-    unsigned long long state;          // HEAP_USED (the bytes asked for in the low 48 bits) or HEAP_FREE
+    unsigned long long size;           // of the whole block, header included: a multiple of 16, at least 32
+    unsigned long long state;          // HEAP_USED | the bytes asked for, or HEAP_FREE
 };
 constexpr unsigned long long HEAP_MAGIC = 0x676c2d68656170ull, HEAP_FREE = 0, HEAP_USED = 1ull << 63;
-constexpr unsigned long long HEAP_FIRST = (sizeof(HeapHead) + 15) / 16 * 16;
+constexpr unsigned long long HEAP_FIRST = (sizeof(HeapHead) + 15) / 16 * 16, HEAP_MIN_BLOCK = 32;
 inline char* heap_base = nullptr;
 inline unsigned long long heap_bytes = 0;
+inline bool heap_marked = false;       // this process has marked the heap's bounds for the memory check
 
+[[noreturn]] GL_NOSAN inline void kernel_stopped(const char* what);
+
+GL_NOSAN inline HeapHead* heap_head() { return reinterpret_cast<HeapHead*>(heap_base); }
 GL_NOSAN inline HeapBlock* heap_block(unsigned long long off) { return reinterpret_cast<HeapBlock*>(heap_base + off); }
+GL_NOSAN inline unsigned long long heap_end() { return (heap_bytes - HEAP_FIRST) / 16 * 16 + HEAP_FIRST; }
 GL_NOSAN inline bool in_heap(uintptr_t a)
 { return heap_base && a >= reinterpret_cast<uintptr_t>(heap_base) && a < reinterpret_cast<uintptr_t>(heap_base) + heap_bytes; }
+GL_NOSAN inline unsigned long long heap_asked(const HeapBlock* b) { return b->state & ~HEAP_USED; }
+
+// Whether the header at off is one the allocator wrote: a sane size that stays inside the heap, a sane state.
+GL_NOSAN inline bool heap_header_ok(unsigned long long off)
+{
+    if (off < HEAP_FIRST || off % 16 || off + HEAP_MIN_BLOCK > heap_end()) return false;
+    const HeapBlock* b = heap_block(off);
+    if (b->size < HEAP_MIN_BLOCK || b->size % 16 || b->size > heap_end() - off) return false;
+    if (b->state == HEAP_FREE) return true;
+    return (b->state & HEAP_USED) && heap_asked(b) >= 1 && heap_asked(b) + sizeof(HeapBlock) <= b->size;
+}
 
 GL_NOSAN inline void heap_lock()
 {
-    HeapHead* h = reinterpret_cast<HeapHead*>(heap_base);
+    HeapHead* h = heap_head();
     const int me = (int)getpid();
     for (unsigned spins = 0;; ++spins) {
         int holder = 0;
@@ -968,65 +988,123 @@ GL_NOSAN inline void heap_lock()
         sched_yield();
     }
 }
-GL_NOSAN inline void heap_unlock() { __atomic_store_n(&reinterpret_cast<HeapHead*>(heap_base)->lock, 0, __ATOMIC_RELEASE); }
+GL_NOSAN inline void heap_unlock() { __atomic_store_n(&heap_head()->lock, 0, __ATOMIC_RELEASE); }
 
-GL_NOSAN inline void heap_layout()                  // under the lock: the first allocation lays the region out
+GL_NOSAN inline void heap_layout()                  // (under the lock) lays the region out: one free block
 {
-    HeapHead* h = reinterpret_cast<HeapHead*>(heap_base);
+    HeapHead* h = heap_head();
     if (h->magic == HEAP_MAGIC) return;
     HeapBlock* all = heap_block(HEAP_FIRST);
-    all->size = (heap_bytes - HEAP_FIRST) / 16 * 16;
+    all->size = heap_end() - HEAP_FIRST;
     all->state = HEAP_FREE;
     h->rover = HEAP_FIRST;
     h->used = 0;
+    h->high = HEAP_FIRST;
     h->magic = HEAP_MAGIC;
 }
 
-// The memory check's view of a block: its data addressable (as many bytes as were asked for) or not.
-GL_NOSAN inline void heap_mark(unsigned long long off, bool usable)
+// (under the lock) A header that a kernel overwrote: the heap is cleared (every object on it is gone), and the
+// message says where and what that means.
+GL_NOSAN inline void heap_corrupt(unsigned long long off, char* out, size_t size)
+{
+    heap_head()->magic = 0;
+    std::snprintf(out, size, "the device heap's bookkeeping at byte %llu is overwritten (a write past the end or "
+                  "before the start of a block from malloc or new, in this launch or an earlier one); the heap "
+                  "has been cleared, and every object on it is gone", off);
+}
+
+// The memory check's view of a block: its header and the slack after its data out of bounds, its data (as many
+// bytes as were asked for) addressable where the block is in use; the whole of a free block out of bounds (up to
+// the highest block ever given out: above it no kernel has a pointer).
+GL_NOSAN inline void heap_mark(unsigned long long off)
 {
 #if defined(GL_EMU_MEMCHECK)
-    if (!in_child) return;
+    if (!in_child || !heap_marked) return;
     HeapBlock* b = heap_block(off);
-    const uintptr_t data = reinterpret_cast<uintptr_t>(b + 1);
-    poison(reinterpret_cast<uintptr_t>(b), reinterpret_cast<uintptr_t>(b) + b->size);
-    if (usable) unpoison(data, b->state & ~HEAP_USED);
+    const uintptr_t at = reinterpret_cast<uintptr_t>(b);
+    if (b->state == HEAP_FREE) {
+        const unsigned long long top = heap_head()->high > off + sizeof(HeapBlock) ? heap_head()->high : off + sizeof(HeapBlock);
+        poison(at, reinterpret_cast<uintptr_t>(heap_base) + (off + b->size < top ? off + b->size : top));
+    } else {
+        poison(at, at + b->size);
+        unpoison(at + sizeof(HeapBlock), heap_asked(b));
+    }
 #else
-    (void)off; (void)usable;
+    (void)off;
 #endif
+}
+
+// (under the lock) This process's first sight of the heap: every block marked for the memory check. Returns
+// false (and the message in out) where a header is not one the allocator wrote.
+GL_NOSAN inline bool heap_mark_all(char* out, size_t size)
+{
+#if defined(GL_EMU_MEMCHECK)
+    if (heap_marked || !in_child) return true;
+    ensure_shadow(reinterpret_cast<uintptr_t>(heap_base), reinterpret_cast<uintptr_t>(heap_base) + heap_bytes);
+    heap_marked = true;
+    for (unsigned long long off = HEAP_FIRST; off < heap_end() && off < heap_head()->high + sizeof(HeapBlock);
+         off += heap_block(off)->size) {
+        if (!heap_header_ok(off)) {
+            heap_corrupt(off, out, size);
+            return false;
+        }
+        heap_mark(off);
+    }
+#else
+    (void)out; (void)size;
+#endif
+    return true;
 }
 
 GL_NOSAN inline void* heap_alloc(size_t n, size_t align = 16)
 {
-    if (!heap_base || n > heap_bytes) return nullptr;
+    if (!heap_base) return nullptr;
+    if (n == 0) n = 1;                                 // a pointer of its own, as malloc(0) may give
+    if (align < 16) align = 16;
+    if ((align & (align - 1)) || n > heap_bytes || align > heap_bytes) return nullptr;
+    char why[512];
     heap_lock();
     heap_layout();
-    HeapHead* h = reinterpret_cast<HeapHead*>(heap_base);
-    const unsigned long long end = (heap_bytes - HEAP_FIRST) / 16 * 16 + HEAP_FIRST;
-    const unsigned long long need = (n + sizeof(HeapBlock) + 15) / 16 * 16 + (align > 16 ? align : 0);
-    unsigned long long off = h->rover, seen = 0;
+    HeapHead* h = heap_head();
+    if (!heap_mark_all(why, sizeof why)) {
+        heap_unlock();
+        kernel_stopped(why);
+    }
+    const unsigned long long end = heap_end(), take = (n + sizeof(HeapBlock) + 15) / 16 * 16;
+    unsigned long long off = h->rover < end && heap_header_ok(h->rover) ? h->rover : HEAP_FIRST, seen = 0;
     void* got = nullptr;
-    while (seen < end - HEAP_FIRST) {              // once round the heap, from the rover
+    while (seen < end - HEAP_FIRST) {                  // once round the heap, from the rover
+        if (!heap_header_ok(off)) {
+            heap_corrupt(off, why, sizeof why);
+            heap_unlock();
+            kernel_stopped(why);
+        }
         HeapBlock* b = heap_block(off);
         if (b->state == HEAP_FREE) {
-            while (off + b->size < end && heap_block(off + b->size)->state == HEAP_FREE) {
-                if (h->rover == off + b->size) h->rover = off;
-                b->size += heap_block(off + b->size)->size;        // merge the free blocks that follow
+            while (off + b->size < end && heap_block(off + b->size)->state == HEAP_FREE) {   // merge what follows
+                if (!heap_header_ok(off + b->size)) {
+                    heap_corrupt(off + b->size, why, sizeof why);
+                    heap_unlock();
+                    kernel_stopped(why);
+                }
+                b->size += heap_block(off + b->size)->size;
             }
-            if (b->size >= need) {
-                unsigned long long data = off + sizeof(HeapBlock);
-                if (align > 16 && data % align) {               // a free block in front of an aligned one
-                    const unsigned long long shift = (align - data % align) % align;
-                    const unsigned long long front = shift < 32 ? shift + align : shift;
+            if (h->rover > off && h->rover < off + b->size) h->rover = off;
+            // a free block in front keeps the data aligned: at least a block's minimum, a multiple of 16
+            const unsigned long long data = off + sizeof(HeapBlock);
+            unsigned long long front = (align - data % align) % align;
+            while (front && front < HEAP_MIN_BLOCK) front += align;
+            if (b->size >= front + take) {
+                if (front) {
                     HeapBlock* a = heap_block(off + front);
                     a->size = b->size - front;
                     a->state = HEAP_FREE;
                     b->size = front;
+                    heap_mark(off);
                     off += front;
                     b = a;
                 }
-                const unsigned long long take = (n + sizeof(HeapBlock) + 15) / 16 * 16;
-                if (b->size - take >= 32) {                     // the rest stays a free block
+                if (b->size - take >= HEAP_MIN_BLOCK) {          // the rest stays a free block
                     HeapBlock* rest = heap_block(off + take);
                     rest->size = b->size - take;
                     rest->state = HEAP_FREE;
@@ -1034,9 +1112,11 @@ GL_NOSAN inline void* heap_alloc(size_t n, size_t align = 16)
                 }
                 b->state = HEAP_USED | n;
                 h->used += b->size;
+                if (off + b->size > h->high) h->high = off + b->size;
+                if (off + b->size < end) heap_mark(off + b->size);
+                heap_mark(off);
                 h->rover = off + b->size < end ? off + b->size : HEAP_FIRST;
                 got = b + 1;
-                heap_mark(off, true);
                 break;
             }
         }
@@ -1051,56 +1131,89 @@ GL_NOSAN inline void* heap_alloc(size_t n, size_t align = 16)
 GL_NOSAN inline void heap_free(void* p)
 {
     if (!p) return;
+    char why[512];
     heap_lock();
-    HeapBlock* b = static_cast<HeapBlock*>(p) - 1;
-    if (b->state & HEAP_USED) {
-        reinterpret_cast<HeapHead*>(heap_base)->used -= b->size;
-        b->state = HEAP_FREE;
-        heap_mark(reinterpret_cast<char*>(b) - heap_base, false);
+    HeapHead* h = heap_head();
+    const unsigned long long off = static_cast<char*>(p) - heap_base - sizeof(HeapBlock);
+    if (h->magic != HEAP_MAGIC) {
+        heap_unlock();
+        kernel_stopped("free or delete of a pointer into the device heap after the heap was cleared");
     }
+    if (!heap_mark_all(why, sizeof why)) {
+        heap_unlock();
+        kernel_stopped(why);
+    }
+    if (!heap_header_ok(off) || heap_block(off)->state == HEAP_FREE) {
+        // which it is: a block's start (whose header a kernel overwrote, or a block freed already), or not
+        unsigned long long at = HEAP_FIRST;
+        while (at < off && heap_header_ok(at)) at += heap_block(at)->size;
+        if (at < heap_end() && !heap_header_ok(at) && at <= off)
+            heap_corrupt(at, why, sizeof why);
+        else if (at == off)
+            std::snprintf(why, sizeof why, "free or delete of a block of the device heap that is free already (freed "
+                          "twice?)");
+        else
+            std::snprintf(why, sizeof why, "free or delete of a pointer that malloc or new did not give (byte %llu "
+                          "of the device heap is not the start of a block)", off + sizeof(HeapBlock));
+        heap_unlock();
+        kernel_stopped(why);
+    }
+    HeapBlock* b = heap_block(off);
+    h->used -= b->size;
+    b->state = HEAP_FREE;
+    heap_mark(off);
     heap_unlock();
 }
 
-// A launch's start, in its child: the memory check sees every header and free byte as out of bounds.
-GL_NOSAN inline void heap_bounds()
+// A launch's start, in its child: where the heap is laid out already, the memory check sees its bounds from the
+// first access. Returns false (the message in out) where a header is overwritten.
+GL_NOSAN inline bool heap_bounds(char* out, size_t size)
 {
 #if defined(GL_EMU_MEMCHECK)
-    if (!heap_base || reinterpret_cast<HeapHead*>(heap_base)->magic != HEAP_MAGIC) return;
-    ensure_shadow(reinterpret_cast<uintptr_t>(heap_base), reinterpret_cast<uintptr_t>(heap_base) + heap_bytes);
+    if (!heap_base || heap_head()->magic != HEAP_MAGIC) return true;
     heap_lock();
-    const unsigned long long end = (heap_bytes - HEAP_FIRST) / 16 * 16 + HEAP_FIRST;
-    for (unsigned long long off = HEAP_FIRST; off < end; off += heap_block(off)->size)
-        heap_mark(off, heap_block(off)->state & HEAP_USED);
+    const bool ok = heap_head()->magic != HEAP_MAGIC || heap_mark_all(out, size);
     heap_unlock();
+    return ok;
+#else
+    (void)out; (void)size;
+    return true;
 #endif
 }
 
 // What an access at a that the memory check stopped did to the heap, in words (false: not in the heap).
 GL_NOSAN inline bool heap_describe(uintptr_t a, size_t n, const char* what, char* out, size_t size)
 {
-    if (!in_heap(a) || reinterpret_cast<HeapHead*>(heap_base)->magic != HEAP_MAGIC) return false;
-    const unsigned long long end = (heap_bytes - HEAP_FIRST) / 16 * 16 + HEAP_FIRST, at = a - reinterpret_cast<uintptr_t>(heap_base);
+    if (!in_heap(a) || heap_head()->magic != HEAP_MAGIC) return false;
+    const unsigned long long at = a - reinterpret_cast<uintptr_t>(heap_base);
     unsigned long long prev = 0, off = HEAP_FIRST;
-    while (off + heap_block(off)->size <= at && off + heap_block(off)->size < end) {
+    bool ok = heap_header_ok(off);
+    while (ok && off + heap_block(off)->size <= at) {
         prev = off;
         off += heap_block(off)->size;
+        ok = heap_header_ok(off);
+    }
+    if (!ok) {
+        std::snprintf(out, size, "%s %zu bytes of the device heap, whose bookkeeping near byte %llu is overwritten",
+                      what, n, off);
+        return true;
     }
     const HeapBlock* b = heap_block(off);
     const unsigned long long data = off + sizeof(HeapBlock);
-    if (at >= data && (b->state & HEAP_USED)) {
+    const bool used = b->state & HEAP_USED, prev_used = prev && (heap_block(prev)->state & HEAP_USED);
+    if (at >= data && used) {                          // in the block's slack, past what was asked for
         std::snprintf(out, size, "%s %zu bytes at byte %llu of a %llu-byte block of the device heap (malloc or "
-                      "new): %llu bytes past its end", what, n, at - data, b->state & ~HEAP_USED,
-                      at + n - data - (b->state & ~HEAP_USED));
+                      "new): %llu bytes past its end", what, n, at - data, heap_asked(b), at + n - data - heap_asked(b));
+    } else if (at < data && prev_used) {               // in a header: past the end of the block before it
+        const unsigned long long pdata = prev + sizeof(HeapBlock), asked = heap_asked(heap_block(prev));
+        std::snprintf(out, size, "%s %zu bytes at byte %llu of a %llu-byte block of the device heap (malloc or "
+                      "new): %llu bytes past its end", what, n, at - pdata, asked, at + n - pdata - asked);
+    } else if (at < data && used) {
+        std::snprintf(out, size, "%s %zu bytes %llu bytes before the start of a %llu-byte block of the device heap "
+                      "(malloc or new)", what, n, data - at, heap_asked(b));
     } else if (at >= data) {
         std::snprintf(out, size, "%s %zu bytes of the device heap that no block holds (a block freed with free or "
                       "delete, or never given out)", what, n);
-    } else if (b->state & HEAP_USED) {
-        std::snprintf(out, size, "%s %zu bytes %llu bytes before the start of a %llu-byte block of the device heap "
-                      "(malloc or new)", what, n, data - at, b->state & ~HEAP_USED);
-    } else if (prev && (heap_block(prev)->state & HEAP_USED)) {
-        const unsigned long long pdata = prev + sizeof(HeapBlock), asked = heap_block(prev)->state & ~HEAP_USED;
-        std::snprintf(out, size, "%s %zu bytes at byte %llu of a %llu-byte block of the device heap (malloc or "
-                      "new): %llu bytes past its end", what, n, at - pdata, asked, at + n - pdata - asked);
     } else {
         std::snprintf(out, size, "%s %zu bytes of the device heap's own bookkeeping", what, n);
     }
@@ -1109,13 +1222,22 @@ GL_NOSAN inline bool heap_describe(uintptr_t a, size_t n, const char* what, char
 
 }  // namespace gl_emu
 
-// The kernel's malloc and free (on Linux, where the library is linked with --wrap=malloc,free; elsewhere they are
-// the C library's, and an object one launch makes is gone in the next).
+// The kernel's malloc, calloc and free (on Linux, where the library is linked with --wrap; elsewhere they are the
+// C library's, and an object one launch makes with them is gone in the next).
 #if defined(__linux__)
 extern "C" void* __real_malloc(size_t);
+extern "C" void* __real_calloc(size_t, size_t);
 extern "C" void __real_free(void*);
 extern "C" GL_NOSAN void* __wrap_malloc(size_t n)
 { return ::gl_emu::in_child ? ::gl_emu::heap_alloc(n) : __real_malloc(n); }
+extern "C" GL_NOSAN void* __wrap_calloc(size_t count, size_t each)
+{
+    if (!::gl_emu::in_child) return __real_calloc(count, each);
+    if (each && count > (size_t)-1 / each) return nullptr;
+    void* p = ::gl_emu::heap_alloc(count * each);
+    if (p) std::memset(p, 0, count * each);             // (the runtime is not instrumented: no check here)
+    return p;
+}
 extern "C" GL_NOSAN void __wrap_free(void* p)
 {
     if (::gl_emu::in_heap(reinterpret_cast<uintptr_t>(p))) ::gl_emu::heap_free(p);
@@ -1124,15 +1246,21 @@ extern "C" GL_NOSAN void __wrap_free(void* p)
 #endif
 // CUDA's aligned allocation for device code: align a power of two
 GL_NOSAN inline void* __nv_aligned_device_malloc(size_t n, size_t align)
-{ return ::gl_emu::in_child ? ::gl_emu::heap_alloc(n, align < 16 ? 16 : align) : std::aligned_alloc(align, (n + align - 1) / align * align); }
+{
+    if (::gl_emu::in_child) return ::gl_emu::heap_alloc(n, align);
+    return std::aligned_alloc(align < 16 ? 16 : align, (n + align - 1) / align * align);
+}
 
 // new and delete in a kernel: the same heap, and a null pointer where it is full (device code has no exceptions;
-// the library is built with -fcheck-new, so the compiler does not take new's result to be non-null)
-GL_NOSAN inline void* gl_emu_new(size_t n, size_t align = 16)
+// the library is built with -fcheck-new where the compiler has it, so that it does not take new's result to be
+// non-null). The library is linked with a version script that keeps these operators to itself (build.py), so
+// that an allocator another library puts in the global scope (a preloaded one, or torch's libstdc++) cannot take
+// a kernel's new.
+GL_NOSAN inline void* gl_emu_new(size_t n, size_t align, bool nothrow)
 {
-    if (::gl_emu::in_child) return ::gl_emu::heap_alloc(n ? n : 1, align);
+    if (::gl_emu::in_child) return ::gl_emu::heap_alloc(n, align);
     void* p = align > 16 ? std::aligned_alloc(align, (n + align - 1) / align * align) : std::malloc(n ? n : 1);
-    if (!p) std::abort();                           // a host object's allocation, outside a launch
+    if (!p && !nothrow) std::abort();                  // a host object's allocation, outside a launch
     return p;
 }
 GL_NOSAN inline void gl_emu_delete(void* p)
@@ -1140,22 +1268,26 @@ GL_NOSAN inline void gl_emu_delete(void* p)
     if (::gl_emu::in_heap(reinterpret_cast<uintptr_t>(p))) ::gl_emu::heap_free(p);
     else std::free(p);
 }
-__attribute__((visibility("hidden"))) void* operator new(size_t n) { return gl_emu_new(n); }
-__attribute__((visibility("hidden"))) void* operator new[](size_t n) { return gl_emu_new(n); }
-__attribute__((visibility("hidden"))) void* operator new(size_t n, const std::nothrow_t&) noexcept { return gl_emu_new(n); }
-__attribute__((visibility("hidden"))) void* operator new[](size_t n, const std::nothrow_t&) noexcept { return gl_emu_new(n); }
-__attribute__((visibility("hidden"))) void* operator new(size_t n, std::align_val_t a) { return gl_emu_new(n, (size_t)a); }
-__attribute__((visibility("hidden"))) void* operator new[](size_t n, std::align_val_t a) { return gl_emu_new(n, (size_t)a); }
-__attribute__((visibility("hidden"))) void operator delete(void* p) noexcept { gl_emu_delete(p); }
-__attribute__((visibility("hidden"))) void operator delete[](void* p) noexcept { gl_emu_delete(p); }
-__attribute__((visibility("hidden"))) void operator delete(void* p, size_t) noexcept { gl_emu_delete(p); }
-__attribute__((visibility("hidden"))) void operator delete[](void* p, size_t) noexcept { gl_emu_delete(p); }
-__attribute__((visibility("hidden"))) void operator delete(void* p, std::align_val_t) noexcept { gl_emu_delete(p); }
-__attribute__((visibility("hidden"))) void operator delete[](void* p, std::align_val_t) noexcept { gl_emu_delete(p); }
-__attribute__((visibility("hidden"))) void operator delete(void* p, size_t, std::align_val_t) noexcept { gl_emu_delete(p); }
-__attribute__((visibility("hidden"))) void operator delete[](void* p, size_t, std::align_val_t) noexcept { gl_emu_delete(p); }
+void* operator new(size_t n) { return gl_emu_new(n, 16, false); }
+void* operator new[](size_t n) { return gl_emu_new(n, 16, false); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept { return gl_emu_new(n, 16, true); }
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return gl_emu_new(n, 16, true); }
+void* operator new(size_t n, std::align_val_t a) { return gl_emu_new(n, (size_t)a, false); }
+void* operator new[](size_t n, std::align_val_t a) { return gl_emu_new(n, (size_t)a, false); }
+void* operator new(size_t n, std::align_val_t a, const std::nothrow_t&) noexcept { return gl_emu_new(n, (size_t)a, true); }
+void* operator new[](size_t n, std::align_val_t a, const std::nothrow_t&) noexcept { return gl_emu_new(n, (size_t)a, true); }
+void operator delete(void* p) noexcept { gl_emu_delete(p); }
+void operator delete[](void* p) noexcept { gl_emu_delete(p); }
+void operator delete(void* p, size_t) noexcept { gl_emu_delete(p); }
+void operator delete[](void* p, size_t) noexcept { gl_emu_delete(p); }
+void operator delete(void* p, std::align_val_t) noexcept { gl_emu_delete(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { gl_emu_delete(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { gl_emu_delete(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { gl_emu_delete(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { gl_emu_delete(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { gl_emu_delete(p); }
 
-// The heap every launch of this library uses (launch.py maps it once per process and gives it to each library).
+// The heap every launch of this library uses (launch.py maps it and gives it to each library before a launch).
 GL_EXPORT GL_NOSAN void gl_emu_set_heap(void* base, unsigned long long bytes)
 {
     ::gl_emu::heap_base = static_cast<char*>(base);
@@ -2599,11 +2731,12 @@ GL_NOSAN inline int prepare(unsigned threads)
 
 // Whether this module's blocks may run in several processes at once: none of its code reaches across blocks
 // (no atomic, no __threadfence: GL_ACROSS_BLOCKS), no volatile memory (lockstep: a flag another block raises),
-// and no racecheck (its hazards are gathered in one process). launch.py also keeps a module with __device__
+// no racecheck (its hazards are gathered in one process) and no heap (GL_EMU_HEAP_USER: its addresses and which
+// request finds it full would depend on how the processes interleave). launch.py also keeps a module with __device__
 // variables in one process (each process would write its own copy back).
 GL_NOSAN inline int blocks_independent()
 {
-#if defined(GL_EMU_LOCKSTEP) || defined(GL_EMU_RACECHECK)
+#if defined(GL_EMU_LOCKSTEP) || defined(GL_EMU_RACECHECK) || defined(GL_EMU_HEAP_USER)
     return 0;
 #else
     return static_cast<const char*>(__start_gl_across_blocks) == static_cast<const char*>(__stop_gl_across_blocks);
@@ -2674,7 +2807,10 @@ GL_NOSAN inline long fork_launch(void (*body)(void**), const char* kernel, const
     dynamic_shared_given = shared_bytes;
     if (shared_bytes) std::memset(dynamic_shared, 0xff, shared_bytes);   // NaN-poisoned, like a fresh block
     mark_bounds(regions, region_count, shared_bytes);
-    heap_bounds();
+    if (!heap_bounds(status->message, sizeof status->message)) {
+        status->code = 1;
+        _exit(1);
+    }
     g.switches = 0;
     run_grid(first, count);
     std::fflush(nullptr);

@@ -53,6 +53,15 @@ _BOUNDS = re.compile(r"__launch_bounds__\s*\((?P<args>(?:[^()]|\([^()]*\))*)\)")
 _QUALIFIERS = {"const", "volatile", "__restrict__", "restrict", "__restrict", "__grid_constant__"}
 
 
+_DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
+
+
+def blank_directives(text: str) -> str:
+    """Blank out preprocessor lines (with their continuations), keeping every newline: a kernel's signature is
+    read from the code, never from a #define that happens to precede it."""
+    return _DIRECTIVE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
 def strip_comments(source: str) -> str:
     """Blank out comments, keeping every newline so that line numbers still match the file."""
     return _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
@@ -181,7 +190,7 @@ def parse_overloads(source: str) -> list:
     clean = strip_comments(source)
     spaces = _namespaces(clean)
     found = []
-    for m in _KERNEL.finditer(clean):
+    for m in _KERNEL.finditer(blank_directives(clean)):
         params = tuple(_parse_param(p) for p in _split_top(m.group("params")) if p.strip() != "void")
         template = _parse_template(m.group("tpl")) if m.group("tpl") else ()
         bounds = _BOUNDS.search(m.group("at0") + m.group("at1") + m.group("at2"))

@@ -51,16 +51,21 @@ from .launch import EmulatedFunction
 
 HERE = EMULATOR                      # the runtime header and the CUDA headers the emulator provides (data)
 RUNTIME = HERE / "gemmlab_emu.h"
+# (-fno-builtin-malloc and the rest: the kernel's malloc is the device heap's, which the host compiler must not
+# reason about as the C library's: no pair of malloc and free elided, no malloc and memset made a calloc)
 FLAGS = ("-std=c++17", "-O2", "-g1", "-fPIC", "-shared", "-fno-strict-aliasing", "-fvisibility=hidden",
-         "-fno-exceptions", "-fno-threadsafe-statics", "-Wno-unknown-pragmas", "-Wno-attributes", "-pipe")
+         "-fno-exceptions", "-fno-threadsafe-statics", "-Wno-unknown-pragmas", "-Wno-attributes", "-pipe",
+         "-fno-builtin-malloc", "-fno-builtin-calloc", "-fno-builtin-free")
 # C++ lets a compiler delete a loop that has no side effects and never ends; a GPU runs it for ever (a kernel
 # that hangs must hang here too, and be stopped by the time limit, not pass): where the compiler takes it
 NO_FINITE_LOOPS = ("-fno-finite-loops",)
 # On Linux: a big local array probes its stack page by page (so it meets the guard page and is named, not
 # silently spilled into the next thread's stack); every symbol must resolve when the library is built;
 # and the kernel's exit() comes to the runtime, which stops the launch with an error.
-# The kernel's malloc and free come to the runtime's device heap (gemmlab_emu.h), which outlives a launch.
-LINUX_FLAGS = ("-fstack-clash-protection", "-Wl,-z,defs", "-Wl,--wrap=exit", "-Wl,--wrap=malloc", "-Wl,--wrap=free")
+# The kernel's malloc, calloc and free come to the runtime's device heap (gemmlab_emu.h), which outlives a launch;
+# its operators new and delete stay the library's own (a version script keeps them out of the dynamic symbols).
+LINUX_FLAGS = ("-fstack-clash-protection", "-Wl,-z,defs", "-Wl,--wrap=exit", "-Wl,--wrap=malloc",
+               "-Wl,--wrap=calloc", "-Wl,--wrap=free", f"-Wl,--version-script={HERE / 'own-operators.map'}")
 # Device code's new gives a null pointer where the heap is full: the compiler must not take it to be non-null
 CHECK_NEW = ("-fcheck-new",)
 # The memory check: the compiler tests each load and store against a shadow map that the runtime
@@ -92,7 +97,8 @@ def _runtime_digest() -> str:
     libraries'): a build made with other versions of them (an older gemmlab, an edited header) is not reused."""
     digest = hashlib.sha256()
     for folder in (HERE, HOST_LIBRARIES):
-        for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".h", ".cuh", ".hpp", "")):
+        for path in sorted(p for p in folder.rglob("*")
+                           if p.is_file() and p.suffix in (".h", ".cuh", ".hpp", ".map", "")):
             digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
@@ -658,6 +664,8 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
         arch += (f"-DGL_EMU_SM_COUNT={current().sm_count}",)
     if any(_clusters_of_more_than_one(strip_comments(t)) for t in texts):   # (cooperative_groups.h's this_cluster)
         arch += ("-DGL_EMU_CLUSTERS=1",)
+    if any(_HEAP_USE.search(strip_comments(t)) for t in texts):      # its blocks in one process (blocks_independent)
+        arch += ("-DGL_EMU_HEAP_USER=1",)
     loops = NO_FINITE_LOOPS if _takes_no_finite_loops(cxx) else ()
     loops += CHECK_NEW if _takes_check_new(cxx) else ()
     command = [cxx, *flags, *loops, *memcheck, *link, *arch, *includes, *module.options]
@@ -937,6 +945,10 @@ def _takes_no_finite_loops(cxx: str) -> bool:
         return int(m.group(1)) >= 12
     m = re.search(r"\) (\d+)\.\d+", text) if "Free Software Foundation" in text else None
     return m is not None and int(m.group(1)) >= 10
+
+
+# A source that may take memory from the device heap (placement new included: a cheap over-estimate)
+_HEAP_USE = re.compile(r"\bnew\b|\b(?:malloc|calloc)\s*\(|__nv_aligned_device_malloc")
 
 
 def _takes_check_new(cxx: str) -> bool:

@@ -76,16 +76,28 @@ PARALLEL_THREADS = 16384
 # kernels. 8 MiB, CUDA's default (cudaLimitMallocHeapSize).
 HEAP_BYTES = 8 << 20
 _HEAP = None
+_HEAP_LOCK = threading.Lock()
 
 
 def _device_heap():
-    """(address, bytes) of the process's device heap, mapped on first use."""
+    """(address, bytes) of the process's device heap, mapped on first use (and again in a process that Python
+    forked: each process is a GPU of its own, with its own heap)."""
     global _HEAP
-    if _HEAP is None:
-        import mmap
-        region = mmap.mmap(-1, HEAP_BYTES)                # anonymous and shared with the forked children
-        _HEAP = (region, ctypes.addressof(ctypes.c_char.from_buffer(region)))
-    return _HEAP[1], HEAP_BYTES
+    with _HEAP_LOCK:
+        if _HEAP is None:
+            import mmap
+            region = mmap.mmap(-1, HEAP_BYTES)            # anonymous and shared with the forked children
+            _HEAP = (region, ctypes.addressof(ctypes.c_char.from_buffer(region)))
+        return _HEAP[1], HEAP_BYTES
+
+
+def _forget_heap():
+    global _HEAP, _HEAP_LOCK
+    _HEAP, _HEAP_LOCK = None, threading.Lock()        # (the parent's region stays the parent's)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_heap)
 
 
 class _Region(ctypes.Structure):
@@ -135,7 +147,6 @@ class EmulatedFunction(Explains):
         lib.gl_emu_shared_free.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong]
         lib.gl_emu_status_size.restype = ctypes.c_ulonglong
         lib.gl_emu_set_heap.argtypes = [ctypes.c_void_p, ctypes.c_ulonglong]
-        lib.gl_emu_set_heap(*_device_heap())      # one heap for every module, as a GPU's context has
         self.blocks_independent = bool(lib.gl_emu_blocks_independent())   # (gemmlab_emu.h, blocks_independent)
         self.module = None         # set by compile(): __device__ variables live as long as their module
 
@@ -181,7 +192,8 @@ class EmulatedFunction(Explains):
     def _ranges(self, grid, block, workers, device_vars):
         """The grid's blocks as consecutive ranges (first, count), one for each process that runs them. Several
         only where the blocks cannot see each other (blocks_independent: no atomics, fences or volatile memory,
-        no __device__ variables, no racecheck) and the grid is large enough to pay for another fork; the result
+        no __device__ variables, no device heap, no racecheck) and the grid is large enough to pay for another fork;
+        the result
         is then the one process's, bit for bit: each block computes what it would, the output of each range is
         passed on in block order, and a failure is the lowest-numbered failing block's, as one process finds it."""
         blocks = grid[0] * grid[1] * grid[2]
@@ -202,6 +214,7 @@ class EmulatedFunction(Explains):
         lib = self.lib
         regions, keep, pointers = [], [], [None] * len(args)
         status_size = lib.gl_emu_status_size()
+        lib.gl_emu_set_heap(*_device_heap())      # one heap for every module, as a GPU's context has one
         statuses, outputs, pids, codes = [], [], [], []
         try:
             for start, end, members in self._regions(args):
