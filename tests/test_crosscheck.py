@@ -20,7 +20,7 @@ def test_the_record_covers_every_registry_variant_and_agrees():
     recorded = {c["case"].split("|")[0] for c in data["cases"]}
     # variants added since the record, not yet crosschecked on the H200 (their kernel tests ran there); the
     # record's next `crosscheck --record` must cover them, and then this set must be emptied
-    pending = set()
+    pending = {"tc/05_mma_sync"}        # (the emulator runs its inline PTX since this record was taken)
     assert not pending & recorded, "the record covers them now: empty `pending`"
     assert recorded == {v.key for v in registry.VARIANTS if not v.gpu_only} - pending
     assert data["all_agree"] and all(c["agree"] for c in data["cases"])

@@ -1,4 +1,4 @@
-// tc/05_mma_sync.cu — the tensor cores below wmma: mma.sync and ldmatrix in inline PTX (GPU only).
+// tc/05_mma_sync.cu — the tensor cores below wmma: mma.sync and ldmatrix in inline PTX.
 //
 // C (M x N, FP32) = A (M x K) * B (K x N), row-major; A and B in FP16 (PREC 0), BF16 (1, passed as its bits)
 // or FP32 multiplied as TF32 (2). What changed since 03_wmma_pipelined: wmma hides where each element of a
@@ -25,7 +25,7 @@
 // - the one barrier per tile sits in the tile's last k step, before the next tile's first fragments are
 //   read, so that the products of that last step run while the barrier's latency passes.
 // Interior blocks (tiles wholly inside A, B and C, K a multiple of BK) run the loop without edge tests.
-// The CPU emulator cannot run inline PTX: the registry refuses this kernel there with that reason.
+// The CPU emulator runs these asm statements as written (lib/gemmlab/emulator/gemmlab_ptx.h).
 // Sizes: M, N and K multiples of 16 (the registry refuses others).
 
 #include "common/tc.cuh"

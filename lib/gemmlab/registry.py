@@ -651,7 +651,7 @@ VARIANTS = [
     Variant(
         key="tc/05_mma_sync", chapter="15-hopper",
         entry="mma_sync_gemm<{PREC}, {BM}, {BN}, {WM}, {WN}, {BK}, {STAGES}>", op=ops.TcGemm,
-        title="mma.sync and ldmatrix in inline PTX, fed through a cp.async pipeline (FP16, BF16, TF32; GPU only)",
+        title="mma.sync and ldmatrix in inline PTX, fed through a cp.async pipeline (FP16, BF16, TF32)",
         params={**_TC_TILES, "BK": (32, 64)}, defaults={**_TC_TILE_DEFAULTS, "WN": 64, "BK": 32},
         valid=lambda c: _tc_tiles_valid(c) and _mma_sync_bytes(c, 2) <= _most_shared(),
         # 16-bit stages that fit some GPU (TF32's, twice as large, and each GPU's own limit: does_not_fit)
@@ -660,7 +660,6 @@ VARIANTS = [
         needs=(Need((8, 0), "mma.sync m16n8k16 and m16n8k8 with FP16, BF16 and TF32 operands"),),
         launch=lambda p, c: ((cdiv(p.n, c["BN"]), cdiv(p.m, c["BM"])), _warp_threads(c), _mma_sync_shared(p, c)),
         args=_tc_operands,
-        gpu_only="inline PTX: mma.sync and ldmatrix",
     ),
     Variant(
         key="tc/06_wgmma_tma", chapter="15-hopper", entry="wgmma_tma_gemm<{PREC}>", op=ops.TcGemm,

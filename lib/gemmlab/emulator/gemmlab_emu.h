@@ -174,11 +174,12 @@ namespace gl_emu {
 
 enum State { RUNNABLE, AT_BARRIER, AT_WARP_OP, EXITED, AT_GROUP, AT_WAIT, AT_STEP };
 enum WarpOp { OP_SYNCWARP, OP_SHFL, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR, OP_BALLOT, OP_ANY, OP_ALL, OP_COALESCE,
-              OP_MATCH_ANY, OP_MATCH_ALL, OP_REDUCE };
+              OP_MATCH_ANY, OP_MATCH_ALL, OP_REDUCE, OP_PTX };
 static const char* const WARP_OP_NAMES[] = {"__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
                                             "__shfl_xor_sync", "__ballot_sync", "__any_sync", "__all_sync",
                                             "coalesced_threads() or __activemask()", "__match_any_sync",
-                                            "__match_all_sync", "__reduce_*_sync"};
+                                            "__match_all_sync", "__reduce_*_sync",
+                                            "a warp's inline PTX instruction (mma.sync, ldmatrix)"};
 enum ReduceOp { RED_ADD, RED_MIN, RED_MAX, RED_AND, RED_OR, RED_XOR, RED_SIGNED = 8 };
 
 struct Fiber {
@@ -1919,6 +1920,25 @@ extern "C" GL_NOSAN void __asan_after_dynamic_init()
     if (!::gl_emu::in_child) std::atexit(::gl_emu::init_fault_handler);
 }
 
+// An access checked against the shadow map (the memory check) as the compiler's inline checks check the kernel's:
+// for ThreadSanitizer's instrumentation below, and for the runtime's own accesses on a thread's behalf (the PTX
+// runtime's ldmatrix rows, say)
+namespace gl_emu {
+GL_NOSAN inline void shadow_check(uintptr_t a, size_t n, bool write, const void* ret)
+{
+#if defined(GL_EMU_MEMCHECK)
+    for (uintptr_t p = a, end = a + n; p < end;) {
+        const uintptr_t stop = (p | 7) + 1 < end ? (p | 7) + 1 : end;   // the rest of this 8-byte granule
+        const signed char s = *shadow_of(p);
+        if (s != 0 && (s < 0 || (signed char)((stop - 1) & 7) >= s)) { checked_access(a, n, write, ret); return; }
+        p = stop;
+    }
+#else
+    (void)a; (void)n; (void)write; (void)ret;
+#endif
+}
+}  // namespace gl_emu
+
 // What ThreadSanitizer's instrumentation calls (GL_EMU_LOCKSTEP): every load and store of the kernel, the
 // volatile ones apart. A volatile access outside the thread's own stack first waits for its warp (lockstep);
 // with the memory check on, every access is then checked against the shadow map, as the inline checks of
@@ -1933,19 +1953,6 @@ GL_NOSAN inline void interleave_turn(uintptr_t a)
     if (in_shared(a) || in_argument(a, 1, false)) step("(a memory access: warps interleaved)");
 }
 #endif
-GL_NOSAN inline void shadow_check(uintptr_t a, size_t n, bool write, const void* ret)
-{
-#if defined(GL_EMU_MEMCHECK)
-    for (uintptr_t p = a, end = a + n; p < end;) {
-        const uintptr_t stop = (p | 7) + 1 < end ? (p | 7) + 1 : end;   // the rest of this 8-byte granule
-        const signed char s = *shadow_of(p);
-        if (s != 0 && (s < 0 || (signed char)((stop - 1) & 7) >= s)) { checked_access(a, n, write, ret); return; }
-        p = stop;
-    }
-#else
-    (void)a; (void)n; (void)write; (void)ret;
-#endif
-}
 GL_NOSAN inline void plain_access(uintptr_t a, size_t n, bool write, const void* ret)
 {
     if (!in_child || !g.fibers) return;
@@ -2852,3 +2859,8 @@ GL_EXPORT GL_NOSAN void* gl_emu_device_vars(unsigned long long* bytes, void* out
     *bytes = __start_gl_device_vars ? (unsigned long long)(__stop_gl_device_vars - __start_gl_device_vars) : 0;
     return __start_gl_device_vars;
 }
+
+// The inline PTX the emulator runs (gemmlab_ptx.h), for a source whose asm the loader rewrote into its calls
+#if defined(GL_EMU_PTX)
+#include "gemmlab_ptx.h"
+#endif

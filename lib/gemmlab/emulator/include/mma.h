@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstring>
 #include "gl_emu_half.h"
+#include "gl_emu_tensor.h"
 
 namespace nvcuda {
 namespace wmma {
@@ -141,67 +142,18 @@ inline float __float_to_tf32(float f)
 }
 #endif
 template <class T> inline float gl_operand(T v) { return static_cast<float>(v); }
-inline float gl_tf32_operand(float f)
-{
-    unsigned u;
-    std::memcpy(&u, &f, 4);
-    if ((u & 0x7f800000u) != 0x7f800000u) u &= 0xffffe000u;
-    std::memcpy(&f, &u, 4);
-    return f;
-}
+using ::gl_emu::gl_tf32_operand;
 template <class T> struct gl_is_tf32 { static constexpr bool value = false; };
 #ifdef __CUDA_AMPERE_MMA__
 template <> struct gl_is_tf32<precision::tf32> { static constexpr bool value = true; };
 #endif
 
 // How many products the tensor cores add into an FP32 accumulator at a time (measured on the H200).
-template <class T> struct gl_tc_group { static constexpr int value = 16; };
+template <class T> struct gl_tc_group { static constexpr int value = ::gl_emu::GL_TC_GROUP_16BIT; };
 #ifdef __CUDA_AMPERE_MMA__
-template <> struct gl_tc_group<precision::tf32> { static constexpr int value = 4; };
+template <> struct gl_tc_group<precision::tf32> { static constexpr int value = ::gl_emu::GL_TC_GROUP_TF32; };
 #endif
-constexpr int GL_TC_ALIGN_BITS = 26;      // bits kept below the largest term's leading bit
-
-// The exponent frexp gives (x = m 2^e, 0.5 <= |m| < 1) of a finite nonzero double, read from its bits.
-inline int gl_tc_exponent(double x)
-{
-    std::uint64_t u;
-    std::memcpy(&u, &x, 8);
-    const int biased = static_cast<int>((u >> 52) & 0x7ff);
-    if (biased != 0) return biased - 1022;
-    int e;
-    std::frexp(x, &e);                                             // subnormal: rare, the library call
-    return e;
-}
-
-// acc + sum(terms[0..n)), the terms exact products: aligned to the largest term, each cut toward zero to
-// GL_TC_ALIGN_BITS bits below that term's leading bit, added exactly (as integers in units of the cut),
-// the sum rounded toward zero to FP32. A non-finite term makes it the IEEE sum; past FLT_MAX it is inf.
-inline float gl_tc_add(float acc, const double* terms, int n)
-{
-    double all[17];
-    bool finite = std::isfinite(acc);
-    all[0] = acc;
-    for (int i = 0; i < n; ++i) { all[i + 1] = terms[i]; finite = finite && std::isfinite(terms[i]); }
-    if (!finite) {
-        double s = acc;
-        for (int i = 0; i < n; ++i) s += terms[i];
-        return static_cast<float>(s);
-    }
-    int e_max = INT_MIN;
-    for (int i = 0; i <= n; ++i)
-        if (all[i] != 0.0) { const int e = gl_tc_exponent(all[i]); e_max = e > e_max ? e : e_max; }
-    if (e_max == INT_MIN) return acc + 0.0f;                       // every term zero
-    const double q = std::ldexp(1.0, e_max - GL_TC_ALIGN_BITS), per_q = std::ldexp(1.0, GL_TC_ALIGN_BITS - e_max);
-    std::int64_t units = 0;                                        // each |term| / q < 2^26: no overflow
-    for (int i = 0; i <= n; ++i) units += static_cast<std::int64_t>(all[i] * per_q);     // cut toward zero
-    const double s = static_cast<double>(units) * q;
-    if (std::fabs(s) > static_cast<double>(FLT_MAX))
-        return std::fabs(s) >= std::ldexp(1.0, 128) ? static_cast<float>(s > 0 ? INFINITY : -INFINITY)
-                                                     : (s > 0 ? FLT_MAX : -FLT_MAX);
-    float f = static_cast<float>(s);                               // to nearest; step back if it rounded up
-    if (std::fabs(static_cast<double>(f)) > std::fabs(s)) f = std::nextafter(f, 0.0f);
-    return f;
-}
+using ::gl_emu::gl_tc_add;               // (gl_emu_tensor.h: the tensor cores' FP32 accumulation)
 
 // 8-bit integers: exact products and sums in 32-bit integers, wrapping as the GPU's do, or with satf clamped to
 // int's range; FP64: each product added in k order with one rounding (a fused multiply-add), as DMMA does.

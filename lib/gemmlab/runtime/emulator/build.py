@@ -353,19 +353,91 @@ def _newlines(source: str, start: int, end: int) -> str:
     return "".join(" \\\n" if source[k - 1] == "\\" else "\n" for k in range(start, end) if source[k] == "\n")
 
 
+# The instructions the emulator runs from the asm statement itself (gemmlab_ptx.h): a statement made of these
+# alone becomes a call of gl_emu::ptx::run with its PTX text and its operands
+_PTX_RUNS = ("mma.sync.", "ldmatrix.")
+
+
+def _ptx_instructions(ptx: str) -> list:
+    """The instructions of an asm template (its string literals joined): each statement's opcode, declarations,
+    scopes and predicates aside."""
+    found = []
+    for statement in re.sub(r"\\[nt]", " ", ptx).split(";"):
+        statement = re.sub(r"^@!?\w+\s+", "", statement.strip().lstrip("{} \t"))   # (a scope's braces before it)
+        if statement and not statement.startswith(".reg"):
+            found.append(statement.split()[0])
+    return found
+
+
+def runs_ptx(text: str) -> bool:
+    """Whether a source has asm that gemmlab_ptx.h runs (the build then includes it: GL_EMU_PTX)."""
+    return any(ptx is not None and _ptx_runs(ptx) for _, _, ptx in _asm_statements(text))
+
+
+def _ptx_runs(ptx: str) -> bool:
+    ops = _ptx_instructions(ptx)
+    return bool(ops) and all(op.startswith(_PTX_RUNS) for op in ops)
+
+
+_ASM_PIECES = re.compile(r'"(?:\\.|[^"\\\n])*"|' + r"'(?:\\.|[^'\\\n])*'|[()\[\]{}:,]|\\\n|\n")
+
+
+def _split_top(text: str, sep: str) -> list:
+    """text split at the separators outside strings and brackets (a backslash-newline or a newline is a space)."""
+    parts, depth, last, out = [], 0, 0, []
+    for m in _ASM_PIECES.finditer(text):
+        tok = m.group(0)
+        if tok in ("(", "[", "{"):
+            depth += 1
+        elif tok in (")", "]", "}"):
+            depth -= 1
+        elif tok == sep and depth == 0:
+            parts.append(text[last:m.start()])
+            last = m.end()
+    parts.append(text[last:])
+    for part in parts:
+        out.append(re.sub(r"\\\n|\n", " ", part))
+    return out
+
+
+_OPERAND = re.compile(r'\s*("(?:\\.|[^"\\])*")\s*\((.*)\)\s*$', re.S)
+
+
+def _ptx_call(statement: str):
+    """An asm statement (`asm volatile ( template : outputs : inputs : clobbers )`) as a call of gl_emu::ptx::run
+    on one line, or None where its operands are in a form the runtime does not take (named operands)."""
+    head = re.match(_ASM, statement)
+    inner = statement[head.end():statement.rstrip().rfind(")")]
+    sections = _split_top(inner, ":")
+    template = sections[0].strip()
+    operands = []
+    for k, section in enumerate(sections[1:3]):
+        for piece in _split_top(section, ","):
+            if not piece.strip():
+                continue
+            m = _OPERAND.match(piece)
+            if m is None:
+                return None
+            operands.append(f"::gl_emu::ptx::{'out' if k == 0 else 'in'}({m.group(1)}, ({m.group(2).strip()}))")
+    return f"::gl_emu::ptx::run({template}, __FILE__, __LINE__, {{{', '.join(operands)}}})"
+
+
 def _asm_stops(source: str, blank: bool = False) -> str:
-    """The source with each asm statement in a function replaced by what it does (_ASM_KNOWN) or a call of
-    gl_emu::unsupported naming its first instruction (with blank=True, by spaces: the feature scan's view), every
-    newline kept."""
+    """The source with each asm statement in a function replaced by what it does (_ASM_KNOWN), by a call of the
+    PTX runtime (_PTX_RUNS) or by a call of gl_emu::unsupported naming its first instruction (with blank=True, by
+    spaces: the feature scan's view), every newline kept."""
     out, last = [], 0
     for start, end, ptx in _asm_statements(source):
         lines = _newlines(source, start, end)
         out.append(source[last:start])
         known = None if ptx is None else _ASM_KNOWN.get(re.sub(r"\\n|\\t|;", " ", ptx).strip())
+        call = None if blank or ptx is None or not _ptx_runs(ptx) else _ptx_call(source[start:end])
         if blank:
             out.append(" " * (end - start - len(lines)) + lines)
         elif known is not None:
             out.append(known + lines)
+        elif call is not None:
+            out.append(call + lines)
         else:
             first = _PTX_FIRST.search(re.sub(r"\\[nt]", " ", ptx or ""))     # (its first instruction, not a .reg)
             out.append(f'::gl_emu::unsupported("inline PTX assembly (asm)", "asm(\\"{first.group(1) if first else ""} '
@@ -666,6 +738,8 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
         arch += ("-DGL_EMU_CLUSTERS=1",)
     if any(_HEAP_USE.search(strip_comments(t)) for t in texts):      # its blocks in one process (blocks_independent)
         arch += ("-DGL_EMU_HEAP_USER=1",)
+    if any(runs_ptx(t) for t in texts):                               # the inline-PTX runtime (gemmlab_ptx.h)
+        arch += ("-DGL_EMU_PTX=1",)
     loops = NO_FINITE_LOOPS if _takes_no_finite_loops(cxx) else ()
     loops += CHECK_NEW if _takes_check_new(cxx) else ()
     command = [cxx, *flags, *loops, *memcheck, *link, *arch, *includes, *module.options]
