@@ -2788,15 +2788,16 @@ def test_a_kernel_under_an_if_the_build_leaves_out_is_named_as_such():
 
 
 def test_a_texture_fetch_or_inline_ptx_stops_its_kernel_only_and_the_fences_and_trap_in_ptx_run():
-    """A file whose kernels fetch from a texture or run inline PTX (the FFT convolution sample's LOAD_FLOAT macro,
-    a ld.global.nc helper) builds: each of those kernels stops by name, at the user's line, when a thread reaches
-    the fetch; its sibling kernels run, on both backends. The PTX whose meaning the emulator has, a compiler
-    barrier, the memory fences and a trap, runs."""
+    """A file whose kernels fetch from a texture or run inline PTX the emulator does not run (the FFT convolution
+    sample's LOAD_FLOAT macro, a prmt byte shuffle) builds: each of those kernels stops by name, at the user's line,
+    when a thread reaches it; its sibling kernels run, on both backends. The PTX whose meaning the emulator has, a
+    compiler barrier, the memory fences, a trap and a non-coherent global load (ld.global.nc), runs."""
     code = r'''
 #define LOAD_FLOAT(i) tex1Dfetch<float>(texFloat, i)
 __global__ void pad(float* out, cudaTextureObject_t texFloat) { out[threadIdx.x] = LOAD_FLOAT(threadIdx.x); }
 __device__ float nc(const float* p) { float v; asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p)); return v; }
 __global__ void copy_nc(float* out, const float* in) { out[threadIdx.x] = nc(in + threadIdx.x); }
+__global__ void swap(unsigned* x) { asm("prmt.b32 %0, %0, 0, 0x0123;" : "+r"(x[threadIdx.x])); }
 __global__ void scale(float* out, const float* in, float s)
 {
     const int i = threadIdx.x;
@@ -2819,43 +2820,50 @@ __global__ void scale(float* out, const float* in, float s)
                                                    r"<code>:3: the CPU emulator does not support texture and "
                                                    r"surface fetches: tex1Dfetch"):
             m.get("pad")(1, 32, (out, numpy.uint64(0)))
-        with pytest.raises(gl.EmulatorError, match=r"kernel copy_nc stopped .* at <code>:4: the CPU emulator does "
+        with pytest.raises(gl.EmulatorError, match=r"kernel swap stopped .* at <code>:6: the CPU emulator does "
                                                    r"not support inline PTX assembly \(asm\): "
-                                                   r"asm\(\"ld.global.nc.f32 ...\"\)"):
-            m.get("copy_nc")(1, 32, (out, x))
+                                                   r"asm\(\"prmt.b32 ...\"\)"):
+            m.get("swap")(1, 32, (xp.zeros(32, dtype=numpy.uint32),))
         with pytest.raises(gl.EmulatorError, match=r"__trap\(\) was called"):
             m.get("scale")(1, 32, (out, x, numpy.float32(-1)))
-    else:
-        m.get("copy_nc")(1, 32, (out, x))
-        assert (gl.to_host(out) == numpy.arange(32)).all()
+    m.get("copy_nc")(1, 32, (out, x))
+    assert (gl.to_host(out) == numpy.arange(32)).all()
 
 
 def test_inline_ptx_written_in_a_macro_stops_its_kernel_by_name_and_a_fence_macro_runs():
     """cp.async and ldmatrix code keeps its asm in macros (#define LDMATRIX_X4(...) asm volatile(...), continued over
-    lines): such a kernel stops by name where it uses the macro (it was the host assembler's error, and the
-    file's other kernels did not build); a macro of PTX the emulator knows (a fence) runs."""
+    lines): a macro of PTX the emulator does not run stops its kernel by name where it is used (it was the host
+    assembler's error, and the file's other kernels did not build); macros of PTX it knows (a fence, a
+    non-coherent load) run."""
     code = r"""
 #define LOAD_NC(v, p)                                                    \
   asm volatile("ld.global.nc.f32 %0, [%1];\n"                            \
                : "=f"(v)                                                 \
                : "l"(p))
+#define SWAP_BYTES(v)                                                    \
+  asm volatile("prmt.b32 %0, %0, 0, 0x0123;\n"                           \
+               : "+r"(v))
 #define FENCE() asm volatile("membar.gl;\n" ::)
 __global__ void via_macro(float* out, const float* in) { float v; LOAD_NC(v, in + threadIdx.x); out[threadIdx.x] = v; }
 __global__ void fenced(float* out, const float* in) { out[threadIdx.x] = 2.0f * in[threadIdx.x]; FENCE(); }
+__global__ void swapped(unsigned* x) { SWAP_BYTES(x[threadIdx.x]); }
 """
     m = gl.load(code=code)
     x = xp.asarray(numpy.arange(32, dtype=numpy.float32))
     out = xp.zeros(32, dtype=numpy.float32)
     m.get("fenced")(1, 32, (out, x))
     assert (gl.to_host(out) == 2 * numpy.arange(32)).all()
+    m.get("via_macro")(1, 32, (out, x))
+    assert (gl.to_host(out) == numpy.arange(32)).all()
+    words = xp.asarray(numpy.full(32, 0x11223344, dtype=numpy.uint32))
     if gl.backend == "emulator":
-        with pytest.raises(gl.EmulatorError, match=r"kernel via_macro stopped .* at <code>:7: the CPU emulator does "
+        with pytest.raises(gl.EmulatorError, match=r"kernel swapped stopped .* at <code>:12: the CPU emulator does "
                                                    r"not support inline PTX assembly \(asm\): "
-                                                   r"asm\(\"ld.global.nc.f32 ...\"\)"):
-            m.get("via_macro")(1, 32, (out, x))
+                                                   r"asm\(\"prmt.b32 ...\"\)"):
+            m.get("swapped")(1, 32, (words,))
     else:
-        m.get("via_macro")(1, 32, (out, x))
-        assert (gl.to_host(out) == numpy.arange(32)).all()
+        m.get("swapped")(1, 32, (words,))
+        assert (gl.to_host(words) == 0x44332211).all()
 
 
 # A file included from a folder beside the kernel's (#include "../common/scan.cu"), whose dynamic shared memory

@@ -370,8 +370,8 @@ def test_unsupported_features_fail_at_compile_time_by_name(code, names):
 @pytest.mark.parametrize("code, names", [
     ('__global__ void k(int* x) { if (x[0]) asm volatile("red.global.add.u32 [%0], 1;" :: "l"(x)); }',
      r"inline PTX assembly \(asm\): asm\(\"red.global.add.u32 ...\"\)"),
-    ('__global__ void k(int* x) { if (x[0]) { __asm__ __volatile__("{ .reg .u32 t;\\n\\t"\n "mov.u32 t, 1; }" :: "l"(x)); } }',
-     r"inline PTX assembly \(asm\): asm\(\"mov.u32 ...\"\)"),
+    ('__global__ void k(int* x) { if (x[0]) { __asm__ __volatile__("{ .reg .u32 t;\\n\\t"\n "popc.b32 t, 1; }" :: "l"(x)); } }',
+     r"inline PTX assembly \(asm\): asm\(\"popc.b32 ...\"\)"),
     ('__global__ void k(int* x) { if (x[0]) x[1] = tex1Dfetch<int>(0, 1); }', "texture and surface fetches: tex1Dfetch"),
     ('__global__ void k(int* x) { if (x[0]) surf2Dwrite(x[0], 0, 0, 0); }', "texture and surface fetches: surf2Dwrite"),
 ])

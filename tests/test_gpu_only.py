@@ -3,6 +3,7 @@ catches a broken one before a GPU session does. Their results are checked on the
 import shutil
 import subprocess
 
+import numpy
 import pytest
 
 import gemmlab as gl
@@ -54,14 +55,16 @@ def test_tensor_candidates_are_taken_per_precision():
 def test_the_hopper_kernel_refuses_what_it_cannot_do_with_its_reason():
     from gemmlab import hardware as hw, ops
     v = gl.registry.get("tc/06_wgmma_tma")
-    assert v.options == ("-arch=sm_90a",) and "wgmma" in v.gpu_only
+    assert v.options == ("-arch=sm_90a",) and not v.gpu_only          # (the emulator runs its PTX)
     assert "FP16 or BF16" in v.refuse(ops.TcGemm(m=64, n=64, k=64, precision="tf32"), {})
     assert "multiples of 8" in v.refuse(ops.TcGemm(m=64, n=60, k=64, precision="fp16"), {})
     assert "got 64 x 64 x 36" in v.refuse(ops.TcGemm(m=64, n=64, k=36, precision="bf16"), {})
     assert v.refuse(ops.TcGemm(m=65, n=72, k=40, precision="bf16"), {}) in (None, "") or hw.on_gpu
     if not hw.on_gpu:
+        v.runner(ops.TcGemm(m=64, n=64, k=64, precision="bf16"))
+        later = gl.registry.get("tc/12_pingpong")                     # not yet run by the emulator
         with pytest.raises(hw.BackendError, match="GPU only"):
-            v.runner(ops.TcGemm(m=64, n=64, k=64, precision="bf16"))
+            later.runner(ops.TcGemm(m=64, n=64, k=64, precision="bf16"))
 
 
 def test_tensor_maps_need_cuda_python_and_16_byte_rows(monkeypatch):
@@ -70,6 +73,11 @@ def test_tensor_maps_need_cuda_python_and_16_byte_rows(monkeypatch):
     from gemmlab import hardware as hw, tma
     monkeypatch.setitem(sys.modules, "cuda", None)                    # cuda-python not installed
     tma._encoded.cache_clear()
+    host = numpy.zeros((64, 64), dtype=numpy.float16)                  # the emulator's maps need no driver
+    monkeypatch.setattr(tma.hw, "on_gpu", False)
+    made = tma.tensor_map(host, "bf16", 64, 64).view(numpy.uint64).ravel()
+    assert made.size == 16 and made[0] == tma.EMULATED_MAGIC and tma.emulated_arrays(made.tobytes())[0][1] is host
+    monkeypatch.setattr(tma.hw, "on_gpu", True)                        # a GPU's: the driver encodes them
     a = types.SimpleNamespace(shape=(64, 64), data=types.SimpleNamespace(ptr=1 << 20))
     with pytest.raises(hw.BackendError, match="pip install cuda-bindings"):
         tma.tensor_map(a, "bf16", 64, 64)

@@ -270,3 +270,280 @@ def test_ptx_in_a_macro_with_its_type_pasted_in_runs():
     out = numpy.zeros(32, dtype=f32)
     gl.load(code=code).get("both")(1, 32, (out,))
     assert (out == 32 + 32000).all()
+
+
+# ---- Hopper: mbarriers, named barriers, ld/st, TMA copies (sm_90a) ------------------------------------------------
+needs_sm90 = pytest.mark.skipif(gl.on_gpu and gl.profiles.current().capability < (9, 0),
+                                reason="mbarriers with transaction counts and TMA copies need compute capability 9.0")
+SM90 = ("-arch=sm_90a",)
+
+HOPPER = r'''
+#include "common/hopper.cuh"
+using namespace gl_hopper;
+
+// two warps hand a box of 32 values back and forth through two mbarriers, round after round: the producer waits
+// until the consumer has read the last round's values (empty), the consumer until the next ones are written (full)
+__global__ void ping_pong(float* out, int rounds)
+{
+    __shared__ float box[32];
+    __shared__ unsigned long long full, empty;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (threadIdx.x == 0) {
+        bar_init(smem(&full), 32);
+        bar_init(smem(&empty), 32);
+    }
+    __syncthreads();
+    for (int r = 0; r < rounds; ++r) {
+        if (warp == 0) {
+            if (r > 0) bar_wait(smem(&empty), (r - 1) & 1);
+            box[lane] = 100.0f * r + lane;
+            bar_arrive(smem(&full));
+        } else {
+            bar_wait(smem(&full), r & 1);
+            out[32 * r + lane] = 2.0f * box[lane];
+            bar_arrive(smem(&empty));
+        }
+    }
+}
+
+// warps 0-1 write and arrive on named barrier 1 (128 threads), warps 2-3 wait on it and read
+__global__ void hand_over(float* out)
+{
+    __shared__ float v[64];
+    const int t = threadIdx.x;
+    if (t < 64) {
+        v[t] = 3.0f * t;
+        named_arrive(1, 128);
+    } else {
+        named_sync(1, 128);
+        out[t - 64] = v[127 - t];
+    }
+}
+
+// vector loads and stores in PTX: four floats a thread from global memory into shared memory in reversed groups,
+// two a thread back out
+__global__ void vectors(const float* in, float* out)
+{
+    __shared__ __align__(16) float s[128];
+    const unsigned t = threadIdx.x;
+    float a, b, c, d, x, y;
+    asm volatile("ld.global.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(a), "=f"(b), "=f"(c), "=f"(d) : "l"(in + 4 * t));
+    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(smem(s + 4 * (31 - t))), "f"(a), "f"(b), "f"(c),
+                 "f"(d) : "memory");
+    __syncthreads();
+    asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(x), "=f"(y) : "r"(smem(s + 2 * t)));
+    asm volatile("st.global.v2.f32 [%0], {%1, %2};" ::"l"(out + 2 * t), "f"(x), "f"(y) : "memory");
+}
+
+// one TMA load of the 128 x 64 FP16 box at (c0, c1) into 1024-aligned shared memory; the raw bytes, as the copy
+// swizzled them, go to out
+__global__ void tma_box(const __grid_constant__ TensorMap map, unsigned short* out, int c0, int c1, int extra)
+{
+    __shared__ __align__(1024) unsigned short tile[128 * 64];
+    __shared__ unsigned long long full;
+    if (threadIdx.x == 0) {
+        bar_init(smem(&full), 1);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        bar_expect_bytes(smem(&full), 128 * 64 * 2 + extra);
+        tma_load(smem(tile), &map, c0, c1, smem(&full));
+    }
+    bar_wait(smem(&full), 0);
+    for (int i = threadIdx.x; i < 128 * 64; i += blockDim.x) out[i] = tile[i];
+}
+
+// a TMA store (or reduce-add) of a 32 x 64 FP32 box written by the block's threads, at (c0, c1)
+template <bool ADD>
+__global__ void tma_out(const __grid_constant__ TensorMap map, int c0, int c1)
+{
+    __shared__ __align__(1024) float tile[32 * 64];
+    for (int i = threadIdx.x; i < 32 * 64; i += blockDim.x) {
+        const int r = i / 32, c = i % 32;                  // 128-byte rows: chunk c / 4 swizzled with r % 8
+        tile[r * 32 + ((((c / 4) ^ (r % 8)) * 4) | (c % 4))] = 1000.0f * r + c;
+    }
+    fence_proxy_async();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        if (ADD) asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2}], [%3];\n"
+                              ::"l"(&map), "r"(c0), "r"(c1), "r"(smem(tile)) : "memory");
+        else tma_store(&map, c0, c1, smem(tile));
+        bulk_commit();
+        bulk_wait<0>();
+    }
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def hopper():
+    return gl.load(code=HOPPER, options=SM90)
+
+
+@needs_sm90
+def test_two_warps_hand_values_through_mbarrier_phases(hopper):
+    rounds = 5
+    out = xp.zeros(32 * rounds, dtype=f32)
+    hopper.get("ping_pong")(1, 64, (out, numpy.int32(rounds)))
+    want = 2 * (100 * numpy.arange(rounds)[:, None] + numpy.arange(32)[None, :])
+    assert (gl.to_host(out).reshape(rounds, 32) == want).all()
+
+
+@needs_sm90
+def test_a_named_barrier_orders_two_warps_writes_before_two_others_reads(hopper):
+    out = xp.zeros(64, dtype=f32)
+    hopper.get("hand_over")(1, 128, (out,))
+    assert (gl.to_host(out) == 3 * (63 - numpy.arange(64))).all()
+
+
+@needs_sm90
+def test_vector_loads_and_stores_in_ptx(hopper):
+    x = numpy.arange(128, dtype=f32) + 0.5
+    out = xp.zeros(64, dtype=f32)
+    hopper.get("vectors")(1, 32, (xp.asarray(x), out))
+    i = numpy.arange(64)
+    assert (gl.to_host(out) == x[4 * (31 - i // 4) + i % 4]).all()
+
+
+def _swizzled_128(box: numpy.ndarray) -> numpy.ndarray:
+    """A box of 128-byte rows as a 128-byte swizzle lays it out from a 1024-byte aligned address: 16-byte chunk j
+    of row r at chunk j ^ (r % 8)."""
+    rows = box.shape[0]
+    chunks = box.reshape(rows, 8, -1)
+    out = numpy.empty_like(chunks)
+    for r in range(rows):
+        out[r, numpy.arange(8) ^ (r % 8)] = chunks[r]
+    return out.reshape(box.shape)
+
+
+@needs_sm90
+@pytest.mark.parametrize("c0, c1", [(0, 0), (32, 50), (-16, -3)])
+def test_a_tma_load_swizzles_its_box_and_fills_zeros_outside_the_matrix(hopper, c0, c1):
+    from gemmlab.runtime import tma
+    rows, cols = 100, 72                                 # (rows of 144 bytes: a multiple of 16)
+    a = (numpy.arange(rows * cols) % 4093).astype(numpy.float16).reshape(rows, cols)
+    A = xp.asarray(a)
+    out = xp.zeros(128 * 64, dtype=numpy.uint16)
+    hopper.get("tma_box")(1, 128, (tma.tensor_map(A, "fp16", 128, 64), out, numpy.int32(c0), numpy.int32(c1),
+                                   numpy.int32(0)))
+    box = numpy.zeros((128, 64), dtype=numpy.float16)
+    r0, r1, k0, k1 = max(c1, 0), min(c1 + 128, rows), max(c0, 0), min(c0 + 64, cols)
+    box[r0 - c1:r1 - c1, k0 - c0:k1 - c0] = a[r0:r1, k0:k1]
+    assert (gl.to_host(out).reshape(128, 64) == _swizzled_128(box.view(numpy.uint16))).all()
+
+
+@needs_sm90
+@pytest.mark.parametrize("add", [False, True])
+def test_a_tma_store_or_reduction_writes_only_inside_the_matrix(hopper, add):
+    from gemmlab.runtime import tma
+    rows, cols, c0, c1 = 40, 52, 20, 17                  # the box (32 x 64 at column 20, row 17) crosses both edges
+    start = numpy.full((rows, cols), 0.25, dtype=f32)
+    C = xp.asarray(start)
+    hopper.get(f"tma_out<{'true' if add else 'false'}>")(1, 128, (tma.tensor_map(C, "fp32", 64, 32, cols=cols),
+                                                                  numpy.int32(c0), numpy.int32(c1)))
+    want = start.copy()
+    r, c = numpy.meshgrid(numpy.arange(c1, rows), numpy.arange(c0, cols), indexing="ij")
+    box = 1000.0 * (r - c1) + (c - c0)
+    want[c1:, c0:] = box + (0.25 if add else 0)
+    assert (gl.to_host(C) == want).all()
+
+
+@emulator_only
+def test_an_expect_tx_the_copies_never_meet_is_a_deadlock_naming_the_barrier_and_its_bytes():
+    from gemmlab.runtime import tma
+    A = numpy.zeros((128, 64), dtype=numpy.float16)
+    k = gl.load(code=HOPPER, options=SM90).get("tma_box")
+    with pytest.raises(gl.EmulatorError, match=r"(?s)wait at .* on the mbarrier at shared address \d+ for the phase "
+                                               r"of parity 0 \(its current phase has parity 0: 0 of its 1 arrivals "
+                                               r"and 16 transaction bytes still due\)"):
+        k(1, 128, (tma.tensor_map(A, "fp16", 128, 64), numpy.zeros(128 * 64, dtype=numpy.uint16), numpy.int32(0),
+                   numpy.int32(0), numpy.int32(16)))
+
+
+FAULTS_SM90 = r'''
+#include "common/hopper.cuh"
+using namespace gl_hopper;
+__global__ void short_named(float* out)            // 64 threads arrive at a barrier that counts 96
+{
+    if (threadIdx.x < 64) named_sync(2, 96);
+    out[threadIdx.x] = 1.0f;
+}
+__global__ void too_few_arrivals(float* out)       // a barrier of 64 arrivals, one warp of 32 arrives
+{
+    __shared__ unsigned long long bar;
+    if (threadIdx.x == 0) bar_init(smem(&bar), 64);
+    __syncthreads();
+    if (threadIdx.x < 32) bar_arrive(smem(&bar));
+    bar_wait(smem(&bar), 0);
+    out[threadIdx.x] = 1.0f;
+}
+__global__ void never_initialised(float* out)
+{
+    __shared__ unsigned long long bar;
+    bar_arrive(smem(&bar));
+    out[threadIdx.x] = 1.0f;
+}
+__global__ void bad_setmaxnreg(float* out)
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 236;\n" ::: "memory");
+    out[threadIdx.x] = 1.0f;
+}
+__global__ void good_setmaxnreg(float* out)
+{
+    if (threadIdx.x < 128) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    else asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    out[threadIdx.x] = 1.0f;
+}
+'''
+
+
+@emulator_only
+@pytest.mark.parametrize("kernel, threads, message", [
+    ("short_named", 128, r"(?s)deadlock.*wait at .* on named barrier 2 \(bar.sync: 64 of its 96 threads have arrived\)"),
+    ("too_few_arrivals", 64, r"(?s)deadlock.*on the mbarrier at shared address \d+ for the phase of parity 0 \(its "
+                             r"current phase has parity 0: 32 of its 64 arrivals and 0 transaction bytes still due\)"),
+    ("never_initialised", 32, r"an arrival on an mbarrier that mbarrier.init has not set up"),
+    ("bad_setmaxnreg", 128, r"setmaxnreg with 236 registers: the count must be a multiple of 8 from 24 to 256"),
+])
+def test_hopper_faults_are_named(kernel, threads, message):
+    with pytest.raises(gl.EmulatorError, match=message):
+        gl.load(code=FAULTS_SM90, options=SM90).get(kernel)(1, threads, (numpy.zeros(threads, dtype=f32),))
+
+
+@emulator_only
+def test_a_legal_setmaxnreg_runs():
+    out = numpy.zeros(256, dtype=f32)
+    gl.load(code=FAULTS_SM90, options=SM90).get("good_setmaxnreg")(1, 256, (out,))
+    assert (out == 1).all()
+
+
+CP_ASYNC = r'''
+// Ampere's cp.async in PTX: each thread copies 16 bytes (and a last, partial copy of 8 given bytes zero-filled to
+// 16) from global to shared memory, commits, waits, and writes the block's shared memory back out reversed
+__global__ void staged(const float* in, float* out, int n)
+{
+    __shared__ __align__(16) float s[128];
+    const unsigned t = threadIdx.x, dst = static_cast<unsigned>(__cvta_generic_to_shared(s + 4 * t));
+    const int given = 4 * (int)t + 4 <= n ? 16 : 4 * (int)t < n ? 4 * (n - 4 * (int)t) : 0;
+    const float* src = in + (given ? 4 * t : 0);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(given) : "memory");
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+    __syncthreads();
+    out[t] = s[127 - t];
+    out[t + 32] = s[95 - t];
+    out[t + 64] = s[63 - t];
+    out[t + 96] = s[31 - t];
+}
+'''
+
+
+@needs_sm80
+def test_cp_async_copies_with_a_source_size_zero_fill_the_rest():
+    n = 122                                            # thread 30 copies 8 bytes, 31 none
+    x = numpy.arange(1, 129, dtype=f32)
+    out = xp.zeros(128, dtype=f32)
+    gl.load(code=CP_ASYNC).get("staged")(1, 32, (xp.asarray(x), out, numpy.int32(n)))
+    s = numpy.where(numpy.arange(128) < n, x, 0)
+    assert (gl.to_host(out) == s[::-1]).all()

@@ -663,20 +663,18 @@ VARIANTS = [
     ),
     Variant(
         key="tc/06_wgmma_tma", chapter="15-hopper", entry="wgmma_tma_gemm<{PREC}>", op=ops.TcGemm,
-        title="Hopper: TMA copies and mbarriers feed wgmma, a producer warpgroup and two consumers (GPU only)",
+        title="Hopper: TMA copies and mbarriers feed wgmma, a producer warpgroup and two consumers",
         problem_params=_tc_precision, refuse=_hopper_refuse, needs=_HOPPER,
         launch=lambda p, c: ((cdiv(p.n, 256), cdiv(p.m, 128)), 384, HOPPER_SHARED),
-        args=_hopper_args,
-        gpu_only="inline PTX for sm_90a: wgmma, TMA copies and mbarriers", options=("-arch=sm_90a",),
+        args=_hopper_args, options=("-arch=sm_90a",),
     ),
     Variant(
         key="tc/07_3xtf32_wgmma", chapter="15-hopper", entry="gemm_3xtf32_wgmma", op=ops.Gemm,
-        title="3xTF32 on Hopper's pipeline: heads and tails split first, TF32 wgmma fed by TMA (GPU only; "
-              "finite inputs: an infinite one gives NaN, its tail being inf - inf)",
+        title="3xTF32 on Hopper's pipeline: heads and tails split first, TF32 wgmma fed by TMA (finite inputs: "
+              "an infinite one gives NaN, its tail being inf - inf)",
         needs=_HOPPER, prepare=_split_prepare,
         launch=lambda p, c: ((cdiv(p.n, 128), cdiv(p.m, 128)), 384, 3 * 4 * 128 * 32 * 4 + 1024),
-        args=lambda p, inputs, out: (_split_buffers(p)[1], out, p.m, p.n, p.k),
-        gpu_only="inline PTX for sm_90a: wgmma, TMA copies and mbarriers", options=("-arch=sm_90a",),
+        args=lambda p, inputs, out: (_split_buffers(p)[1], out, p.m, p.n, p.k), options=("-arch=sm_90a",),
     ),
     # chapter 16: past cuBLAS on Hopper, one technique a step, each from the one before
     Variant(

@@ -172,7 +172,7 @@ GL_NO_TEXTURE(surf2DLayeredwrite)
 
 namespace gl_emu {
 
-enum State { RUNNABLE, AT_BARRIER, AT_WARP_OP, EXITED, AT_GROUP, AT_WAIT, AT_STEP };
+enum State { RUNNABLE, AT_BARRIER, AT_WARP_OP, EXITED, AT_GROUP, AT_WAIT, AT_STEP, AT_MBARRIER, AT_NAMED };
 enum WarpOp { OP_SYNCWARP, OP_SHFL, OP_SHFL_UP, OP_SHFL_DOWN, OP_SHFL_XOR, OP_BALLOT, OP_ANY, OP_ALL, OP_COALESCE,
               OP_MATCH_ANY, OP_MATCH_ALL, OP_REDUCE, OP_PTX };
 static const char* const WARP_OP_NAMES[] = {"__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync",
@@ -295,8 +295,14 @@ GL_NOSAN inline bool in_shared(uintptr_t a)
     const uintptr_t dyn = reinterpret_cast<uintptr_t>(dynamic_shared), arena = reinterpret_cast<uintptr_t>(shared_arena);
     return (a >= dyn && a < dyn + DYNAMIC_SHARED_BYTES) || (a >= arena && a < arena + SHARED_ARENA_BYTES);
 }
-struct SharedVar { unsigned char* data; size_t bytes; const char* name; const char* file; int line; };
+struct SharedVar { unsigned char* data; size_t bytes; const char* name; const char* file; int line; size_t window; };
 inline SharedVar shared_vars[256];
+// The block's shared-memory window as a GPU lays it out (what __cvta_generic_to_shared gives): the static arrays
+// from 0, in the order the kernel first reaches them, each at its alignment, then the dynamic shared memory, 16-byte
+// aligned, placed when an address in it is first converted (an array first reached after that goes after the
+// launch's dynamic bytes)
+inline size_t static_window = 0;
+inline long long dynamic_window = -1;
 inline unsigned shared_count = 0;
 inline size_t shared_used = 0;
 inline bool in_child = false;
@@ -420,6 +426,10 @@ GL_NOSAN inline int describe_threads(char* out, size_t room, State state, const 
     __builtin_unreachable();
 }
 
+// What a thread waiting in the PTX runtime waits for, in words (an mbarrier's phase, a named barrier): defined
+// by gemmlab_ptx.h, which is the only code that puts a thread in those states.
+GL_NOSAN inline int describe_ptx_wait(const Fiber& f, char* out, size_t size);
+
 [[noreturn]] GL_NOSAN inline void divergence(const char* what)
 {
     char msg[4096];
@@ -435,6 +445,11 @@ GL_NOSAN inline int describe_threads(char* out, size_t room, State state, const 
                 listed[j] = true;
         used += std::snprintf(msg + used, sizeof msg - used, "\n  threads ");
         used += describe_threads(msg + used, sizeof msg - used, f.state, f.file, f.line, true);
+        if (f.state == AT_MBARRIER || f.state == AT_NAMED) {   // (the PTX runtime's: gemmlab_ptx.h says which)
+            used += std::snprintf(msg + used, sizeof msg - used, " wait at %s:%d on ", f.file, f.line);
+            used += describe_ptx_wait(f, msg + used, sizeof msg - used);
+            continue;
+        }
         used += std::snprintf(msg + used, sizeof msg - used, " wait at %s (%s:%d)",
                               f.state == AT_BARRIER ? "__syncthreads()" : f.state == AT_GROUP ? "a group's sync()"
                               : f.state == AT_WAIT ? "a cuda::barrier" : f.state == AT_STEP ? "a lockstep access"
@@ -1716,7 +1731,11 @@ GL_NOSAN inline A* shared_array(const char* name, const char* file, int line, si
         return reinterpret_cast<A*>(shared_arena);
     }
     unsigned char* data = shared_arena + at;
-    shared_vars[shared_count++] = SharedVar{data, bytes, name, file, line};
+    size_t window = dynamic_window < 0 ? static_window : (size_t)dynamic_window + dynamic_shared_given;
+    if (window < static_window) window = static_window;
+    window = (window + align - 1) / align * align;
+    static_window = window + bytes;
+    shared_vars[shared_count++] = SharedVar{data, bytes, name, file, line, window};
     size_t total = 0;
     for (unsigned i = 0; i < shared_count; ++i) total += shared_vars[i].bytes;
     shared_used = at + bytes;
@@ -2424,19 +2443,37 @@ inline unsigned int __isShared(const void* p) { return ::gl_emu::in_shared(reint
 inline unsigned int __isLocal(const void* p) { return ::gl_emu::on_stack(reinterpret_cast<uintptr_t>(p)); }
 inline unsigned int __isGlobal(const void* p) { return !__isShared(p) && !__isLocal(p); }
 // Addresses in one state space (__cvta_generic_to_shared and the rest), as PTX's cvta gives them: a shared
-// address is an offset in the block's shared memory window that fits in 32 bits (the static __shared__ arrays at
-// 0, the dynamic shared memory after them; not the GPU's offsets), a local one an offset in the thread's stack,
-// global and constant ones the address itself. Each _to_generic undoes its conversion.
+// address is an offset in the block's shared memory window (static_window above: the static __shared__ arrays
+// from 0, the dynamic shared memory after them, as a GPU lays them out, so that an address fits the 18 bits of a
+// wgmma descriptor as it does there), a local one an offset in the thread's stack, global and constant ones the
+// address itself. Each _to_generic undoes its conversion.
 namespace gl_emu {
+GL_NOSAN inline size_t place_dynamic()
+{
+    if (dynamic_window < 0) dynamic_window = (long long)((static_window + 15) / 16 * 16);
+    return (size_t)dynamic_window;
+}
 GL_NOSAN inline size_t to_shared_window(uintptr_t a)
 {
     const uintptr_t arena = reinterpret_cast<uintptr_t>(shared_arena), dyn = reinterpret_cast<uintptr_t>(dynamic_shared);
-    return a - arena < SHARED_ARENA_BYTES ? a - arena : SHARED_ARENA_BYTES + (a - dyn);
+    if (a - dyn < DYNAMIC_SHARED_BYTES) return place_dynamic() + (a - dyn);
+    if (a - arena >= SHARED_ARENA_BYTES) return a - arena;       // not shared memory: no offset in the window
+    const SharedVar* best = nullptr;                   // the array it lies in, or the last one before it
+    for (unsigned i = 0; i < shared_count; ++i) {
+        const uintptr_t lo = reinterpret_cast<uintptr_t>(shared_vars[i].data);
+        if (lo <= a && (!best || lo > reinterpret_cast<uintptr_t>(best->data))) best = &shared_vars[i];
+    }
+    return best ? best->window + (a - reinterpret_cast<uintptr_t>(best->data)) : a - arena;
 }
 GL_NOSAN inline void* from_shared_window(size_t w)
 {
-    return w < SHARED_ARENA_BYTES ? static_cast<void*>(shared_arena + w)
-                                  : static_cast<void*>(dynamic_shared + (w - SHARED_ARENA_BYTES));
+    for (unsigned i = 0; i < shared_count; ++i)
+        if (w >= shared_vars[i].window && w < shared_vars[i].window + shared_vars[i].bytes)
+            return shared_vars[i].data + (w - shared_vars[i].window);
+    if (dynamic_window < 0 && w >= static_window) place_dynamic();
+    if (dynamic_window >= 0 && w >= (size_t)dynamic_window && w - (size_t)dynamic_window < DYNAMIC_SHARED_BYTES)
+        return dynamic_shared + (w - (size_t)dynamic_window);
+    return nullptr;                                    // no shared memory there
 }
 GL_NOSAN inline uintptr_t stack_base() { return reinterpret_cast<uintptr_t>(g.fibers[g.cur].stack); }
 }  // namespace gl_emu
@@ -2863,4 +2900,8 @@ GL_EXPORT GL_NOSAN void* gl_emu_device_vars(unsigned long long* bytes, void* out
 // The inline PTX the emulator runs (gemmlab_ptx.h), for a source whose asm the loader rewrote into its calls
 #if defined(GL_EMU_PTX)
 #include "gemmlab_ptx.h"
+#else
+namespace gl_emu {
+GL_NOSAN inline int describe_ptx_wait(const Fiber&, char* out, size_t size) { return std::snprintf(out, size, "?"); }
+}
 #endif

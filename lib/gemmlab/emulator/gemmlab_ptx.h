@@ -3,13 +3,17 @@
 // The loader (build.py) rewrites each asm statement whose instructions the emulator runs into a call of
 // gl_emu::ptx::run with the statement's PTX text as written (string literals, macro arguments and all) and its
 // C operands: outputs by address, inputs by value. So what runs is what the kernel says: an edited PTX string, a
-// different register or shape changes what the emulator does, as it changes what the GPU does. The text is parsed
-// once per statement (scopes, .reg declarations, predicates, vector and memory operands) and run by the thread
-// that reaches it. Instructions that a warp executes together (mma.sync, ldmatrix: .sync.aligned) wait until every
-// lane of the warp has reached the same statement; the last to arrive computes every lane's results from every
-// lane's registers, in the fragment layouts the PTX ISA gives, with the tensor cores' arithmetic
-// (gl_emu_tensor.h). Each lane's own memory reads are checked as its own (the memory check, racecheck). An
-// instruction or form the emulator does not run stops the thread by name, as any other asm does.
+// different register, shape, descriptor field or swizzle mode changes what the emulator does, as it changes what
+// the GPU does. The text is parsed once per statement (scopes, .reg declarations, predicates, vector, memory and
+// tensor operands) and run by the thread that reaches it. Instructions that a warp or a warpgroup executes
+// together (mma.sync, ldmatrix, wgmma: .sync.aligned) wait until every thread of it has reached the same
+// statement; the last to arrive computes every thread's results from every thread's registers, in the fragment
+// layouts the PTX ISA gives, with the tensor cores' arithmetic (gl_emu_tensor.h). Each thread's own memory
+// accesses are checked as its own (the memory check, racecheck). What runs: mma.sync and ldmatrix; Hopper's
+// wgmma (shared-memory descriptors, the swizzles), TMA copies with gemmlab.tma's emulated tensor maps, mbarriers
+// (a waiting thread sleeps until its phase completes: a barrier that never completes is a deadlock that names
+// it), named barriers, setmaxnreg (checked); cp.async; ld and st; mov, setp, selp; the fences (sequentially
+// consistent memory: they order nothing more). An instruction or form outside that stops the thread by name.
 #pragma once
 #include "gemmlab_emu.h"
 #include "gl_emu_half.h"
@@ -57,12 +61,13 @@ GL_NOSAN inline Op in(const char* c, const T& v)
 }
 
 // ---- the parsed text ---------------------------------------------------------------------------------------
-enum Kind { K_C, K_REG, K_IMM, K_FLOAT, K_VEC, K_MEM, K_SINK, K_SREG };
+enum Kind { K_C, K_REG, K_IMM, K_FLOAT, K_VEC, K_MEM, K_SINK, K_SREG, K_TENSOR };
 struct Operand {
     int kind;
     long long value;       // K_C: the operand's number; K_REG: the register's; K_IMM: the value; K_SREG: which
     double real;           // K_FLOAT
-    int first, count;      // K_VEC: its elements in Program::ops; K_MEM: its base (one operand) there
+    int first, count;      // K_VEC: its elements in Program::ops; K_MEM: its base (one operand) there;
+                           // K_TENSOR ([map, {c0, c1, ...}]): the map's operand (first) and the coordinates' vector
     long long offset;      // K_MEM: the byte offset after the base
 };
 struct Instr {
@@ -153,6 +158,20 @@ GL_NOSAN inline int parse_operand(Program& p, const char* s, const char* end)
     }
     if (*s == '[') {
         if (end[-1] != ']') return -1;
+        const char* comma = s + 1;                     // [map, {c0, c1}]: a tensor and its coordinates
+        int depth = 0;
+        while (comma < end - 1 && !(*comma == ',' && depth == 0)) {
+            if (*comma == '{') ++depth;
+            if (*comma == '}') --depth;
+            ++comma;
+        }
+        if (comma < end - 1) {
+            const int at = p.n_ops++;
+            const int map = parse_operand(p, s + 1, comma), coords = parse_operand(p, comma + 1, end - 1);
+            if (map < 0 || coords < 0 || p.ops[coords].kind != K_VEC) return -1;
+            p.ops[at] = Operand{K_TENSOR, 0, 0, map, coords, 0};
+            return at;
+        }
         return parse_memory(p, s + 1, end - 1);
     }
     const int at = p.n_ops++;
@@ -410,51 +429,69 @@ GL_NOSAN inline bool starts(const char* s, const char* prefix)
 { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
 GL_NOSAN inline bool has(const char* s, const char* part) { return std::strstr(s, part) != nullptr; }
 
-// ---- a warp's instruction: every lane waits for the others, the last computes for all -----------------------
-// Each lane leaves a pointer to its own Lane (on its stack, alive while it waits) and the last to arrive fills in
-// every lane's results; no lane reads another's Lane after the warp goes on.
+// ---- a warp's (or warpgroup's) instruction: every thread waits for the others, the last computes for all ------
+// Each thread leaves a pointer to its own Lane (on its stack, alive while it waits) and the last to arrive fills in
+// every thread's results; no thread reads another's Lane after the group goes on.
 struct Lane {
     const Instr* instr;
     unsigned long long in[8];          // its registers for the instruction
     unsigned long long out[8];         // its results
     const unsigned char* row;          // ldmatrix: the row it addresses (lanes 0 .. 8 x - 1)
+    float* acc;                        // wgmma: its accumulators, read and written in place
+    int n_acc;
+    const void* extra;                 // wgmma: its view of the instruction's operands (a Wgmma)
 };
 
-GL_NOSAN __attribute__((noinline)) inline void warp_together(Lane* mine, const Thread& t,
-                                                             void (*compute)(Lane* const* lanes, unsigned count))
+GL_NOSAN __attribute__((noinline)) inline void group_together(Lane* mine, const Thread& t,
+                                                              void (*compute)(Lane* const* lanes, unsigned count),
+                                                              unsigned size)
 {
     Fiber& me = g.fibers[g.cur];
-    const unsigned base = me.linear & ~31u, lanes = g.n - base < 32 ? g.n - base : 32;
-    if (lanes < 32) stop(t, "a warp instruction (.sync.aligned) in a warp of fewer than 32 threads: the block's "
-                            "size is not a multiple of 32");
+    const unsigned base = me.linear & ~(size - 1);
+    if (g.n - base < size) {
+        char what[256];
+        std::snprintf(what, sizeof what, "a %s instruction (.sync.aligned) in a %s of fewer than %u threads: the "
+                      "block's size is not a multiple of %u", size == 32 ? "warp" : "warpgroup",
+                      size == 32 ? "warp" : "warpgroup", size, size);
+        stop(t, what);
+    }
     me.state = AT_WARP_OP;
     me.op = OP_PTX;
     me.mask = 0xffffffffu;
     me.value = reinterpret_cast<uintptr_t>(mine);
     me.file = t.file;
     me.line = t.line;
-    Fiber* warp = g.fibers + base;
+    Fiber* group = g.fibers + base;
     bool all = true;
-    for (unsigned l = 0; l < 32; ++l) {
-        const Fiber& f = warp[l];
-        if (f.state == EXITED) exited_lane(me, l);
-        if (f.state != AT_WARP_OP || f.op != OP_PTX || f.line != t.line || std::strcmp(f.file, t.file) != 0)
-            all = false;
+    for (unsigned l = 0; l < size; ++l) {
+        const Fiber& f = group[l];
+        if (f.state == EXITED) {
+            if ((l & ~31u) == ((me.linear - base) & ~31u)) exited_lane(me, l & 31u);
+            char what[256];
+            std::snprintf(what, sizeof what, "a warpgroup instruction (.sync.aligned) that thread %u of the "
+                          "warpgroup never reaches: it has exited", l);
+            stop(t, what);
+        }
+        if (f.state != AT_WARP_OP || f.op != OP_PTX || f.line != t.line || std::strcmp(f.file, t.file) != 0) all = false;
     }
     if (!all) {
-        resolve_warp(base);
+        resolve_warp(me.linear & ~31u);
         run_next();
         return;
     }
-    Lane* every[32];
-    for (unsigned l = 0; l < 32; ++l) every[l] = reinterpret_cast<Lane*>(warp[l].value);
-    compute(every, 32);
-    for (unsigned l = 0; l < 32; ++l) warp[l].state = RUNNABLE;
-    ++g.warp_epoch[(base >> 5) & 31];
-    // as warp_op: the next warp goes on first, then this warp's lanes, lowest first
-    for (unsigned k = 32, i = (base + 32) % g.n; k < g.n; ++k, i = i + 1 == g.n ? 0 : i + 1)
-        if (g.fibers[i].state == RUNNABLE && (i & ~31u) != base) { switch_to(i); return; }
+    Lane* every[128];
+    for (unsigned l = 0; l < size; ++l) every[l] = reinterpret_cast<Lane*>(group[l].value);
+    compute(every, size);
+    for (unsigned l = 0; l < size; ++l) group[l].state = RUNNABLE;
+    for (unsigned w = base >> 5; w < (base + size) >> 5; ++w) ++g.warp_epoch[w & 31];
+    // as warp_op: the next threads outside the group go on first, then the group's, lowest first
+    for (unsigned k = size, i = (base + size) % g.n; k < g.n; ++k, i = i + 1 == g.n ? 0 : i + 1)
+        if (g.fibers[i].state == RUNNABLE && (i < base || i >= base + size)) { switch_to(i); return; }
     if (base != g.cur) switch_to(base);
+}
+GL_NOSAN inline void warp_together(Lane* mine, const Thread& t, void (*compute)(Lane* const* lanes, unsigned count))
+{
+    group_together(mine, t, compute, 32);
 }
 
 // ---- mma.sync: D (16 x 8, FP32) = A (16 x k) B (k x 8) + C, from the lanes' fragments --------------------
@@ -514,15 +551,13 @@ GL_NOSAN inline void mma_compute(Lane* const* lanes, unsigned)
         C[gr + 8][2 * t] = c[2];
         C[gr + 8][2 * t + 1] = c[3];
     }
-    float D[16][8];
+    float D[16][8], Bt[8][16];
+    for (int k = 0; k < K; ++k)
+        for (int j = 0; j < 8; ++j) Bt[j][k] = B[k][j];
     for (int i = 0; i < 16; ++i)
         for (int j = 0; j < 8; ++j) {
             float acc = C[i][j];
-            double terms[16];
-            for (int k0 = 0; k0 < K; k0 += G) {
-                for (int k = k0; k < k0 + G; ++k) terms[k - k0] = (double)A[i][k] * (double)B[k][j];
-                acc = gl_tc_add(acc, terms, G);
-            }
+            for (int k0 = 0; k0 < K; k0 += G) acc = gl_tc_dot(acc, &A[i][k0], &Bt[j][k0], G);
             D[i][j] = acc;
         }
     for (int l = 0; l < 32; ++l) {
@@ -608,12 +643,704 @@ GL_NOSAN inline void run_ldmatrix(Thread& t, const Instr& in)
     for (int i = 0; i < x; ++i) write(t, *d[i], mine.out[i]);
 }
 
+// ---- scalar instructions: moves, comparisons, selections, conversions; fences (the emulator's memory is
+// ---- sequentially consistent: a fence orders nothing that is not ordered already) -----------------------------
+GL_NOSAN inline long long as_signed(unsigned long long v, const char* op)
+{
+    return has(op, ".s64") || has(op, ".u64") || has(op, ".b64") ? (long long)v : (long long)(int)(unsigned)v;
+}
+
+GL_NOSAN inline void run_scalar(Thread& t, const Instr& in)
+{
+    const char* op = in.opcode;
+    if (starts(op, "mov.")) {
+        if (in.count != 2) stop(t, "mov takes a destination and a source");
+        write(t, operand(t, in, 0), read(t, operand(t, in, 1)));
+        return;
+    }
+    if (starts(op, "setp.")) {                         // setp.<cmp>.<type> p, a, b
+        if (in.count != 3) stop(t, "setp takes a predicate and two values");
+        const unsigned long long a = read(t, operand(t, in, 1)), b = read(t, operand(t, in, 2));
+        const bool is_signed = has(op, ".s32") || has(op, ".s64");
+        const long long sa = as_signed(a, op), sb = as_signed(b, op);
+        const unsigned long long ua = has(op, "64") ? a : (unsigned)a, ub = has(op, "64") ? b : (unsigned)b;
+        bool r;
+        if (has(op, ".eq.")) r = ua == ub;
+        else if (has(op, ".ne.")) r = ua != ub;
+        else if (has(op, ".lt.")) r = is_signed ? sa < sb : ua < ub;
+        else if (has(op, ".le.")) r = is_signed ? sa <= sb : ua <= ub;
+        else if (has(op, ".gt.")) r = is_signed ? sa > sb : ua > ub;
+        else if (has(op, ".ge.")) r = is_signed ? sa >= sb : ua >= ub;
+        else stop(t, "a setp comparison the emulator does not run (it runs eq, ne, lt, le, gt, ge on integers)");
+        write(t, operand(t, in, 0), r);
+        return;
+    }
+    if (starts(op, "selp.")) {                         // selp.<type> d, a, b, p
+        if (in.count != 4) stop(t, "selp takes a destination, two values and a predicate");
+        write(t, operand(t, in, 0), read(t, operand(t, in, 3)) ? read(t, operand(t, in, 1)) : read(t, operand(t, in, 2)));
+        return;
+    }
+    if (std::strcmp(op, "cvt.rna.tf32.f32") == 0) {   // to TF32's 10 mantissa bits, to nearest, ties away
+        unsigned u = (unsigned)read(t, operand(t, in, 1));
+        if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
+        write(t, operand(t, in, 0), u);
+        return;
+    }
+    stop(t, "an instruction the emulator does not run");
+}
+
+GL_NOSAN inline bool is_fence(const char* op)
+{
+    return starts(op, "fence.") || starts(op, "membar.");
+}
+
+// setmaxnreg: no effect here; its operand is checked as ptxas and the GPU check it
+GL_NOSAN inline void run_setmaxnreg(Thread& t, const Instr& in)
+{
+    if (!(has(in.opcode, ".inc.") || has(in.opcode, ".dec.")) || !has(in.opcode, ".sync.aligned") || in.count != 1)
+        stop(t, "setmaxnreg is setmaxnreg.inc or .dec .sync.aligned.u32 with a count");
+    const Operand& n = operand(t, in, 0);
+    if (n.kind != K_IMM && n.kind != K_C) stop(t, "setmaxnreg's count is a constant");
+    const unsigned long long count = read(t, n);
+    if (count < 24 || count > 256 || count % 8) {
+        char what[160];
+        std::snprintf(what, sizeof what, "setmaxnreg with %llu registers: the count must be a multiple of 8 from 24 "
+                      "to 256", count);
+        stop(t, what);
+    }
+}
+
+// ---- shared-memory addresses --------------------------------------------------------------------------------
+// a shared-window address (what __cvta_generic_to_shared gave) of n bytes, aligned to `align`, checked
+GL_NOSAN inline unsigned char* shared_at(const Thread& t, unsigned long long w, size_t n, size_t align, const char* what)
+{
+    unsigned char* p = static_cast<unsigned char*>(from_shared_window((size_t)(unsigned)w));
+    char msg[256];
+    if (w % align) {
+        std::snprintf(msg, sizeof msg, "%s at shared address %llu, which is not %zu-byte aligned", what, w, align);
+        stop(t, msg);
+    }
+    if (!in_shared(reinterpret_cast<uintptr_t>(p)) || !in_shared(reinterpret_cast<uintptr_t>(p) + n - 1)) {
+        std::snprintf(msg, sizeof msg, "%s at shared address %llu, outside shared memory", what, w);
+        stop(t, msg);
+    }
+    return p;
+}
+GL_NOSAN inline unsigned long long address_of(const Thread& t, const Operand& o)
+{
+    if (o.kind != K_MEM) stop(t, "an address in brackets where the instruction takes one");
+    return read(t, t.program->ops[o.first]) + o.offset;
+}
+
+// ---- loads and stores: ld / st, scalar or .v2 / .v4, to shared memory (a window address) or global memory (a
+// ---- generic one); .acquire / .release order nothing more here (the emulator's memory is sequentially consistent)
+GL_NOSAN inline unsigned element_bytes(const char* op)
+{
+    if (has(op, ".b64") || has(op, ".u64") || has(op, ".s64") || has(op, ".f64")) return 8;
+    if (has(op, ".b16") || has(op, ".u16") || has(op, ".s16") || has(op, ".f16")) return 2;
+    if (has(op, ".b8") || has(op, ".u8") || has(op, ".s8")) return 1;
+    return 4;
+}
+GL_NOSAN inline void run_memory(Thread& t, const Instr& in)
+{
+    const char* op = in.opcode;
+    const bool load = starts(op, "ld.");
+    if (in.count != 2) stop(t, load ? "ld takes a destination and an address" : "st takes an address and a value");
+    const bool shared = has(op, ".shared"), global = has(op, ".global");
+    if (!shared && !global) stop(t, "an ld or st the emulator does not run (it runs .shared and .global ones)");
+    const unsigned es = element_bytes(op), lanes = has(op, ".v4") ? 4 : has(op, ".v2") ? 2 : 1;
+    const Operand& at = operand(t, in, load ? 1 : 0);
+    const Operand& value = operand(t, in, load ? 0 : 1);
+    const Operand* v[4];
+    if (elements(t, value, v, 4) != (int)lanes) stop(t, "a vector ld or st with as many registers as its .v2 or .v4");
+    const unsigned long long a = address_of(t, at);
+    unsigned char* p = shared ? shared_at(t, a, es * lanes, es * lanes, load ? "a shared load" : "a shared store")
+                              : reinterpret_cast<unsigned char*>(a);
+    if (!shared && a % (es * lanes)) stop(t, "a global ld or st at an address not aligned to its size");
+    shadow_check(reinterpret_cast<uintptr_t>(p), es * lanes, !load, t.pc);
+    for (unsigned i = 0; i < lanes; ++i) {
+        if (load) {
+            unsigned long long bits = 0;
+            std::memcpy(&bits, p + i * es, es);
+            write(t, *v[i], bits);
+        } else {
+            const unsigned long long bits = read(t, *v[i]);
+            std::memcpy(p + i * es, &bits, es);
+        }
+    }
+}
+
+// ---- cp.async (Ampere's copies to shared memory): made at once, as <cuda_pipeline.h>'s are here, so that its
+// ---- groups and waits have nothing left to do (a correct kernel waits before it reads, and the data is there)
+GL_NOSAN inline void run_cp_async(Thread& t, const Instr& in)
+{
+    const char* op = in.opcode;
+    if (starts(op, "cp.async.commit_group") || starts(op, "cp.async.wait_group") || starts(op, "cp.async.wait_all"))
+        return;
+    if (!(starts(op, "cp.async.ca.shared") || starts(op, "cp.async.cg.shared")) || !has(op, ".global"))
+        stop(t, "a cp.async the emulator does not run (it runs cp.async.ca and .cg from global to shared memory, "
+                "commit_group, wait_group and wait_all)");
+    if (in.count != 3 && in.count != 4) stop(t, "cp.async takes a destination, a source, a size and an optional "
+                                                "source size");
+    const unsigned long long size = read(t, operand(t, in, 2));
+    if (size != 4 && size != 8 && size != 16) stop(t, "cp.async copies 4, 8 or 16 bytes");
+    if (has(op, ".cg") && size != 16) stop(t, "cp.async.cg copies 16 bytes");
+    const unsigned long long given = in.count == 4 ? read(t, operand(t, in, 3)) : size;
+    if (given > size) stop(t, "cp.async's source size is larger than its copy");
+    unsigned char* dst = shared_at(t, address_of(t, operand(t, in, 0)), size, size, "a cp.async destination");
+    const unsigned long long src = address_of(t, operand(t, in, 1));
+    if (src % size) stop(t, "a cp.async source that is not aligned to its size");
+    shadow_check(reinterpret_cast<uintptr_t>(dst), size, true, t.pc);
+    if (given) shadow_check((uintptr_t)src, given, false, t.pc);
+    std::memcpy(dst, reinterpret_cast<const void*>(src), given);
+    std::memset(dst + given, 0, size - given);       // the bytes past the source size are zeros
+}
+
+// ---- mbarriers --------------------------------------------------------------------------------------------
+// The 64 bits of an mbarrier in shared memory, as the emulator keeps them: the arrivals still due this phase
+// (bits 0-20), the arrivals a phase expects (21-41), the transaction bytes still due (42-62, two's complement:
+// bytes may land before they are expected) and the phase's parity (63). A phase completes when its arrivals and
+// its bytes are all in: the parity flips, the arrivals are due again, and every thread waiting on it goes on.
+constexpr unsigned long long MB_FIELD = (1ull << 21) - 1;
+GL_NOSAN inline unsigned long long mb_pending(unsigned long long w) { return w & MB_FIELD; }
+GL_NOSAN inline unsigned long long mb_expected(unsigned long long w) { return (w >> 21) & MB_FIELD; }
+GL_NOSAN inline long long mb_tx(unsigned long long w)
+{
+    const long long v = (long long)((w >> 42) & MB_FIELD);
+    return v & (1ll << 20) ? v - (1ll << 21) : v;
+}
+GL_NOSAN inline unsigned mb_phase(unsigned long long w) { return (unsigned)(w >> 63); }
+GL_NOSAN inline unsigned long long mb_word(unsigned long long pending, unsigned long long expected, long long tx,
+                                           unsigned phase)
+{
+    return (pending & MB_FIELD) | ((expected & MB_FIELD) << 21) | (((unsigned long long)tx & MB_FIELD) << 42) |
+           ((unsigned long long)phase << 63);
+}
+
+GL_NOSAN inline unsigned long long* mbarrier_at(const Thread& t, unsigned long long w)
+{
+    return reinterpret_cast<unsigned long long*>(shared_at(t, w, 8, 8, "an mbarrier"));
+}
+
+// every thread waiting on the barrier looks again (it goes on if its phase has completed)
+GL_NOSAN inline void mb_wake(const unsigned long long* bar)
+{
+    ++g.epoch;                                         // (racecheck: what a barrier's phase orders, conservatively)
+    for (unsigned i = 0; i < g.n; ++i)
+        if (g.fibers[i].state == AT_MBARRIER && g.fibers[i].wait_on == bar) g.fibers[i].state = RUNNABLE;
+}
+
+// arrivals and transaction bytes on a barrier; completes its phase when both are in
+GL_NOSAN inline void mb_update(const Thread& t, unsigned long long* bar, unsigned long long arrivals, long long bytes)
+{
+    const unsigned long long w = *bar;
+    long long tx = mb_tx(w) - bytes;
+    if (arrivals > mb_pending(w)) {
+        char what[200];
+        std::snprintf(what, sizeof what, "more arrivals on an mbarrier than its phase expects (%llu a phase): its "
+                      "count at init is too small, or a thread arrives twice", mb_expected(w));
+        stop(t, what);
+    }
+    if (tx < -(1ll << 20) || tx >= (1ll << 20)) stop(t, "an mbarrier's transaction count out of its range (2^20 bytes)");
+    unsigned long long pending = mb_pending(w) - arrivals;
+    unsigned phase = mb_phase(w);
+    if (pending == 0 && tx == 0) {
+        pending = mb_expected(w);
+        phase ^= 1u;
+    }
+    *bar = mb_word(pending, mb_expected(w), tx, phase);
+    mb_wake(bar);
+}
+
+GL_NOSAN inline void run_mbarrier(Thread& t, const Instr& in)
+{
+    const char* op = in.opcode;
+    if (!has(op, ".shared") || has(op, ".shared::cluster")) {
+        if (has(op, ".shared::cluster") && !has(op, ".try_wait") && !has(op, ".init")) {
+            // an arrival on a barrier of the cluster: in a cluster of one block (a launch without clusters), its own
+        } else {
+            stop(t, "an mbarrier instruction on memory the emulator does not keep mbarriers in (it runs .shared::cta)");
+        }
+    }
+    if (starts(op, "mbarrier.init.")) {                // mbarrier.init [a], count
+        if (in.count != 2) stop(t, "mbarrier.init takes an address and a count");
+        const unsigned long long count = read(t, operand(t, in, 1));
+        if (count < 1 || count > MB_FIELD) stop(t, "mbarrier.init's count must be from 1 to 2^20 - 1");
+        unsigned long long* bar = mbarrier_at(t, address_of(t, operand(t, in, 0)));
+        *bar = mb_word(count, count, 0, 0);
+        mb_wake(bar);
+        return;
+    }
+    if (starts(op, "mbarrier.arrive.")) {              // mbarrier.arrive[.expect_tx] state|_, [a][, bytes]
+        const bool expect = has(op, ".expect_tx");
+        if (in.count != (expect ? 3 : 2)) stop(t, "mbarrier.arrive takes a state (or _), an address and, with "
+                                                  ".expect_tx, a byte count");
+        unsigned long long* bar = mbarrier_at(t, address_of(t, operand(t, in, 1)));
+        const unsigned long long before = *bar;
+        if (mb_expected(before) == 0) stop(t, "an arrival on an mbarrier that mbarrier.init has not set up");
+        mb_update(t, bar, 1, expect ? -(long long)read(t, operand(t, in, 2)) : 0);
+        write(t, operand(t, in, 0), (unsigned long long)mb_phase(before));   // the state: the phase arrived on
+        return;
+    }
+    if (starts(op, "mbarrier.try_wait.") || starts(op, "mbarrier.test_wait.")) {   // p, [a], parity
+        if (!has(op, ".parity") || in.count != 3)
+            stop(t, "the emulator runs mbarrier.try_wait.parity (and test_wait.parity) with a predicate, an address "
+                    "and a parity");
+        unsigned long long* bar = mbarrier_at(t, address_of(t, operand(t, in, 1)));
+        const unsigned parity = (unsigned)read(t, operand(t, in, 2)) & 1u;
+        if (mb_expected(*bar) == 0) stop(t, "a wait on an mbarrier that mbarrier.init has not set up");
+        // the phase of that parity has completed once the current phase's parity differs from it; until then the
+        // thread waits (a GPU's try_wait would return false and the kernel's loop ask again)
+        while (mb_phase(*bar) == parity) {
+            Fiber& me = g.fibers[g.cur];
+            me.state = AT_MBARRIER;
+            me.wait_on = bar;
+            me.token = parity;
+            me.file = t.file;
+            me.line = t.line;
+            resolve_warp(me.linear & ~31u);
+            run_next();
+        }
+        write(t, operand(t, in, 0), 1);
+        return;
+    }
+    stop(t, "an mbarrier instruction the emulator does not run (it runs init, arrive, arrive.expect_tx and "
+            "try_wait.parity)");
+}
+
+// ---- named barriers: bar.sync / bar.arrive id, count ----------------------------------------------------------
+// Barrier id (0-15) of the block: `count` threads (a multiple of 32) arrive, those with bar.sync wait for the rest.
+struct Named {
+    unsigned arrived, expected;
+    unsigned long long generation;
+};
+inline Named named[16];
+inline unsigned long long named_block = 0;      // the block the counts belong to (a new block starts afresh)
+
+GL_NOSAN inline void run_bar(Thread& t, const Instr& in)
+{
+    const char* op = in.opcode;
+    const bool wait = starts(op, "bar.sync") || starts(op, "barrier.sync");
+    if (!wait && !starts(op, "bar.arrive") && !starts(op, "barrier.arrive")) stop(t, "a bar instruction the emulator does not run");
+    if (in.count < 1 || in.count > 2) stop(t, "bar.sync and bar.arrive take a barrier and a thread count");
+    const unsigned id = (unsigned)read(t, operand(t, in, 0));
+    const unsigned count = in.count == 2 ? (unsigned)read(t, operand(t, in, 1)) : g.n;
+    if (id > 15) stop(t, "a named barrier's id must be from 0 to 15");
+    if (count % 32 || count == 0 || count > g.n) {
+        char what[200];
+        std::snprintf(what, sizeof what, "a named barrier of %u threads: the count must be a multiple of 32, at most "
+                      "the block's %u", count, g.n);
+        stop(t, what);
+    }
+    const unsigned long long block = 1 + g.block_idx.x + (unsigned long long)g.grid_dim.x *
+                                             (g.block_idx.y + (unsigned long long)g.grid_dim.y * g.block_idx.z);
+    if (named_block != block) {
+        for (Named& b : named) b = Named{0, 0, 0};
+        named_block = block;
+    }
+    Named& b = named[id];
+    if (b.arrived && b.expected != count) {
+        char what[200];
+        std::snprintf(what, sizeof what, "named barrier %u used with %u threads while %u threads are arriving at it "
+                      "with a count of %u", id, count, b.arrived, b.expected);
+        stop(t, what);
+    }
+    b.expected = count;
+    const unsigned long long mine = b.generation;
+    if (++b.arrived == count) {                        // the last: the barrier opens for everyone waiting on it
+        b.arrived = 0;
+        ++b.generation;
+        ++g.epoch;
+        for (unsigned i = 0; i < g.n; ++i)
+            if (g.fibers[i].state == AT_NAMED && g.fibers[i].wait_on == &b) g.fibers[i].state = RUNNABLE;
+        return;
+    }
+    if (!wait) return;
+    while (b.generation == mine) {
+        Fiber& me = g.fibers[g.cur];
+        me.state = AT_NAMED;
+        me.wait_on = &b;
+        me.token = id;
+        me.file = t.file;
+        me.line = t.line;
+        resolve_warp(me.linear & ~31u);
+        run_next();
+    }
+}
+
+// ---- TMA: tensor maps and the bulk tensor copies ---------------------------------------------------------------
+// A tensor map as gemmlab.tma encodes it for the emulator, in the 128 bytes of a CUtensorMap: the same arguments
+// that cuTensorMapEncodeTiled takes on a GPU (the matrix, its sizes and row stride, the box, the swizzle, zeros
+// outside), readable here. launch.py puts the launch's copy of the matrix in `address`.
+struct TensorMap {
+    unsigned long long magic;
+    unsigned long long address;        // the matrix's first element
+    unsigned long long id;             // the host array it describes (launch.py's key)
+    unsigned long long dims[2];        // elements along the contiguous dimension, then rows
+    unsigned long long stride;         // bytes from one row to the next
+    unsigned box[2];                   // the box's elements along each
+    unsigned elem_bytes;
+    unsigned swizzle;                  // 0 none, 1 32-byte, 2 64-byte, 3 128-byte
+    unsigned rank;
+    unsigned oob_zero;                 // 1: zeros outside the matrix
+    unsigned long long pad[7];
+};
+static_assert(sizeof(TensorMap) == 128, "a tensor map is 128 bytes");
+constexpr unsigned long long TMAP_MAGIC = 0x31504d54454d4c47ull;      // "GLMETMP1"
+
+// The swizzle TMA writes and wgmma reads: within each 1024, 512 or 256 bytes of shared memory, the 16-byte chunk
+// of a 128-, 64- or 32-byte row is XORed with the row's index in the atom (address bits 4-6 with bits 7-9, 4-5 with
+// 7-8, 4 with 7)
+GL_NOSAN inline unsigned long long swizzled(unsigned long long a, unsigned mode)
+{
+    if (mode == 0) return a;
+    const unsigned long long mask = mode == 3 ? 7 : mode == 2 ? 3 : 1;
+    return a ^ (((a >> 7) & mask) << 4);
+}
+// the swizzle mode of a TMA map (1 32 B, 2 64 B, 3 128 B) as wgmma's descriptor numbers them (3, 2, 1)
+GL_NOSAN inline unsigned span_of(unsigned map_mode) { return map_mode == 3 ? 128 : map_mode == 2 ? 64 : map_mode == 1 ? 32 : 16; }
+
+GL_NOSAN inline const TensorMap& tensor_map(const Thread& t, const Operand& o)
+{
+    if (o.kind != K_TENSOR) stop(t, "a tensor operand [map, {coordinates}] where the copy takes one");
+    const TensorMap* m = reinterpret_cast<const TensorMap*>(read(t, t.program->ops[o.first]));
+    if (reinterpret_cast<uintptr_t>(m) % 64) stop(t, "a tensor map that is not 64-byte aligned");
+    if (m->magic != TMAP_MAGIC)
+        stop(t, "a tensor map that gemmlab.tma did not make for the emulator (a map the GPU's driver encoded, or "
+                "memory that holds no map)");
+    if (m->rank != 2) stop(t, "a tensor map of a rank other than 2 (the emulator runs 2-D maps)");
+    if (m->address == 0) stop(t, "a tensor map whose matrix is not among the launch's arrays");
+    return *m;
+}
+GL_NOSAN inline void coordinates(const Thread& t, const Operand& o, long long (&c)[2])
+{
+    const Operand* v[8];
+    if (elements(t, t.program->ops[o.count], v, 8) != 2) stop(t, "a 2-D copy takes two coordinates");
+    for (int i = 0; i < 2; ++i) c[i] = (long long)(int)(unsigned)read(t, *v[i]);
+}
+
+// the box at (c0, c1) between global memory and shared memory at w (the swizzled box, rows of box[0] elements);
+// outside the matrix a load reads zeros and a store writes nothing; add: a store adds FP32 values to what is there
+GL_NOSAN inline void box_copy(const Thread& t, const TensorMap& m, const long long (&c)[2], unsigned long long w,
+                              bool load, bool add)
+{
+    const unsigned es = m.elem_bytes, pitch = m.box[0] * es, bytes = pitch * m.box[1];
+    if (m.swizzle && pitch > span_of(m.swizzle)) stop(t, "a swizzled box whose rows are longer than the swizzle span");
+    unsigned char* smem = shared_at(t, w, bytes, m.swizzle ? 128 : 16, load ? "a TMA load's destination"
+                                                                            : "a TMA store's source");
+    (void)smem;
+    for (unsigned r = 0; r < m.box[1]; ++r) {
+        const long long row = c[1] + r;
+        for (unsigned e = 0; e < m.box[0]; ++e) {
+            const long long col = c[0] + e;
+            const bool inside = row >= 0 && col >= 0 && (unsigned long long)row < m.dims[1] &&
+                                (unsigned long long)col < m.dims[0];
+            unsigned char* s = static_cast<unsigned char*>(
+                from_shared_window((size_t)swizzled(w + (unsigned long long)r * pitch + (unsigned long long)e * es,
+                                                    m.swizzle)));
+            unsigned char* gaddr = reinterpret_cast<unsigned char*>(m.address + (unsigned long long)row * m.stride +
+                                                                    (unsigned long long)col * es);
+            if (load) {
+                if (inside) {
+                    shadow_check(reinterpret_cast<uintptr_t>(gaddr), es, false, t.pc);
+                    std::memcpy(s, gaddr, es);
+                } else {
+                    std::memset(s, 0, es);
+                }
+            } else if (inside) {
+                shadow_check(reinterpret_cast<uintptr_t>(gaddr), es, true, t.pc);
+                if (add) {
+                    if (es != 4) stop(t, "a TMA reduce-add of elements other than FP32");
+                    float x, y;
+                    std::memcpy(&x, gaddr, 4);
+                    std::memcpy(&y, s, 4);
+                    x += y;
+                    std::memcpy(gaddr, &x, 4);
+                } else {
+                    std::memcpy(gaddr, s, es);
+                }
+            }
+        }
+    }
+}
+
+GL_NOSAN inline void run_bulk(Thread& t, const Instr& in)
+{
+    const char* op = in.opcode;
+    if (std::strcmp(op, "cp.async.bulk.commit_group") == 0 || starts(op, "cp.async.bulk.wait_group")) return;
+    const bool reduce = starts(op, "cp.reduce.async.bulk.tensor.");
+    if (!starts(op, "cp.async.bulk.tensor.2d.") && !(reduce && has(op, ".2d.")))
+        stop(t, "a bulk copy the emulator does not run (it runs 2-D cp.async.bulk.tensor loads and stores and the "
+                ".add reduction)");
+    if (has(op, ".global.shared::")) {                 // a store (or reduction): [map, {c}], [src]
+        if (reduce && !has(op, ".add")) stop(t, "a TMA reduction other than .add");
+        if (in.count != 2) stop(t, "a TMA store takes a tensor and a shared-memory source");
+        long long c[2];
+        const TensorMap& m = tensor_map(t, operand(t, in, 0));
+        coordinates(t, operand(t, in, 0), c);
+        box_copy(t, m, c, address_of(t, operand(t, in, 1)), false, reduce);
+        return;
+    }
+    // a load: [dst], [map, {c}], [bar] (, mask with .multicast::cluster)
+    if (!has(op, ".shared::cluster.global") || !has(op, ".mbarrier::complete_tx::bytes"))
+        stop(t, "a TMA load the emulator does not run (it runs .shared::cluster.global.mbarrier::complete_tx::bytes)");
+    const bool multicast = has(op, ".multicast::cluster");
+    if (in.count != (multicast ? 4 : 3)) stop(t, "a TMA load takes a destination, a tensor and an mbarrier (and a "
+                                                 "mask with .multicast::cluster)");
+    if (multicast && (read(t, operand(t, in, 3)) & 1u) == 0)
+        stop(t, "a multicast TMA load whose mask leaves out the only block of its cluster (a launch without clusters)");
+    long long c[2];
+    const TensorMap& m = tensor_map(t, operand(t, in, 1));
+    coordinates(t, operand(t, in, 1), c);
+    box_copy(t, m, c, address_of(t, operand(t, in, 0)), true, false);
+    unsigned long long* bar = mbarrier_at(t, address_of(t, operand(t, in, 2)));
+    if (mb_expected(*bar) == 0) stop(t, "a TMA load that completes on an mbarrier that mbarrier.init has not set up");
+    mb_update(t, bar, 0, (long long)m.box[0] * m.box[1] * m.elem_bytes);
+}
+
+// ---- wgmma: a warpgroup's D (64 x N, FP32) = A (64 x K) B (K x N) (+ D) ------------------------------------
+// A and B from shared memory through matrix descriptors (A also from registers), in the canonical layouts: with a
+// swizzle of span T bytes, element (mn, k) of a K-major operand lies at start + (mn / 8) SBO + (mn % 8) T + k e,
+// of an MN-major one at start + (mn e / T) LBO + (k / 8) SBO + (k % 8) T + (mn e % T), then swizzled as TMA
+// wrote it; without a swizzle (K-major only) the 8 x 16-byte core matrices lie LBO apart along K, SBO along MN.
+// D's registers: warp w of the warpgroup holds rows 16 w + lane / 4 and 8 below, columns 8 j + 2 (lane % 4) and
+// the next, in registers 4 j .. 4 j + 3.
+struct Descriptor {
+    unsigned long long start, lbo, sbo;
+    unsigned mode, span;
+};
+GL_NOSAN inline Descriptor descriptor(unsigned long long d)
+{
+    Descriptor r;
+    r.start = (d & 0x3FFF) << 4;
+    r.lbo = ((d >> 16) & 0x3FFF) << 4;
+    r.sbo = ((d >> 32) & 0x3FFF) << 4;
+    const unsigned layout = (unsigned)(d >> 62);
+    r.mode = layout == 1 ? 3 : layout == 2 ? 2 : layout == 3 ? 1 : 0;        // as TMA numbers the swizzles
+    r.span = span_of(r.mode);
+    return r;
+}
+GL_NOSAN inline unsigned long long operand_address(const Descriptor& d, unsigned mn, unsigned k, unsigned es, bool k_major)
+{
+    unsigned long long a;
+    if (k_major) {
+        const unsigned long long kb = (unsigned long long)k * es;
+        a = d.mode ? d.start + (mn / 8) * d.sbo + (mn % 8) * d.span + (kb / d.span) * d.lbo + kb % d.span
+                   : d.start + (mn / 8) * d.sbo + (kb / 16) * d.lbo + (mn % 8) * 16 + kb % 16;
+    } else {
+        const unsigned long long mb = (unsigned long long)mn * es;
+        a = d.start + (mb / d.span) * d.lbo + (k / 8) * d.sbo + (k % 8) * d.span + mb % d.span;
+    }
+    return swizzled(a, d.mode);
+}
+
+struct Wgmma {                         // one instruction's shape and the operands every thread gives alike
+    int N, K;
+    Precision p;
+    bool a_regs, a_kmajor, b_kmajor, accumulate;
+    float scale_a, scale_b;
+    unsigned long long desc_a, desc_b;
+    const char* file;
+    int line;
+};
+
+GL_NOSAN inline float shared_element(unsigned long long w, Precision p)
+{
+    const unsigned char* at = static_cast<const unsigned char*>(from_shared_window((size_t)w));
+    if (p == P_TF32) {
+        unsigned u;
+        std::memcpy(&u, at, 4);
+        return element(u, p);
+    }
+    unsigned short h;
+    std::memcpy(&h, at, 2);
+    return element(h, p);
+}
+
+[[noreturn]] GL_NOSAN inline void stop_here(const Wgmma& w, const char* what)
+{
+    Thread t{};
+    t.file = w.file;
+    t.line = w.line;
+    stop(t, what);
+}
+
+GL_NOSAN inline void wgmma_compute(Lane* const* lanes, unsigned)
+{
+    const Wgmma& w = *static_cast<const Wgmma*>(lanes[0]->extra);
+    for (int l = 1; l < 128; ++l) {                    // one instruction: every thread gives the same operands
+        const Wgmma& o = *static_cast<const Wgmma*>(lanes[l]->extra);
+        if (o.desc_a != w.desc_a || o.desc_b != w.desc_b || o.accumulate != w.accumulate || o.scale_a != w.scale_a ||
+            o.scale_b != w.scale_b || o.N != w.N)
+            stop_here(w, "the threads of a warpgroup give one wgmma different descriptors, scale-d or scales");
+    }
+    const unsigned es = w.p == P_TF32 ? 4 : 2;
+    const int G = w.p == P_TF32 ? GL_TC_GROUP_TF32 : GL_TC_GROUP_16BIT;
+    const Descriptor da = descriptor(w.desc_a), db = descriptor(w.desc_b);
+    static float A[64][16], Bt[256][16], D[64][256];
+    for (int m = 0; m < 64; ++m)
+        for (int k = 0; k < w.K; ++k)
+            A[m][k] = w.a_regs ? 0.0f : w.scale_a * shared_element(operand_address(da, m, k, es, w.a_kmajor), w.p);
+    if (w.a_regs) {                                    // the mma.sync layout, warp by warp (16 rows each)
+        for (int l = 0; l < 128; ++l) {
+            const Lane& L = *lanes[l];
+            const int r0 = 16 * (l / 32), g8 = (l % 32) / 4, t = l % 4;
+            if (w.p == P_TF32) {
+                A[r0 + g8][t] = element((unsigned)L.in[0], w.p);
+                A[r0 + g8 + 8][t] = element((unsigned)L.in[1], w.p);
+                A[r0 + g8][t + 4] = element((unsigned)L.in[2], w.p);
+                A[r0 + g8 + 8][t + 4] = element((unsigned)L.in[3], w.p);
+            } else {
+                for (int h = 0; h < 2; ++h) {
+                    A[r0 + g8][2 * t + h] = element((unsigned)(L.in[0] >> (16 * h)) & 0xffffu, w.p);
+                    A[r0 + g8 + 8][2 * t + h] = element((unsigned)(L.in[1] >> (16 * h)) & 0xffffu, w.p);
+                    A[r0 + g8][2 * t + 8 + h] = element((unsigned)(L.in[2] >> (16 * h)) & 0xffffu, w.p);
+                    A[r0 + g8 + 8][2 * t + 8 + h] = element((unsigned)(L.in[3] >> (16 * h)) & 0xffffu, w.p);
+                }
+            }
+        }
+        for (int m = 0; m < 64; ++m)
+            for (int k = 0; k < w.K; ++k) A[m][k] *= w.scale_a;
+    }
+    for (int k = 0; k < w.K; ++k)
+        for (int n = 0; n < w.N; ++n) Bt[n][k] = w.scale_b * shared_element(operand_address(db, n, k, es, w.b_kmajor), w.p);
+    for (int l = 0; l < 128; ++l) {                    // D in, from every thread's registers
+        const int r0 = 16 * (l / 32), g8 = (l % 32) / 4, t = l % 4;
+        const float* acc = lanes[l]->acc;
+        for (int j = 0; j < w.N / 8; ++j) {
+            D[r0 + g8][8 * j + 2 * t] = acc[4 * j];
+            D[r0 + g8][8 * j + 2 * t + 1] = acc[4 * j + 1];
+            D[r0 + g8 + 8][8 * j + 2 * t] = acc[4 * j + 2];
+            D[r0 + g8 + 8][8 * j + 2 * t + 1] = acc[4 * j + 3];
+        }
+    }
+    for (int m = 0; m < 64; ++m)
+        for (int n = 0; n < w.N; ++n) {
+            float acc = w.accumulate ? D[m][n] : 0.0f;
+            for (int k0 = 0; k0 < w.K; k0 += G) acc = gl_tc_dot(acc, &A[m][k0], &Bt[n][k0], G);
+            D[m][n] = acc;
+        }
+    for (int l = 0; l < 128; ++l) {
+        const int r0 = 16 * (l / 32), g8 = (l % 32) / 4, t = l % 4;
+        float* acc = lanes[l]->acc;
+        for (int j = 0; j < w.N / 8; ++j) {
+            acc[4 * j] = D[r0 + g8][8 * j + 2 * t];
+            acc[4 * j + 1] = D[r0 + g8][8 * j + 2 * t + 1];
+            acc[4 * j + 2] = D[r0 + g8 + 8][8 * j + 2 * t];
+            acc[4 * j + 3] = D[r0 + g8 + 8][8 * j + 2 * t + 1];
+        }
+    }
+}
+
+GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
+{
+    const char* op = in.opcode;
+    if (starts(op, "wgmma.fence.") || starts(op, "wgmma.commit_group.") || starts(op, "wgmma.wait_group.")) return;
+    if (!starts(op, "wgmma.mma_async.sync.aligned.m64n"))
+        stop(t, "a wgmma instruction the emulator does not run (it runs mma_async, fence, commit_group, wait_group)");
+    Wgmma w{};
+    int k = 0;
+    if (std::sscanf(op, "wgmma.mma_async.sync.aligned.m64n%dk%d.", &w.N, &k) != 2 || w.N < 8 || w.N > 256 || w.N % 8)
+        stop(t, "a wgmma shape other than m64nNk16 (N a multiple of 8 up to 256) or m64nNk8");
+    w.K = k;
+    w.p = mma_precision(op);
+    const bool sixteen = has(op, ".f32.f16.f16") || has(op, ".f32.bf16.bf16");
+    if (!((sixteen && k == 16) || (has(op, ".f32.tf32.tf32") && k == 8)))
+        stop(t, "a wgmma type the emulator does not run (it runs .f32.f16.f16 and .f32.bf16.bf16 at k16, "
+                ".f32.tf32.tf32 at k8)");
+    const int want = sixteen ? 8 : 6;                  // d, a, b, scale-d, scale-a, scale-b (, tnsp-a, tnsp-b)
+    const Operand& a = operand(t, in, 1);
+    w.a_regs = a.kind == K_VEC;
+    if (in.count != (w.a_regs && sixteen ? 7 : w.a_regs ? 6 : want))
+        stop(t, "wgmma takes d, a, b, scale-d, imm-scale-a, imm-scale-b and, for 16-bit operands from shared memory, "
+                "imm-trans-a and imm-trans-b");
+    const Operand* d[160];
+    const int nd = elements(t, operand(t, in, 0), d, 160);
+    if (nd != w.N / 2) {
+        char what[160];
+        std::snprintf(what, sizeof what, "wgmma m64n%dk%d takes %d accumulator registers, not %d", w.N, k, w.N / 2, nd);
+        stop(t, what);
+    }
+    w.desc_a = w.a_regs ? 0 : read(t, a);
+    w.desc_b = read(t, operand(t, in, 2));
+    w.accumulate = read(t, operand(t, in, 3)) != 0;
+    const long long sa = (long long)read(t, operand(t, in, 4)), sb = (long long)read(t, operand(t, in, 5));
+    if ((sa != 1 && sa != -1) || (sb != 1 && sb != -1)) stop(t, "wgmma's imm-scale-a and imm-scale-b are 1 or -1");
+    w.scale_a = (float)sa;
+    w.scale_b = (float)sb;
+    w.a_kmajor = true;
+    w.b_kmajor = true;
+    if (sixteen && !w.a_regs) {
+        w.a_kmajor = read(t, operand(t, in, 6)) == 0;
+        w.b_kmajor = read(t, operand(t, in, 7)) == 0;
+    } else if (sixteen) {
+        w.b_kmajor = read(t, operand(t, in, 6)) == 0;
+    }
+    const Descriptor db = descriptor(w.desc_b);
+    if (db.mode == 0 && !w.b_kmajor) stop(t, "an MN-major wgmma operand without a swizzle (the emulator runs MN-major "
+                                             "operands in the 32-, 64- and 128-byte swizzles)");
+    if (!w.a_regs && descriptor(w.desc_a).mode == 0 && !w.a_kmajor)
+        stop(t, "an MN-major wgmma operand without a swizzle (the emulator runs MN-major operands in the 32-, 64- "
+                "and 128-byte swizzles)");
+    w.file = t.file;
+    w.line = t.line;
+    float acc[128];
+    for (int i = 0; i < nd; ++i) {
+        const unsigned long long bits = read(t, *d[i]);
+        std::memcpy(&acc[i], &bits, 4);
+    }
+    Lane mine{};
+    mine.instr = &in;
+    mine.acc = acc;
+    mine.n_acc = nd;
+    if (w.a_regs) {
+        const Operand* ar[8];
+        if (elements(t, a, ar, 8) != 4) stop(t, "wgmma's A from registers is 4 registers a thread");
+        for (int i = 0; i < 4; ++i) mine.in[i] = read(t, *ar[i]);
+    }
+    mine.extra = &w;
+    group_together(&mine, t, wgmma_compute, 128);
+    for (int i = 0; i < nd; ++i) {
+        unsigned u;
+        std::memcpy(&u, &acc[i], 4);
+        write(t, *d[i], u);
+    }
+}
+
+}  // namespace ptx
+
+GL_NOSAN inline int describe_ptx_wait(const Fiber& f, char* out, size_t size)
+{
+    if (f.state == AT_NAMED) {
+        const ptx::Named& b = *static_cast<const ptx::Named*>(f.wait_on);
+        return std::snprintf(out, size, "named barrier %llu (bar.sync: %u of its %u threads have arrived)", f.token,
+                             b.arrived, b.expected);
+    }
+    const unsigned long long w = *static_cast<const unsigned long long*>(f.wait_on);
+    return std::snprintf(out, size, "the mbarrier at shared address %zu for the phase of parity %llu (its current "
+                         "phase has parity %u: %llu of its %llu arrivals and %lld transaction bytes still due)",
+                         to_shared_window(reinterpret_cast<uintptr_t>(f.wait_on)), f.token, ptx::mb_phase(w),
+                         ptx::mb_pending(w), ptx::mb_expected(w), ptx::mb_tx(w));
+}
+
+namespace ptx {
+
 // ---- the statement -------------------------------------------------------------------------------------------
 GL_NOSAN inline void run_instr(Thread& t, const Instr& in)
 {
     const char* op = in.opcode;
     if (starts(op, "mma.sync.")) return run_mma(t, in);
     if (starts(op, "ldmatrix.")) return run_ldmatrix(t, in);
+    if (starts(op, "mbarrier.")) return run_mbarrier(t, in);
+    if (starts(op, "bar.") || starts(op, "barrier.sync") || starts(op, "barrier.arrive")) return run_bar(t, in);
+    if (starts(op, "setmaxnreg.")) return run_setmaxnreg(t, in);
+    if (is_fence(op)) return;
+    if (starts(op, "wgmma.")) return run_wgmma(t, in);
+    if (starts(op, "cp.async.bulk.") || starts(op, "cp.reduce.async.bulk.")) return run_bulk(t, in);
+    if (starts(op, "cp.async.")) return run_cp_async(t, in);
+    if (starts(op, "mov.") || starts(op, "setp.") || starts(op, "selp.") || starts(op, "cvt.rna.tf32.f32"))
+        return run_scalar(t, in);
+    if (starts(op, "ld.") || starts(op, "st.")) return run_memory(t, in);
     char what[160];
     std::snprintf(what, sizeof what, "asm(\"%s ...\")", op);
     unsupported("inline PTX assembly (asm)", what);

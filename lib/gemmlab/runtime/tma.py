@@ -59,6 +59,39 @@ def as_struct(*maps) -> numpy.ndarray:
     return words.view(dtype)
 
 
+# On the emulator a map is gemmlab's own encoding of the same arguments in the 128 bytes (gemmlab_ptx.h's
+# TensorMap): what the driver would take, readable by the emulator's TMA copies. It names its matrix by a number;
+# an emulated launch finds the array by it, copies it in with the launch's arrays (and back, for a store) and puts
+# the copy's address in the map it passes.
+EMULATED_MAGIC = 0x31504d54454d4c47                     # "GLMETMP1", as gemmlab_ptx.h checks it
+_EMULATED: dict = {}                                     # number -> the array (weakly)
+_SWIZZLE_128B = 3
+
+
+def emulated_arrays(data: bytes):
+    """[(byte offset of a map in data, the array it describes, or None if it is gone)] for the emulator's maps in
+    the bytes of a kernel argument."""
+    found = []
+    for at in range(0, len(data) - 127, 64):
+        if int.from_bytes(data[at:at + 8], "little") == EMULATED_MAGIC:
+            ref = _EMULATED.get(int.from_bytes(data[at + 16:at + 24], "little"))
+            found.append((at, ref() if ref is not None else None))
+    return found
+
+
+def _emulated_map(a, precision: str, rows: int, cols: int, ld: int, box_rows: int, box_cols: int):
+    import weakref
+    size = _DTYPES[precision][1]
+    key = len(_EMULATED) + 1
+    _EMULATED[key] = weakref.ref(a)
+    words = numpy.zeros(16, dtype=numpy.uint64)
+    words[0], words[2], words[3], words[4], words[5] = EMULATED_MAGIC, key, cols, rows, ld * size
+    words[6] = box_cols | (box_rows << 32)
+    words[7] = size | (_SWIZZLE_128B << 32)
+    words[8] = 2 | (1 << 32)                             # rank 2, zeros outside
+    return as_struct(words)
+
+
 def tensor_map(a, precision: str, box_rows: int, box_cols: int, cols: int | None = None):
     """The tensor map (a kernel parameter passed by value, :func:`as_struct`) of the row-major matrix ``a`` (FP16, BF16 or FP32): boxes of
     box_rows x box_cols elements (box_cols elements <= 128 bytes: one swizzle row), 128-byte swizzle, zeros
@@ -68,11 +101,14 @@ def tensor_map(a, precision: str, box_rows: int, box_cols: int, cols: int | None
     rows, ld = a.shape
     cols = ld if cols is None else cols
     size = _DTYPES[precision][1]
-    if (ld * size) % 16 or a.data.ptr % 16:
+    ptr = a.data.ptr if hasattr(a.data, "ptr") else a.__array_interface__["data"][0]
+    if (ld * size) % 16 or ptr % 16:
         raise ValueError(f"TMA needs 16-byte aligned rows: {ld} columns of {size} bytes is {ld * size} bytes")
     if not 0 < cols <= ld:
         raise ValueError(f"cols must be from 1 to the rows' length, {ld}; got {cols}")
-    return _encoded(precision, a.data.ptr, rows, cols, ld, box_rows, box_cols)
+    if not hw.on_gpu:
+        return _emulated_map(a, precision, rows, cols, ld, box_rows, box_cols)
+    return _encoded(precision, ptr, rows, cols, ld, box_rows, box_cols)
 
 
 def map_bytes(ptr: int, precision: str, rows: int, cols: int, ld: int, box_rows: int, box_cols: int) -> bytes:

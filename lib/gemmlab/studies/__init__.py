@@ -229,20 +229,23 @@ def _crosscheck():
                 paths.writable(a.emit)                           # before the minutes of running every kernel
             except ValueError as exc:
                 raise SystemExit(f"--emit: {exc}") from None
-            crosscheck.emit(a.emit, a.seed)
+            crosscheck.emit(a.emit, a.seed, a.only)
             return 0
         return None
 
     def run(a):
         if a.emulator_outputs is not None and not os.path.isfile(a.emulator_outputs):
             raise SystemExit(f"--emulator-outputs: no file {a.emulator_outputs!r} (what crosscheck --emit wrote)")
-        return crosscheck.compare(a.seed, a.emulator_outputs)
+        return crosscheck.compare(a.seed, a.emulator_outputs, a.only)
     return Study("crosscheck", "run every registry kernel on the GPU and on the emulator; compare",
                  run=run,
                  show=lambda r: print(crosscheck.report(r)), save=lambda r: [crosscheck.save(r)],
                  writes="results/emulator-vs-<gpu>.json", needs=(), record="emulator-vs", internal=internal,
                  ok=lambda r: r["all_agree"],
                  options=(_o("--seed", type=int, default=0), _o("--emit", help=argparse.SUPPRESS),
+                          _o("--only", action="append", default=[], metavar="PREFIX",
+                             help="compare only the variants whose key starts with PREFIX (tc/: the tensor-core "
+                                  "kernels); may be given more than once"),
                           _o("--emulator-outputs", metavar="NPZ",
                              help="compare with what GEMMLAB_BACKEND=emulator python -m gemmlab crosscheck --emit "
                                   "NPZ wrote on another machine, instead of running the emulator here")))

@@ -1,6 +1,6 @@
 """Do the emulator and the GPU compute the same thing? Every registry kernel, the same inputs, both backends.
 
-    python -m gemmlab crosscheck [--record]      (on a GPU machine with a C++ compiler)
+    python -m gemmlab crosscheck [--record] [--only tc/ ...]     (on a GPU machine with a C++ compiler)
 
 Runs every registry variant with every legal parameter choice on the GPU, then the same inputs (drawn
 on the host from the run's seed and the case's key, so a case's inputs do not depend on where it stands in
@@ -24,10 +24,21 @@ from ..check import rel_error
 AGREE = 1e-5
 
 
-def _cases():
-    for v in registry.VARIANTS:
-        if v.gpu_only:                      # no emulator half to compare with
-            continue
+def _selected(only) -> list:
+    """The variants compared: every one the emulator runs, or those whose key starts with one of ``only``
+    (``("tc/",)``: the tensor-core kernels); a prefix that names none is refused."""
+    runs = [v for v in registry.VARIANTS if not v.gpu_only]       # (a GPU-only one has no emulator half)
+    if not only:
+        return runs
+    for prefix in only:
+        if not any(v.key.startswith(prefix) for v in runs):
+            raise SystemExit(f"--only {prefix}: no variant the emulator runs has a key that starts so (e.g. "
+                             f"{runs[-1].key})")
+    return [v for v in runs if v.key.startswith(tuple(only))]
+
+
+def _cases(only=()):
+    for v in _selected(only):
         for choice in v.covering():
             for problem in v.awkward():
                 yield v, choice, problem
@@ -59,11 +70,11 @@ def _undelta(d: numpy.ndarray, anchor: numpy.ndarray) -> numpy.ndarray:
     return bits.astype(numpy.int32).view(numpy.float32).reshape(anchor.shape)
 
 
-def _seeded(seed: int):
+def _seeded(seed: int, only=()):
     """Every case, its key and its inputs, drawn on the host from a seed of its own: the run's seed and the case's
     key (so a case draws the same inputs wherever it stands in the registry, and an emitted file stays readable)."""
     import zlib
-    for v, choice, problem in _cases():
+    for v, choice, problem in _cases(only):
         key = _key(v, choice, problem)
         yield v, choice, problem, key, problem.inputs(numpy.random.default_rng([seed, zlib.crc32(key.encode())]))
 
@@ -75,9 +86,9 @@ def _run(v, choice, problem, inputs) -> numpy.ndarray:
     return hw.to_host(out)
 
 
-def outputs(seed: int = 0) -> dict:
+def outputs(seed: int = 0, only=()) -> dict:
     """Every case on the current backend: key -> output (host array); inputs from fixed seeds."""
-    return {key: _run(v, choice, problem, inputs) for v, choice, problem, key, inputs in _seeded(seed)}
+    return {key: _run(v, choice, problem, inputs) for v, choice, problem, key, inputs in _seeded(seed, only)}
 
 
 def _machine() -> str:
@@ -85,38 +96,43 @@ def _machine() -> str:
     return f"{platform.machine()}, {platform.platform()}"
 
 
-def compare(seed: int = 0, emulator_outputs: str | None = None) -> dict:
+def compare(seed: int = 0, emulator_outputs: str | None = None, only=()) -> dict:
     """GPU against emulator. ``emulator_outputs``: a .npz that ``--emit`` wrote (with the same seed) on
-    another machine, used instead of running the emulator here (a GPU machine with few spare minutes)."""
+    another machine, used instead of running the emulator here (a GPU machine with few spare minutes).
+    ``only``: key prefixes of the variants to compare (default: all)."""
     if not hw.on_gpu:
         raise SystemExit(f"crosscheck compares the GPU with the emulator and needs a GPU ({hw.backend_reason})")
-    gpu = outputs(seed)
+    only = tuple(only or ())
+    _selected(only)                         # (a prefix that names nothing is refused before the GPU's minutes)
+    gpu = outputs(seed, only)
     if emulator_outputs is not None:
         stored, ran_on, packed = _load(emulator_outputs, "unknown")
     else:
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "emulator.npz")
             env = {**os.environ, "GEMMLAB_BACKEND": "emulator"}
-            processes.run([sys.executable, "-m", "gemmlab", "crosscheck", "--emit", path, "--seed", str(seed)],
-                          check=True, env=env, group=True)
+            processes.run([sys.executable, "-m", "gemmlab", "crosscheck", "--emit", path, "--seed", str(seed),
+                           *(a for prefix in only for a in ("--only", prefix))], check=True, env=env, group=True)
             stored, ran_on, packed = _load(path, _machine())
-    missing = [_key(v, c, p) for v, c, p in _cases() if _key(v, c, p) not in stored]
+    missing = [_key(v, c, p) for v, c, p in _cases(only) if _key(v, c, p) not in stored]
     if missing:
         raise SystemExit(f"{emulator_outputs or 'the emulator'} lacks {len(missing)} cases (emitted from another "
                          f"tree?), e.g. {missing[0]}")
     rows = []
-    for v, choice, problem, key, inputs in _seeded(seed):
+    for v, choice, problem, key, inputs in _seeded(seed, only):
         ref, scale = problem.reference(inputs), problem.error_scale(inputs)
         emu = _emulated(stored, packed, key, ref)
         diff = rel_error(gpu[key], emu, scale if scale is not None else float(numpy.linalg.norm(ref)))
         rows.append({"case": key, "gpu_vs_emulator": diff, "gpu_error": rel_error(gpu[key], ref, scale),
                      "emulator_error": rel_error(emu, ref, scale), "bitwise_equal": bool((gpu[key] == emu).all()),
                      "agree": diff < max(AGREE, v.tolerance)})
-    return {"seed": seed, "tolerance": AGREE, "emulator_ran_on": ran_on, "cases": rows,
-            "all_agree": all(r["agree"] for r in rows), "command": "python -m gemmlab crosscheck --record"}
+    command = "python -m gemmlab crosscheck --record" + "".join(f" --only {p}" for p in only)
+    return {"seed": seed, "tolerance": AGREE, "emulator_ran_on": ran_on, "cases": rows, "only": list(only),
+            "bitwise_equal": sum(r["bitwise_equal"] for r in rows), "all_agree": all(r["agree"] for r in rows),
+            "command": command}
 
 
-def emit(path: str, seed: int = 0):
+def emit(path: str, seed: int = 0, only=()):
     """The emulator half: every case's output, with the machine it ran on, written whole or not at all.
     Each output is stored as its distance in ulps from the float64 reference rounded to FP32 (the GPU
     side computes the same reference from the same seeded inputs and gets the output back bit for bit):
@@ -125,7 +141,7 @@ def emit(path: str, seed: int = 0):
     from ..paths import atomic_write, writable
     writable(path)                       # refused before the minutes of running every kernel, not after
     packed = {key: _delta(_run(v, choice, problem, inputs), _rounded(problem.reference(inputs)))
-              for v, choice, problem, key, inputs in _seeded(seed)}
+              for v, choice, problem, key, inputs in _seeded(seed, tuple(only or ()))}
     buffer = io.BytesIO()
     numpy.savez_compressed(buffer, __machine__=numpy.array(_machine()), __format__=numpy.array(FORMAT), **packed)
     atomic_write(path, buffer.getvalue())

@@ -251,6 +251,22 @@ _SHARED_SCALAR = re.compile(
     r"(?P<name>[A-Za-z_]\w*)[ \t]*;")
 
 
+# `__shared__ T a[N], b[M];` (several declarators on one line): one declaration each, so that every array is one of
+# the arena's (the memory check's bounds, racecheck, shared-window addresses) as a declaration of its own is
+_SHARED_MULTI = re.compile(
+    r"(?P<head>(?<![\w.])(?:" + _ALIGNMENT.format("m0") + r")?(?:static\s+)?__shared__\s+"
+    r"(?:" + _ALIGNMENT.format("m1") + r")?" + r"(?:" + _SHARED_TYPE + r")[ \t]+"
+    r"(?:" + _ALIGNMENT.format("m2") + r")?)"
+    r"(?P<decls>[A-Za-z_]\w*[ \t]*(?:\[[^\[\];{}\n]+\][ \t]*)*(?:,[ \t]*[A-Za-z_]\w*[ \t]*(?:\[[^\[\];{}\n]+\][ \t]*)*)+);")
+
+
+def _split_shared(source: str) -> str:
+    def one(m):
+        head = m.group("head")
+        return " ".join(f"{head}{d.strip()};" for d in m.group("decls").split(","))
+    return _SHARED_MULTI.sub(one, source) if "__shared__" in source else source
+
+
 def _alignment(m, name):
     """The alignment a __shared__ declaration asks for, as code: 0 for none; a number or an expression as
     written; a type through a probe struct declared just before (alignas(float4) is alignas(alignof(float4)))."""
@@ -355,7 +371,10 @@ def _newlines(source: str, start: int, end: int) -> str:
 
 # The instructions the emulator runs from the asm statement itself (gemmlab_ptx.h): a statement made of these
 # alone becomes a call of gl_emu::ptx::run with its PTX text and its operands
-_PTX_RUNS = ("mma.sync.", "ldmatrix.")
+_PTX_RUNS = ("mma.sync.", "ldmatrix.", "mbarrier.", "fence.", "membar.", "setmaxnreg.", "wgmma.", "mov.", "setp.",
+             "selp.", "cvt.rna.tf32.f32", "cp.async.", "cp.reduce.async.bulk.tensor.", "bar.sync", "bar.arrive",
+             "barrier.sync", "barrier.arrive", "ld.shared", "ld.global", "ld.acquire", "ld.relaxed", "ld.weak",
+             "ld.volatile", "st.shared", "st.global", "st.release", "st.relaxed", "st.weak", "st.volatile")
 
 
 def _ptx_instructions(ptx: str) -> list:
@@ -506,6 +525,7 @@ def translate(source: str) -> str:
     source = _noinline(source)
     source = _DEVICE_VARIABLE.sub("GL_DEVICE_VARIABLE", source)
     source = _EXTERN_SHARED.sub(_extern_shared, source)
+    source = _split_shared(source)
 
     def shared(m):
         if "\n" in m.group(0):
@@ -742,7 +762,10 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
         arch += ("-DGL_EMU_PTX=1",)
     loops = NO_FINITE_LOOPS if _takes_no_finite_loops(cxx) else ()
     loops += CHECK_NEW if _takes_check_new(cxx) else ()
-    command = [cxx, *flags, *loops, *memcheck, *link, *arch, *includes, *module.options]
+    # the module's compiler options but the GPU architecture it is compiled for (-arch=sm_90a: the emulator's
+    # architecture is the profile's, given above)
+    options = [o for o in module.options if not o.startswith(("-arch=", "--gpu-architecture=", "-gencode"))]
+    command = [cxx, *flags, *loops, *memcheck, *link, *arch, *includes, *options]
     digest = hashlib.sha256()
     for part in (_runtime_digest(), unit, "\0".join(command), _compiler_version(cxx), repr(UNSUPPORTED),
                  *(f"{p}\n{t}" for p, t in sorted(module.headers.items()))):

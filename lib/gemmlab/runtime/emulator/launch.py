@@ -158,6 +158,8 @@ class EmulatedFunction(Explains):
 
     def _argument(self, i):
         names = self.param_names
+        if names and i >= len(names):
+            return "the matrix of a TMA tensor map"
         return f"argument {i} ({names[i]!r})" if names and i < len(names) else f"argument {i}"
 
     # -- arguments in shared memory ------------------------------------------------------------
@@ -210,8 +212,31 @@ class EmulatedFunction(Explains):
             first += count
         return ranges
 
+    def _tensor_maps(self, args):
+        """The arrays that the TMA tensor maps among the by-value arguments describe (gemmlab.tma's maps for the
+        emulator), in order, and for each by-value argument with maps [(offset of a map, index of its array)]."""
+        from ..tma import emulated_arrays
+        extra, where = [], {}
+        by_value = self.param_by_value or ()
+        for i, a in enumerate(args):
+            if not (i < len(by_value) and by_value[i]) or not isinstance(a, (numpy.ndarray, numpy.generic)):
+                continue
+            for at, array in emulated_arrays(a.tobytes()):
+                if array is None:
+                    raise EmulatorError(f"kernel {self.name}: {self._argument(i)} holds a tensor map whose matrix "
+                                        f"is gone (make the map again from an array that is still there)")
+                k = next((j for j, b in enumerate(extra) if b is array), None)
+                if k is None:
+                    extra.append(array)
+                    k = len(extra) - 1
+                where.setdefault(i, []).append((at, len(args) + k))
+        return extra, where
+
     def _launch(self, grid, block, args, shared_mem, timeout, workers):
         lib = self.lib
+        extra, maps = self._tensor_maps(args)
+        called = len(args)
+        args = list(args) + extra                      # a map's matrix: copied in (and back) as the arguments are
         regions, keep, pointers = [], [], [None] * len(args)
         status_size = lib.gl_emu_status_size()
         lib.gl_emu_set_heap(*_device_heap())      # one heap for every module, as a GPU's context has one
@@ -228,7 +253,12 @@ class EmulatedFunction(Explains):
                     p = ctypes.c_void_p(buf + args[i].__array_interface__["data"][0] - start)
                     keep.append(p)
                     pointers[i] = ctypes.cast(ctypes.pointer(p), ctypes.c_void_p)
-            for i, a in enumerate(args):
+            def located(k):                            # the launch's copy of array k (an argument or a map's)
+                for start, _, buf, members in regions:
+                    if k in members:
+                        return buf + args[k].__array_interface__["data"][0] - start
+                return 0
+            for i, a in enumerate(args[:called]):
                 if pointers[i] is not None:
                     continue
                 if a is None:                         # a NULL pointer argument
@@ -244,10 +274,13 @@ class EmulatedFunction(Explains):
                                         f"by value, but {a.nbytes} were given ({a.dtype}): a struct must be passed "
                                         "as a one-element NumPy array of a structured dtype laid out as the C++ "
                                         "struct is (numpy.dtype([...], align=True))")
-                c = (ctypes.c_char * a.nbytes).from_buffer_copy(a.tobytes())
+                data = bytearray(a.tobytes())
+                for at, k in maps.get(i, ()):          # each map names where the launch's copy of its matrix lies
+                    data[at + 8:at + 16] = located(k).to_bytes(8, "little")
+                c = (ctypes.c_char * a.nbytes).from_buffer_copy(bytes(data))
                 keep.append(c)
                 pointers[i] = ctypes.cast(ctypes.pointer(c), ctypes.c_void_p)
-            argv = (ctypes.c_void_p * max(len(args), 1))(*[p.value for p in pointers])
+            argv = (ctypes.c_void_p * max(called, 1))(*[p.value for p in pointers[:called]])
             table = (_Region * max(len(regions), 1))()
             for r, (start, size, buf, members) in zip(table, regions):
                 # what may be touched: the arrays' allocations (an empty array of its own: none)
