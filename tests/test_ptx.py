@@ -547,3 +547,194 @@ def test_cp_async_copies_with_a_source_size_zero_fill_the_rest():
     gl.load(code=CP_ASYNC).get("staged")(1, 32, (xp.asarray(x), out, numpy.int32(n)))
     s = numpy.where(numpy.arange(128) < n, x, 0)
     assert (gl.to_host(out) == s[::-1]).all()
+
+
+# ---- wgmma, and what the emulator does with Hopper's asynchrony ---------------------------------------------------
+WGMMA = r'''
+#include "common/hopper.cuh"
+using namespace gl_hopper;
+// a shared-memory matrix descriptor without a swizzle: start, LBO and SBO in 16-byte units
+__device__ __forceinline__ unsigned long long plain_desc(unsigned addr, unsigned lbo, unsigned sbo)
+{
+    return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)((lbo & 0x3FFFF) >> 4) << 16) |
+           ((unsigned long long)((sbo & 0x3FFFF) >> 4) << 32);
+}
+
+// one warpgroup: D (64 x 8, FP32) = A (64 x 16) B (16 x 8), FP16, both K-major without a swizzle: core matrices of
+// 8 rows x 16 bytes, 128 bytes apart along K (LBO) and 256 along M or N (SBO). MODE 0: as it should be; 1: an
+// accumulator read before wgmma.wait_group; 2: no wait at all; 3: B's descriptor 64 KiB past the tile; 4: no
+// fence.proxy.async between the tiles' ordinary stores and the wgmma that reads them
+template <int MODE>
+__global__ void wgmma_tile(const unsigned short* a, const unsigned short* b, float* out)
+{
+    __shared__ __align__(128) unsigned short As[64 * 16], Bs[8 * 16];
+    const int t = threadIdx.x;
+    for (int i = t; i < 64 * 16; i += 128) {
+        const int m = i / 16, k = i % 16;
+        As[(m / 8) * 128 + (k / 8) * 64 + (m % 8) * 8 + k % 8] = a[i];
+    }
+    const int k = t / 8, n = t % 8;                      // (128 threads: B's 16 x 8)
+    Bs[(k / 8) * 64 + n * 8 + k % 8] = b[k * 8 + n];
+    if (MODE != 4) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");   // stores, then wgmma's reads
+    __syncthreads();
+    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    const unsigned long long da = plain_desc(smem(As), 128, 256);
+    const unsigned long long db = plain_desc(smem(Bs) + (MODE == 3 ? 65536 : 0), 128, 256);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, 1, 1, 1, 0, 0;\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db));
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    const float early = d[0];
+    if (MODE != 2) asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    const int r = 16 * (t / 32) + (t % 32) / 4, c = 2 * (t % 4);
+    out[r * 8 + c] = MODE == 1 ? early : d[0];
+    out[r * 8 + c + 1] = d[1];
+    out[(r + 8) * 8 + c] = d[2];
+    out[(r + 8) * 8 + c + 1] = d[3];
+}
+
+// a TMA load into the tile a wgmma issued from it may still be reading
+__global__ void overwrite_in_flight(const __grid_constant__ TensorMap map, float* out)
+{
+    __shared__ __align__(1024) unsigned short tile[128 * 64];
+    __shared__ unsigned long long full;
+    if (threadIdx.x == 0) bar_init(smem(&full), 1);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        bar_expect_bytes(smem(&full), 128 * 64 * 2);
+        tma_load(smem(tile), &map, 0, 0, smem(&full));
+    }
+    bar_wait(smem(&full), 0);
+    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    const unsigned long long da = plain_desc(smem(tile), 128, 256), db = plain_desc(smem(tile) + 4096, 128, 256);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, 1, 1, 1, 0, 0;\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db));
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    if (threadIdx.x == 0) {                              // the next slice, too early
+        bar_expect_bytes(smem(&full), 128 * 64 * 2);
+        tma_load(smem(tile), &map, 0, 64, smem(&full));
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    out[threadIdx.x] = d[0];
+}
+
+// the box read without waiting on its barrier
+__global__ void read_before_landing(const __grid_constant__ TensorMap map, unsigned short* out)
+{
+    __shared__ __align__(1024) unsigned short tile[128 * 64];
+    __shared__ unsigned long long full;
+    if (threadIdx.x == 0) bar_init(smem(&full), 1);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        bar_expect_bytes(smem(&full), 128 * 64 * 2);
+        tma_load(smem(tile), &map, 0, 0, smem(&full));
+    }
+    for (int i = threadIdx.x; i < 128 * 64; i += blockDim.x) out[i] = tile[i];
+}
+
+// a TMA store whose thread never waits for it (FENCE), or of a tile written with no fence.proxy.async (!FENCE)
+template <bool FENCE>
+__global__ void store_unwaited(const __grid_constant__ TensorMap map)
+{
+    __shared__ __align__(1024) float tile[32 * 64];
+    for (int i = threadIdx.x; i < 32 * 64; i += blockDim.x) tile[i] = 1.0f;
+    if (FENCE) fence_proxy_async();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        tma_store(&map, 0, 0, smem(tile));
+        bulk_commit();
+    }
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def wgmma():
+    return gl.load(code=WGMMA, options=SM90)
+
+
+def _tile_inputs():
+    rng = numpy.random.default_rng(11)
+    a = rng.integers(-4, 5, (64, 16)).astype(numpy.float16)
+    b = rng.integers(-4, 5, (16, 8)).astype(numpy.float16)
+    return a, b, a.astype(f64) @ b.astype(f64)
+
+
+@needs_sm90
+def test_a_wgmma_from_unswizzled_k_major_tiles(wgmma):
+    a, b, want = _tile_inputs()
+    out = xp.zeros(64 * 8, dtype=f32)
+    wgmma.get("wgmma_tile<0>")(1, 128, (xp.asarray(a.view(numpy.uint16)), xp.asarray(b.view(numpy.uint16)), out))
+    assert (gl.to_host(out).reshape(64, 8) == want).all()
+
+
+@emulator_only
+def test_accumulators_read_before_wait_group_are_not_the_results(wgmma):
+    a, b, want = _tile_inputs()
+    out = numpy.zeros(64 * 8, dtype=f32)
+    wgmma.get("wgmma_tile<1>")(1, 128, (a.view(numpy.uint16), b.view(numpy.uint16), out))
+    early = out.reshape(64, 8)[:, 0::2][numpy.arange(64) % 16 < 8]      # the d[0] of each thread
+    assert numpy.isnan(early).all()
+    rest = out.reshape(64, 8)
+    assert (rest[:, 1::2] == want[:, 1::2]).all()
+
+
+@emulator_only
+@pytest.mark.parametrize("mode, message", [
+    (2, r"kernel wgmma_tile<2>, block \(0,0,0\): inline PTX at <code>:\d+: a wgmma whose results 128 of its "
+        r"warpgroup's 128 threads never waited for \(wgmma.commit_group, then wgmma.wait_group\) before the block "
+        r"ended"),
+    (3, r"a wgmma whose descriptor for B \(start \d+, LBO 128, SBO 256, no swizzle\) reaches shared address \d+ for "
+        r"its element \(0, 0\), outside the block's shared arrays and the dynamic shared memory its launch gave"),
+])
+def test_a_wgmma_never_waited_for_or_outside_shared_memory_is_named(wgmma, mode, message):
+    a, b, _ = _tile_inputs()
+    with pytest.raises(gl.EmulatorError, match=message):
+        wgmma.get(f"wgmma_tile<{mode}>")(1, 128, (a.view(numpy.uint16), b.view(numpy.uint16),
+                                                  numpy.zeros(512, dtype=f32)))
+
+
+@emulator_only
+def test_a_tma_load_over_a_tile_a_wgmma_may_still_read_is_named(wgmma):
+    from gemmlab.runtime import tma
+    A = numpy.ones((256, 64), dtype=numpy.float16)
+    with pytest.raises(gl.EmulatorError, match=r"a TMA load into shared memory \d+-\d+, which the wgmma issued at "
+                                               r"<code>:\d+ may still be reading \(its A operand; no thread of its "
+                                               r"warpgroup has waited for it with wgmma.wait_group\)"):
+        wgmma.get("overwrite_in_flight")(1, 128, (tma.tensor_map(A, "fp16", 128, 64), numpy.zeros(128, dtype=f32)))
+
+
+@emulator_only
+def test_a_box_read_before_its_barrier_completes_is_not_there_yet(wgmma):
+    from gemmlab.runtime import tma
+    A = numpy.ones((128, 64), dtype=numpy.float16)
+    out = numpy.full(128 * 64, 7, dtype=numpy.uint16)
+    wgmma.get("read_before_landing")(1, 128, (tma.tensor_map(A, "fp16", 128, 64), out))
+    assert (out == 0).all()                              # what the block's shared memory held, not the box
+
+
+@emulator_only
+def test_a_tma_store_never_waited_for_is_named(wgmma):
+    from gemmlab.runtime import tma
+    C = numpy.zeros((32, 64), dtype=f32)
+    with pytest.raises(gl.EmulatorError, match=r"a TMA store that its thread never waited for "
+                                               r"\(cp.async.bulk.commit_group, then cp.async.bulk.wait_group\) before "
+                                               r"the block ended"):
+        wgmma.get("store_unwaited<true>")(1, 128, (tma.tensor_map(C, "fp32", 64, 32),))
+
+
+@emulator_only
+def test_a_copy_or_wgmma_reading_ordinary_stores_with_no_proxy_fence_is_named(wgmma):
+    """Shared memory written with ordinary stores and read by the asynchronous proxy (a TMA store, a wgmma) needs a
+    fence.proxy.async by each writing thread in between; without it, the thread is named."""
+    from gemmlab.runtime import tma
+    a, b, _ = _tile_inputs()
+    with pytest.raises(gl.EmulatorError, match=r"a wgmma whose A operand's element \(0, 0\), at shared address \d+: "
+                                               r"thread \(\d+,0,0\) wrote it with an ordinary store and has run no "
+                                               r"fence.proxy.async since"):
+        wgmma.get("wgmma_tile<4>")(1, 128, (a.view(numpy.uint16), b.view(numpy.uint16), numpy.zeros(512, dtype=f32)))
+    C = numpy.zeros((32, 64), dtype=f32)
+    with pytest.raises(gl.EmulatorError, match=r"a TMA store from shared address \d+: thread \(\d+,0,0\) wrote it "
+                                               r"with an ordinary store and has run no fence.proxy.async since"):
+        wgmma.get("store_unwaited<false>")(1, 128, (tma.tensor_map(C, "fp32", 64, 32),))

@@ -303,6 +303,10 @@ inline SharedVar shared_vars[256];
 // launch's dynamic bytes)
 inline size_t static_window = 0;
 inline long long dynamic_window = -1;
+// Each block of each launch in this process, numbered (the PTX runtime keeps state per block: its barriers, the
+// copies and wgmma in flight), and what the PTX runtime checks when a block's threads have all finished
+inline unsigned long long block_serial = 0;
+inline void (*block_end_hook)() = nullptr;
 inline unsigned shared_count = 0;
 inline size_t shared_used = 0;
 inline bool in_child = false;
@@ -424,6 +428,17 @@ GL_NOSAN inline int describe_threads(char* out, size_t room, State state, const 
     }
     gl_emu_switch(&g.fibers[g.cur].sp, g.main_sp);
     __builtin_unreachable();
+}
+
+// A fault found when a block has finished (no thread to stop): the launch stops with the block named
+GL_NOSAN inline void block_failed(const char* what)
+{
+    g.failed = true;
+    if (g.status) {
+        g.status->code = 1;
+        std::snprintf(g.status->message, sizeof g.status->message, "kernel %s, block (%u,%u,%u): %s", g.kernel,
+                      g.block_idx.x, g.block_idx.y, g.block_idx.z, what);
+    }
 }
 
 // What a thread waiting in the PTX runtime waits for, in words (an mbarrier's phase, a named barrier): defined
@@ -880,12 +895,31 @@ GL_NOSAN inline void track_global(uintptr_t lo, size_t n)
     (void)lo; (void)n;
 #endif
 }
+// A module with inline PTX (gemmlab_ptx.h sets watch_shared): ordinary accesses to shared memory reach
+// watched_access(), which remembers, for each 8 bytes, the thread that last stored to them and how many
+// fence.proxy.async that thread had run by then, so that the asynchronous proxy (a TMA store, a wgmma) reading them
+// before that thread's next such fence is named (see gemmlab_ptx.h)
+constexpr signed char WATCHED = -2;
+inline bool watch_shared = false;
+constexpr size_t PROXY_GRANULES = (SHARED_ARENA_BYTES + DYNAMIC_SHARED_BYTES) / 8;
+inline unsigned short proxy_writer[PROXY_GRANULES];     // the thread + 1; 0: none, or the copy engine
+inline unsigned proxy_fence_at[PROXY_GRANULES];
+inline unsigned proxy_fences[1024];                     // each thread's fence.proxy.async so far in its block
+inline bool proxy_dirty = false;
+GL_NOSAN inline long long proxy_granule(uintptr_t a)
+{
+    const uintptr_t arena = reinterpret_cast<uintptr_t>(shared_arena), dyn = reinterpret_cast<uintptr_t>(dynamic_shared);
+    if (a - arena < SHARED_ARENA_BYTES) return (long long)((a - arena) >> 3);
+    if (a - dyn < DYNAMIC_SHARED_BYTES) return (long long)((SHARED_ARENA_BYTES + (a - dyn)) >> 3);
+    return -1;
+}
 GL_NOSAN inline void unpoison_shared(uintptr_t lo, size_t n)
 {
 #if defined(GL_EMU_RACECHECK)
     std::memset(shadow_of(lo), TRACKED, (n + 7) >> 3);
 #else
-    unpoison(lo, n);
+    if (watch_shared) std::memset(shadow_of(lo), WATCHED, (n + 7) >> 3);
+    else unpoison(lo, n);
 #endif
 }
 
@@ -1694,11 +1728,33 @@ GL_NOSAN inline bool global_access(uintptr_t a, size_t n, bool write)
     return true;
 }
 
+// an access to watched shared memory: within an array (or the launch's dynamic bytes), a store remembered
+GL_NOSAN inline bool watched_access(uintptr_t a, size_t n, bool write)
+{
+    const uintptr_t dyn = reinterpret_cast<uintptr_t>(dynamic_shared);
+    bool inside = a >= dyn && a + n <= dyn + dynamic_shared_given;
+    for (unsigned i = 0; !inside && i < shared_count; ++i) {
+        const uintptr_t lo = reinterpret_cast<uintptr_t>(shared_vars[i].data);
+        inside = a >= lo && a + n <= lo + shared_vars[i].bytes;
+    }
+    if (!inside) return false;
+    if (write && g.fibers && g.cur < g.n) {
+        const long long first = proxy_granule(a), last = proxy_granule(a + n - 1);
+        for (long long k = first; k >= 0 && k <= last; ++k) {
+            proxy_writer[k] = (unsigned short)(g.fibers[g.cur].linear + 1);
+            proxy_fence_at[k] = proxy_fences[g.fibers[g.cur].linear];
+        }
+        proxy_dirty = true;
+    }
+    return true;
+}
+
 GL_NOSAN inline void checked_access(uintptr_t a, size_t n, bool write, const void* ret)
 {
 #if defined(GL_EMU_RACECHECK)
     if (*shadow_of(a) == TRACKED && race_access(a, n, write, ret)) return;
 #endif
+    if (*shadow_of(a) == WATCHED && watched_access(a, n, write)) return;
     if (*shadow_of(a) == GLOBAL && global_access(a, n, write)) {
 #if defined(GL_EMU_RACECHECK)
         race_global(a, n, write, ret);
@@ -1820,6 +1876,10 @@ GL_NOSAN inline void run_grid(unsigned long long first, unsigned long long count
         const unsigned bx = unsigned(b % g.grid_dim.x), by = unsigned(b / g.grid_dim.x % g.grid_dim.y),
                        bz = unsigned(b / plane);
         g.block_idx = dim3(bx, by, bz);
+        ++block_serial;
+        if (proxy_dirty) std::memset(proxy_writer, 0, sizeof proxy_writer);
+        proxy_dirty = false;
+        std::memset(proxy_fences, 0, sizeof proxy_fences);
         ++g.epoch;                       // nothing in one block races with another's accesses
 #if defined(GL_EMU_RACECHECK)
         resolve_pending();               // (the last block's last store)
@@ -1845,6 +1905,7 @@ GL_NOSAN inline void run_grid(unsigned long long first, unsigned long long count
         g.cur = 0;
         if (g.status) { g.status->thread[0] = g.status->thread[1] = g.status->thread[2] = 0; }
         gl_emu_switch(&g.main_sp, g.fibers[0].sp);
+        if (!g.failed && block_end_hook) block_end_hook();
         if (g.failed) return;
     }
 #if defined(GL_EMU_RACECHECK)

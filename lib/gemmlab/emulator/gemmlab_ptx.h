@@ -437,7 +437,8 @@ struct Lane {
     unsigned long long in[8];          // its registers for the instruction
     unsigned long long out[8];         // its results
     const unsigned char* row;          // ldmatrix: the row it addresses (lanes 0 .. 8 x - 1)
-    float* acc;                        // wgmma: its accumulators, read and written in place
+    float* acc;                        // wgmma: its accumulators' values when it issued
+    float* const* dst;                 // wgmma: its accumulator operands' addresses
     int n_acc;
     const void* extra;                 // wgmma: its view of the instruction's operands (a Wgmma)
 };
@@ -711,6 +712,41 @@ GL_NOSAN inline void run_setmaxnreg(Thread& t, const Instr& in)
 }
 
 // ---- shared-memory addresses --------------------------------------------------------------------------------
+// whether n bytes at p lie in one of the block's shared arrays, or in the dynamic shared memory its launch gave
+GL_NOSAN inline bool block_has(const void* at, size_t n)
+{
+    const unsigned char* p = static_cast<const unsigned char*>(at);
+    if (!p) return false;
+    for (unsigned i = 0; i < shared_count; ++i)
+        if (p >= shared_vars[i].data && p + n <= shared_vars[i].data + shared_vars[i].bytes) return true;
+    const unsigned char* dyn = reinterpret_cast<const unsigned char*>(dynamic_shared);
+    return p >= dyn && p + n <= dyn + dynamic_shared_given;
+}
+// the thread (its linear index + 1) whose ordinary store to n bytes of shared memory at p the asynchronous proxy may
+// not see yet: it has run no fence.proxy.async since; 0 if none
+GL_NOSAN inline unsigned unfenced_writer(const void* p, size_t n)
+{
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    const long long first = proxy_granule(a), last = proxy_granule(a + n - 1);
+    for (long long k = first; k >= 0 && k <= last; ++k) {
+        const unsigned w = proxy_writer[k];
+        if (w && proxy_fences[w - 1] == proxy_fence_at[k]) return w;
+    }
+    return 0;
+}
+GL_NOSAN inline void proxy_wrote(const void* p, size_t n)       // the copy engine wrote them (a TMA load)
+{
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    const long long first = proxy_granule(a), last = proxy_granule(a + n - 1);
+    for (long long k = first; k >= 0 && k <= last; ++k) proxy_writer[k] = 0;
+}
+GL_NOSAN inline int name_writer(char* out, size_t size, unsigned w)
+{
+    const Fiber& f = g.fibers[w - 1];
+    return std::snprintf(out, size, "thread (%u,%u,%u) wrote it with an ordinary store and has run no "
+                         "fence.proxy.async since (the async proxy may not see the store)", f.tid.x, f.tid.y, f.tid.z);
+}
+
 // a shared-window address (what __cvta_generic_to_shared gave) of n bytes, aligned to `align`, checked
 GL_NOSAN inline unsigned char* shared_at(const Thread& t, unsigned long long w, size_t n, size_t align, const char* what)
 {
@@ -720,8 +756,9 @@ GL_NOSAN inline unsigned char* shared_at(const Thread& t, unsigned long long w, 
         std::snprintf(msg, sizeof msg, "%s at shared address %llu, which is not %zu-byte aligned", what, w, align);
         stop(t, msg);
     }
-    if (!in_shared(reinterpret_cast<uintptr_t>(p)) || !in_shared(reinterpret_cast<uintptr_t>(p) + n - 1)) {
-        std::snprintf(msg, sizeof msg, "%s at shared address %llu, outside shared memory", what, w);
+    if (!block_has(p, n)) {
+        std::snprintf(msg, sizeof msg, "%s at shared address %llu (%zu bytes), outside the block's shared arrays and "
+                      "the dynamic shared memory its launch gave", what, w, n);
         stop(t, msg);
     }
     return p;
@@ -831,6 +868,7 @@ GL_NOSAN inline void mb_wake(const unsigned long long* bar)
 }
 
 // arrivals and transaction bytes on a barrier; completes its phase when both are in
+GL_NOSAN inline void land(unsigned long long* bar);
 GL_NOSAN inline void mb_update(const Thread& t, unsigned long long* bar, unsigned long long arrivals, long long bytes)
 {
     const unsigned long long w = *bar;
@@ -844,7 +882,8 @@ GL_NOSAN inline void mb_update(const Thread& t, unsigned long long* bar, unsigne
     if (tx < -(1ll << 20) || tx >= (1ll << 20)) stop(t, "an mbarrier's transaction count out of its range (2^20 bytes)");
     unsigned long long pending = mb_pending(w) - arrivals;
     unsigned phase = mb_phase(w);
-    if (pending == 0 && tx == 0) {
+    const bool completes = pending == 0 && tx == 0;
+    if (completes) {
         pending = mb_expected(w);
         phase ^= 1u;
     }
@@ -892,6 +931,8 @@ GL_NOSAN inline void run_mbarrier(Thread& t, const Instr& in)
         // the phase of that parity has completed once the current phase's parity differs from it; until then the
         // thread waits (a GPU's try_wait would return false and the kernel's loop ask again)
         while (mb_phase(*bar) == parity) {
+            land(bar);                                 // (the phase's copies in flight land when it is waited for)
+            if (mb_phase(*bar) != parity) break;
             Fiber& me = g.fibers[g.cur];
             me.state = AT_MBARRIER;
             me.wait_on = bar;
@@ -932,11 +973,9 @@ GL_NOSAN inline void run_bar(Thread& t, const Instr& in)
                       "the block's %u", count, g.n);
         stop(t, what);
     }
-    const unsigned long long block = 1 + g.block_idx.x + (unsigned long long)g.grid_dim.x *
-                                             (g.block_idx.y + (unsigned long long)g.grid_dim.y * g.block_idx.z);
-    if (named_block != block) {
+    if (named_block != block_serial) {
         for (Named& b : named) b = Named{0, 0, 0};
-        named_block = block;
+        named_block = block_serial;
     }
     Named& b = named[id];
     if (b.arrived && b.expected != count) {
@@ -967,6 +1006,15 @@ GL_NOSAN inline void run_bar(Thread& t, const Instr& in)
         run_next();
     }
 }
+
+// ---- the block's state in the PTX runtime: named barriers' counts, bulk and wgmma groups, copies and wgmma in
+// ---- flight. A new block (block_serial) starts afresh; what a finished block left undone is checked then.
+inline unsigned long long state_block = 0;
+inline unsigned long long bulk_commits[1024];          // each thread's committed bulk groups (TMA stores)
+inline unsigned long long wgmma_commits[1024];         // each thread's committed wgmma groups
+GL_NOSAN inline void fresh_block();
+GL_NOSAN inline void on_block(){ if (state_block != block_serial) fresh_block(); }
+GL_NOSAN inline unsigned me() { return g.fibers[g.cur].linear; }
 
 // ---- TMA: tensor maps and the bulk tensor copies ---------------------------------------------------------------
 // A tensor map as gemmlab.tma encodes it for the emulator, in the 128 bytes of a CUtensorMap: the same arguments
@@ -1021,15 +1069,27 @@ GL_NOSAN inline void coordinates(const Thread& t, const Operand& o, long long (&
 
 // the box at (c0, c1) between global memory and shared memory at w (the swizzled box, rows of box[0] elements);
 // outside the matrix a load reads zeros and a store writes nothing; add: a store adds FP32 values to what is there
+GL_NOSAN inline unsigned box_bytes(const TensorMap& m) { return m.box[0] * m.elem_bytes * m.box[1]; }
+GL_NOSAN inline void box_check(const Thread& t, const TensorMap& m, unsigned long long w, bool load)
+{
+    const unsigned pitch = m.box[0] * m.elem_bytes;
+    if (m.box[0] == 0 || m.box[1] == 0 || m.box[0] > 256 || m.box[1] > 256)
+        stop(t, "a tensor map whose box is not 1 to 256 elements along each dimension");
+    if (pitch % 16) stop(t, "a tensor map whose box rows are not a multiple of 16 bytes");
+    if (m.swizzle && pitch > span_of(m.swizzle)) stop(t, "a swizzled box whose rows are longer than the swizzle span");
+    shared_at(t, w, box_bytes(m), m.swizzle ? 128 : 16, load ? "a TMA load's destination" : "a TMA store's source");
+}
 GL_NOSAN inline void box_copy(const Thread& t, const TensorMap& m, const long long (&c)[2], unsigned long long w,
                               bool load, bool add)
 {
-    const unsigned es = m.elem_bytes, pitch = m.box[0] * es, bytes = pitch * m.box[1];
-    if (m.swizzle && pitch > span_of(m.swizzle)) stop(t, "a swizzled box whose rows are longer than the swizzle span");
-    unsigned char* smem = shared_at(t, w, bytes, m.swizzle ? 128 : 16, load ? "a TMA load's destination"
-                                                                            : "a TMA store's source");
-    (void)smem;
-    for (unsigned r = 0; r < m.box[1]; ++r) {
+    const unsigned es = m.elem_bytes, pitch = m.box[0] * es;
+    box_check(t, m, w, load);
+    for (unsigned r = 0; r < m.box[1]; ++r) {       // (the memory check and racecheck see each row's bytes)
+        for (unsigned k = 0; k < pitch; k += 16) {
+            const void* chunk = from_shared_window((size_t)swizzled(w + (unsigned long long)r * pitch + k, m.swizzle));
+            shadow_check(reinterpret_cast<uintptr_t>(chunk), 16, load, t.pc);
+            if (load) proxy_wrote(chunk, 16);
+        }
         const long long row = c[1] + r;
         for (unsigned e = 0; e < m.box[0]; ++e) {
             const long long col = c[0] + e;
@@ -1064,21 +1124,110 @@ GL_NOSAN inline void box_copy(const Thread& t, const TensorMap& m, const long lo
     }
 }
 
+// Copies in flight. A load's box lands when the phase of its mbarrier completes (the GPU's lands some time before:
+// a thread that reads it before waiting on the barrier reads what was there, here always); a store reads shared
+// memory when its thread waits for its bulk group (the latest a GPU may read it), or it is an error when its
+// block ends first.
+struct Copy {
+    bool used, load, add;
+    unsigned long long block, seq, group;
+    unsigned thread;
+    const unsigned long long* bar;
+    TensorMap map;
+    long long c[2];
+    unsigned long long w;
+    const char* file;
+    int line;
+    const void* pc;
+};
+constexpr int MAX_COPIES = 2048;
+inline Copy copies[MAX_COPIES];
+inline unsigned long long copy_seq = 0;
+
+GL_NOSAN inline void queue_copy(const Thread& t, const Copy& c)
+{
+    for (Copy& slot : copies)
+        if (!slot.used || slot.block != block_serial) {
+            slot = c;
+            slot.used = true;
+            slot.block = block_serial;
+            slot.seq = ++copy_seq;
+            slot.file = t.file;
+            slot.line = t.line;
+            slot.pc = t.pc;
+            return;
+        }
+    stop(t, "more than 2048 TMA copies in flight in one block");
+}
+GL_NOSAN inline void perform(Copy& c)
+{
+    Thread t{};
+    t.file = c.file;
+    t.line = c.line;
+    t.pc = c.pc;
+    c.used = false;
+    box_copy(t, c.map, c.c, c.w, c.load, c.add);
+    if (c.load) mb_update(t, const_cast<unsigned long long*>(c.bar), 0, (long long)box_bytes(c.map));
+}
+// the block's copies that `which` selects, oldest first
+template <class F>
+GL_NOSAN inline void perform_all(F which)
+{
+    for (;;) {
+        Copy* first = nullptr;
+        for (Copy& c : copies)
+            if (c.used && c.block == block_serial && which(c) && (!first || c.seq < first->seq)) first = &c;
+        if (!first) return;
+        perform(*first);
+    }
+}
+// the loads in flight on an mbarrier land, and count their bytes off it: when a thread waits on it (try_wait), the
+// latest moment a kernel may rely on them
+GL_NOSAN inline void land(unsigned long long* bar)
+{
+    perform_all([bar](const Copy& c) { return c.load && c.bar == bar; });
+}
+
+GL_NOSAN inline void check_wgmma_overlap(const Thread& t, unsigned long long lo, unsigned long long hi);
+
 GL_NOSAN inline void run_bulk(Thread& t, const Instr& in)
 {
     const char* op = in.opcode;
-    if (std::strcmp(op, "cp.async.bulk.commit_group") == 0 || starts(op, "cp.async.bulk.wait_group")) return;
+    on_block();
+    if (std::strcmp(op, "cp.async.bulk.commit_group") == 0) {
+        ++bulk_commits[me()];
+        return;
+    }
+    if (starts(op, "cp.async.bulk.wait_group")) {        // .read or not: this thread's older groups are done
+        if (in.count != 1) stop(t, "cp.async.bulk.wait_group takes the number of groups that may stay pending");
+        const unsigned long long n = read(t, operand(t, in, 0)), mine = me(), done = bulk_commits[mine];
+        if (done > n) perform_all([&](const Copy& c) { return !c.load && c.thread == mine && c.group < done - n; });
+        return;
+    }
     const bool reduce = starts(op, "cp.reduce.async.bulk.tensor.");
     if (!starts(op, "cp.async.bulk.tensor.2d.") && !(reduce && has(op, ".2d.")))
         stop(t, "a bulk copy the emulator does not run (it runs 2-D cp.async.bulk.tensor loads and stores and the "
                 ".add reduction)");
+    Copy c{};
     if (has(op, ".global.shared::")) {                 // a store (or reduction): [map, {c}], [src]
         if (reduce && !has(op, ".add")) stop(t, "a TMA reduction other than .add");
+        if (!has(op, ".bulk_group")) stop(t, "a TMA store the emulator does not run (it runs .bulk_group ones)");
         if (in.count != 2) stop(t, "a TMA store takes a tensor and a shared-memory source");
-        long long c[2];
-        const TensorMap& m = tensor_map(t, operand(t, in, 0));
-        coordinates(t, operand(t, in, 0), c);
-        box_copy(t, m, c, address_of(t, operand(t, in, 1)), false, reduce);
+        c.map = tensor_map(t, operand(t, in, 0));
+        coordinates(t, operand(t, in, 0), c.c);
+        c.w = address_of(t, operand(t, in, 1));
+        box_check(t, c.map, c.w, false);
+        if (reduce && c.map.elem_bytes != 4) stop(t, "a TMA reduce-add of elements other than FP32");
+        if (const unsigned writer = unfenced_writer(from_shared_window((size_t)c.w), box_bytes(c.map))) {
+            char what[400];
+            const int used = std::snprintf(what, sizeof what, "a TMA store from shared address %llu: ", c.w);
+            name_writer(what + used, sizeof what - used, writer);
+            stop(t, what);
+        }
+        c.add = reduce;
+        c.thread = me();
+        c.group = bulk_commits[c.thread];
+        queue_copy(t, c);
         return;
     }
     // a load: [dst], [map, {c}], [bar] (, mask with .multicast::cluster)
@@ -1089,13 +1238,17 @@ GL_NOSAN inline void run_bulk(Thread& t, const Instr& in)
                                                  "mask with .multicast::cluster)");
     if (multicast && (read(t, operand(t, in, 3)) & 1u) == 0)
         stop(t, "a multicast TMA load whose mask leaves out the only block of its cluster (a launch without clusters)");
-    long long c[2];
-    const TensorMap& m = tensor_map(t, operand(t, in, 1));
-    coordinates(t, operand(t, in, 1), c);
-    box_copy(t, m, c, address_of(t, operand(t, in, 0)), true, false);
+    c.map = tensor_map(t, operand(t, in, 1));
+    coordinates(t, operand(t, in, 1), c.c);
+    c.w = address_of(t, operand(t, in, 0));
+    box_check(t, c.map, c.w, true);
+    check_wgmma_overlap(t, c.w, c.w + box_bytes(c.map));
     unsigned long long* bar = mbarrier_at(t, address_of(t, operand(t, in, 2)));
     if (mb_expected(*bar) == 0) stop(t, "a TMA load that completes on an mbarrier that mbarrier.init has not set up");
-    mb_update(t, bar, 0, (long long)m.box[0] * m.box[1] * m.elem_bytes);
+    c.load = true;
+    c.bar = bar;
+    c.thread = me();
+    queue_copy(t, c);
 }
 
 // ---- wgmma: a warpgroup's D (64 x N, FP32) = A (64 x K) B (K x N) (+ D) ------------------------------------
@@ -1142,11 +1295,13 @@ struct Wgmma {                         // one instruction's shape and the operan
     unsigned long long desc_a, desc_b;
     const char* file;
     int line;
+    const void* pc;
 };
 
-GL_NOSAN inline float shared_element(unsigned long long w, Precision p)
+GL_NOSAN inline float shared_element(unsigned long long w, Precision p, const void* pc = nullptr)
 {
     const unsigned char* at = static_cast<const unsigned char*>(from_shared_window((size_t)w));
+    shadow_check(reinterpret_cast<uintptr_t>(at), p == P_TF32 ? 4 : 2, false, pc);   // (memory check, racecheck)
     if (p == P_TF32) {
         unsigned u;
         std::memcpy(&u, at, 4);
@@ -1165,7 +1320,85 @@ GL_NOSAN inline float shared_element(unsigned long long w, Precision p)
     stop(t, what);
 }
 
-GL_NOSAN inline void wgmma_compute(Lane* const* lanes, unsigned)
+// A wgmma in flight: issued by its warpgroup, computed when a thread of it first waits for it (reading shared memory
+// then), its results copied into each thread's accumulators at that thread's own wait. Until then the accumulator
+// operands hold UNREADY, a NaN: a thread that reads them early gets it, where a GPU's thread would get registers
+// the tensor cores have not written yet. A wgmma that accumulates onto another's pending results (the same
+// operands, not yet waited for) takes them from it.
+constexpr unsigned UNREADY = 0x7fedbeefu;
+constexpr int MAX_SOURCES = 8;
+struct Pending {
+    bool used, computed;
+    unsigned long long block, seq, group;
+    unsigned base;                      // the warpgroup's first thread
+    int sources[MAX_SOURCES], n_sources; // the pending wgmma whose results it takes as inputs (their slots)
+    int dependents;                     // pending wgmma not yet computed that take this one's results
+    Wgmma w;
+    int n_acc;
+    unsigned n_waited;
+    unsigned long long a_lo, a_hi, b_lo, b_hi;       // the shared memory its operands lie in
+    unsigned a_in[128][4];
+    bool waited[128];
+    float* dst[128][128];
+    float din[128][128];
+    int src[128][128];                  // a pending wgmma's slot * 256 + its element, whose result is this input; -1
+    float res[128][128];
+};
+constexpr int MAX_PENDING = 48;
+inline Pending pending_wgmma[MAX_PENDING];
+inline unsigned long long wgmma_seq = 0;
+
+GL_NOSAN inline bool pending_here(const Pending& p) { return p.used && p.block == block_serial; }
+
+// the shared memory an operand's descriptor reads (its lowest and highest byte + 1); every element must lie in the
+// block's shared memory
+GL_NOSAN inline void operand_span(const Wgmma& w, char which, unsigned long long desc, unsigned mns, unsigned es,
+                                  bool k_major, unsigned long long& lo, unsigned long long& hi)
+{
+    const Descriptor d = descriptor(desc);
+    lo = ~0ull;
+    hi = 0;
+    for (unsigned mn = 0; mn < mns; ++mn)
+        for (int k = 0; k < w.K; ++k) {
+            const unsigned long long a = operand_address(d, mn, (unsigned)k, es, k_major);
+            const void* at = from_shared_window((size_t)a);
+            if (const unsigned writer = block_has(at, es) ? unfenced_writer(at, es) : 0) {
+                char what[400];
+                const int used = std::snprintf(what, sizeof what, "a wgmma whose %c operand's element (%u, %d), at "
+                                               "shared address %llu: ", which, mn, k, a);
+                name_writer(what + used, sizeof what - used, writer);
+                stop_here(w, what);
+            }
+            if (!block_has(at, es)) {
+                char what[400];
+                std::snprintf(what, sizeof what, "a wgmma whose descriptor for %c (start %llu, LBO %llu, SBO %llu, %s) "
+                              "reaches shared address %llu for its element (%u, %d), outside the block's shared "
+                              "arrays and the dynamic shared memory its launch gave", which, d.start, d.lbo, d.sbo, d.mode == 3 ? "128-byte swizzle" : d.mode == 2
+                              ? "64-byte swizzle" : d.mode == 1 ? "32-byte swizzle" : "no swizzle", a, mn, k);
+                stop_here(w, what);
+            }
+            if (a < lo) lo = a;
+            if (a + es > hi) hi = a + es;
+        }
+}
+
+// a TMA load about to write [lo, hi) of shared memory: no wgmma in flight may still read it
+GL_NOSAN inline void check_wgmma_overlap(const Thread& t, unsigned long long lo, unsigned long long hi)
+{
+    for (const Pending& p : pending_wgmma) {
+        if (!pending_here(p) || p.computed) continue;
+        const bool a = !p.w.a_regs && lo < p.a_hi && p.a_lo < hi, b = lo < p.b_hi && p.b_lo < hi;
+        if (!a && !b) continue;
+        char what[400];
+        std::snprintf(what, sizeof what, "a TMA load into shared memory %llu-%llu, which the wgmma issued at %s:%d "
+                      "may still be reading (its %s operand; no thread of its warpgroup has waited for it with "
+                      "wgmma.wait_group): the copy may overwrite it before the tensor cores read it", lo, hi - 1,
+                      p.w.file, p.w.line, a ? "A" : "B");
+        stop(t, what);
+    }
+}
+
+GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
 {
     const Wgmma& w = *static_cast<const Wgmma*>(lanes[0]->extra);
     for (int l = 1; l < 128; ++l) {                    // one instruction: every thread gives the same operands
@@ -1174,28 +1407,83 @@ GL_NOSAN inline void wgmma_compute(Lane* const* lanes, unsigned)
             o.scale_b != w.scale_b || o.N != w.N)
             stop_here(w, "the threads of a warpgroup give one wgmma different descriptors, scale-d or scales");
     }
+    const unsigned base = me() & ~127u;
+    Pending* p = nullptr;
+    for (Pending& q : pending_wgmma)
+        if (!pending_here(q)) { p = &q; break; }
+    if (!p) stop_here(w, "more than 48 wgmma in flight in one block (no wgmma.wait_group?)");
+    p->used = true;
+    p->computed = false;
+    p->block = block_serial;
+    p->seq = ++wgmma_seq;
+    p->group = wgmma_commits[base];
+    p->base = base;
+    p->w = w;
+    p->n_acc = lanes[0]->n_acc;
+    p->n_waited = 0;
+    p->n_sources = 0;
+    p->dependents = 0;
+    const unsigned es = w.p == P_TF32 ? 4 : 2;
+    if (!w.a_regs) operand_span(w, 'A', w.desc_a, 64, es, w.a_kmajor, p->a_lo, p->a_hi);
+    operand_span(w, 'B', w.desc_b, (unsigned)w.N, es, w.b_kmajor, p->b_lo, p->b_hi);
+    for (unsigned l = 0; l < 128; ++l) {
+        const Lane& L = *lanes[l];
+        p->waited[l] = false;
+        for (int i = 0; i < 4; ++i) p->a_in[l][i] = (unsigned)L.in[i];
+        for (int i = 0; i < p->n_acc; ++i) {
+            p->dst[l][i] = L.dst[i];
+            p->din[l][i] = L.acc[i];
+            p->src[l][i] = -1;
+            unsigned bits;
+            std::memcpy(&bits, &L.acc[i], 4);
+            if (bits != UNREADY || !w.accumulate) continue;
+            const Pending* from = nullptr;              // the latest wgmma in flight that writes this operand
+            int at = -1;
+            for (const Pending& q : pending_wgmma) {
+                if (!pending_here(q) || &q == p || q.base != base || q.waited[l] || (from && q.seq < from->seq)) continue;
+                int k = i < q.n_acc && q.dst[l][i] == L.dst[i] ? i : -1;
+                for (int j = 0; k < 0 && j < q.n_acc; ++j)
+                    if (q.dst[l][j] == L.dst[i]) k = j;
+                if (k >= 0) { from = &q; at = k; }
+            }
+            if (!from) continue;
+            const int slot = (int)(from - pending_wgmma);
+            p->src[l][i] = slot * 256 + at;
+            bool known = false;
+            for (int j = 0; j < p->n_sources; ++j) known = known || p->sources[j] == slot;
+            if (known) continue;
+            if (p->n_sources == MAX_SOURCES) stop_here(w, "a wgmma whose accumulators come from more than 8 others in flight");
+            p->sources[p->n_sources++] = slot;
+            ++pending_wgmma[slot].dependents;
+        }
+    }
+}
+
+GL_NOSAN inline void wgmma_compute(Pending& p)
+{
+    const Wgmma& w = p.w;
     const unsigned es = w.p == P_TF32 ? 4 : 2;
     const int G = w.p == P_TF32 ? GL_TC_GROUP_TF32 : GL_TC_GROUP_16BIT;
     const Descriptor da = descriptor(w.desc_a), db = descriptor(w.desc_b);
     static float A[64][16], Bt[256][16], D[64][256];
     for (int m = 0; m < 64; ++m)
         for (int k = 0; k < w.K; ++k)
-            A[m][k] = w.a_regs ? 0.0f : w.scale_a * shared_element(operand_address(da, m, k, es, w.a_kmajor), w.p);
+            A[m][k] = w.a_regs ? 0.0f : w.scale_a * shared_element(operand_address(da, m, k, es, w.a_kmajor), w.p, w.pc);
     if (w.a_regs) {                                    // the mma.sync layout, warp by warp (16 rows each)
         for (int l = 0; l < 128; ++l) {
-            const Lane& L = *lanes[l];
+            const unsigned* in = p.a_in[l];
             const int r0 = 16 * (l / 32), g8 = (l % 32) / 4, t = l % 4;
             if (w.p == P_TF32) {
-                A[r0 + g8][t] = element((unsigned)L.in[0], w.p);
-                A[r0 + g8 + 8][t] = element((unsigned)L.in[1], w.p);
-                A[r0 + g8][t + 4] = element((unsigned)L.in[2], w.p);
-                A[r0 + g8 + 8][t + 4] = element((unsigned)L.in[3], w.p);
+                A[r0 + g8][t] = element(in[0], w.p);
+                A[r0 + g8 + 8][t] = element(in[1], w.p);
+                A[r0 + g8][t + 4] = element(in[2], w.p);
+                A[r0 + g8 + 8][t + 4] = element(in[3], w.p);
             } else {
                 for (int h = 0; h < 2; ++h) {
-                    A[r0 + g8][2 * t + h] = element((unsigned)(L.in[0] >> (16 * h)) & 0xffffu, w.p);
-                    A[r0 + g8 + 8][2 * t + h] = element((unsigned)(L.in[1] >> (16 * h)) & 0xffffu, w.p);
-                    A[r0 + g8][2 * t + 8 + h] = element((unsigned)(L.in[2] >> (16 * h)) & 0xffffu, w.p);
-                    A[r0 + g8 + 8][2 * t + 8 + h] = element((unsigned)(L.in[3] >> (16 * h)) & 0xffffu, w.p);
+                    A[r0 + g8][2 * t + h] = element((in[0] >> (16 * h)) & 0xffffu, w.p);
+                    A[r0 + g8 + 8][2 * t + h] = element((in[1] >> (16 * h)) & 0xffffu, w.p);
+                    A[r0 + g8][2 * t + 8 + h] = element((in[2] >> (16 * h)) & 0xffffu, w.p);
+                    A[r0 + g8 + 8][2 * t + 8 + h] = element((in[3] >> (16 * h)) & 0xffffu, w.p);
                 }
             }
         }
@@ -1203,16 +1491,16 @@ GL_NOSAN inline void wgmma_compute(Lane* const* lanes, unsigned)
             for (int k = 0; k < w.K; ++k) A[m][k] *= w.scale_a;
     }
     for (int k = 0; k < w.K; ++k)
-        for (int n = 0; n < w.N; ++n) Bt[n][k] = w.scale_b * shared_element(operand_address(db, n, k, es, w.b_kmajor), w.p);
-    for (int l = 0; l < 128; ++l) {                    // D in, from every thread's registers
+        for (int n = 0; n < w.N; ++n)
+            Bt[n][k] = w.scale_b * shared_element(operand_address(db, n, k, es, w.b_kmajor), w.p, w.pc);
+    for (int l = 0; l < 128; ++l) {                    // D in: as issued, or another wgmma's result
         const int r0 = 16 * (l / 32), g8 = (l % 32) / 4, t = l % 4;
-        const float* acc = lanes[l]->acc;
-        for (int j = 0; j < w.N / 8; ++j) {
-            D[r0 + g8][8 * j + 2 * t] = acc[4 * j];
-            D[r0 + g8][8 * j + 2 * t + 1] = acc[4 * j + 1];
-            D[r0 + g8 + 8][8 * j + 2 * t] = acc[4 * j + 2];
-            D[r0 + g8 + 8][8 * j + 2 * t + 1] = acc[4 * j + 3];
-        }
+        for (int j = 0; j < w.N / 8; ++j)
+            for (int e = 0; e < 4; ++e) {
+                const int i = 4 * j + e, src = p.src[l][i];
+                D[r0 + g8 + 8 * (e / 2)][8 * j + 2 * t + e % 2] =
+                    src < 0 ? p.din[l][i] : pending_wgmma[src / 256].res[l][src % 256];
+            }
     }
     for (int m = 0; m < 64; ++m)
         for (int n = 0; n < w.N; ++n) {
@@ -1222,20 +1510,67 @@ GL_NOSAN inline void wgmma_compute(Lane* const* lanes, unsigned)
         }
     for (int l = 0; l < 128; ++l) {
         const int r0 = 16 * (l / 32), g8 = (l % 32) / 4, t = l % 4;
-        float* acc = lanes[l]->acc;
-        for (int j = 0; j < w.N / 8; ++j) {
-            acc[4 * j] = D[r0 + g8][8 * j + 2 * t];
-            acc[4 * j + 1] = D[r0 + g8][8 * j + 2 * t + 1];
-            acc[4 * j + 2] = D[r0 + g8 + 8][8 * j + 2 * t];
-            acc[4 * j + 3] = D[r0 + g8 + 8][8 * j + 2 * t + 1];
-        }
+        for (int j = 0; j < w.N / 8; ++j)
+            for (int e = 0; e < 4; ++e) p.res[l][4 * j + e] = D[r0 + g8 + 8 * (e / 2)][8 * j + 2 * t + e % 2];
     }
+    p.computed = true;
+    for (int j = 0; j < p.n_sources; ++j) --pending_wgmma[p.sources[j]].dependents;
+}
+
+// whether a wgmma of p's warpgroup issued after it, whose results thread l has not taken yet, writes p's accumulator
+// i too (then the register stays not ready: its value is that later one's, still in flight)
+GL_NOSAN inline bool rewritten_later(const Pending& p, unsigned l, int i)
+{
+    const float* a = p.dst[l][i];
+    for (const Pending& q : pending_wgmma) {
+        if (!pending_here(q) || q.base != p.base || q.seq <= p.seq || q.waited[l]) continue;
+        if (i < q.n_acc && q.dst[l][i] == a) return true;
+        for (int j = 0; j < q.n_acc; ++j)
+            if (q.dst[l][j] == a) return true;
+    }
+    return false;
+}
+
+// wgmma.wait_group n by this thread: every wgmma of its warpgroup in a group older than its n most recent is
+// computed (oldest first), and this thread's results are in its accumulators
+GL_NOSAN inline void wgmma_wait(unsigned long long n)
+{
+    const unsigned mine = me(), base = mine & ~127u, l = mine - base;
+    const unsigned long long done = wgmma_commits[mine];
+    if (done <= n) return;
+    for (;;) {
+        Pending* first = nullptr;                     // the oldest of those this thread still has to take
+        for (Pending& p : pending_wgmma)
+            if (pending_here(p) && p.base == base && p.group < done - n && !p.waited[l] && (!first || p.seq < first->seq))
+                first = &p;
+        if (!first) break;
+        for (Pending& p : pending_wgmma)               // (and every older one of the warpgroup: its inputs)
+            if (pending_here(p) && p.base == base && !p.computed && p.seq <= first->seq && &p != first) wgmma_compute(p);
+        if (!first->computed) wgmma_compute(*first);
+        for (int i = 0; i < first->n_acc; ++i)
+            if (!rewritten_later(*first, l, i)) *first->dst[l][i] = first->res[l][i];
+        first->waited[l] = true;
+        ++first->n_waited;
+    }
+    // a wgmma every thread has taken, whose results no wgmma still to be computed takes, is done
+    for (Pending& p : pending_wgmma)
+        if (pending_here(p) && p.base == base && p.n_waited == 128 && p.dependents == 0) p.used = false;
 }
 
 GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
 {
     const char* op = in.opcode;
-    if (starts(op, "wgmma.fence.") || starts(op, "wgmma.commit_group.") || starts(op, "wgmma.wait_group.")) return;
+    on_block();
+    if (starts(op, "wgmma.fence.")) return;
+    if (starts(op, "wgmma.commit_group.")) {
+        ++wgmma_commits[me()];
+        return;
+    }
+    if (starts(op, "wgmma.wait_group.")) {
+        if (in.count != 1) stop(t, "wgmma.wait_group takes the number of groups that may stay pending");
+        wgmma_wait(read(t, operand(t, in, 0)));
+        return;
+    }
     if (!starts(op, "wgmma.mma_async.sync.aligned.m64n"))
         stop(t, "a wgmma instruction the emulator does not run (it runs mma_async, fence, commit_group, wait_group)");
     Wgmma w{};
@@ -1284,14 +1619,20 @@ GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
                 "and 128-byte swizzles)");
     w.file = t.file;
     w.line = t.line;
+    w.pc = t.pc;
     float acc[128];
+    float* dst[128];
     for (int i = 0; i < nd; ++i) {
+        if (d[i]->kind != K_C || t.c[d[i]->value].mode == 'i' || t.c[d[i]->value].size != 4)
+            stop(t, "wgmma's accumulators must be the statement's own float operands (\"+f\")");
         const unsigned long long bits = read(t, *d[i]);
         std::memcpy(&acc[i], &bits, 4);
+        dst[i] = static_cast<float*>(t.c[d[i]->value].addr);
     }
     Lane mine{};
     mine.instr = &in;
     mine.acc = acc;
+    mine.dst = dst;
     mine.n_acc = nd;
     if (w.a_regs) {
         const Operand* ar[8];
@@ -1299,13 +1640,39 @@ GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
         for (int i = 0; i < 4; ++i) mine.in[i] = read(t, *ar[i]);
     }
     mine.extra = &w;
-    group_together(&mine, t, wgmma_compute, 128);
-    for (int i = 0; i < nd; ++i) {
-        unsigned u;
-        std::memcpy(&u, &acc[i], 4);
-        write(t, *d[i], u);
-    }
+    group_together(&mine, t, wgmma_issue, 128);
+    for (int i = 0; i < nd; ++i) write(t, *d[i], UNREADY);     // (until this thread waits for the results)
 }
+
+// ---- what a block must have finished when its threads are done ----------------------------------------------
+GL_NOSAN inline void fresh_block()
+{
+    state_block = block_serial;
+    std::memset(bulk_commits, 0, sizeof bulk_commits);
+    std::memset(wgmma_commits, 0, sizeof wgmma_commits);
+}
+GL_NOSAN inline void block_end()
+{
+    char what[400];
+    for (const Pending& p : pending_wgmma)
+        if (pending_here(p) && p.n_waited < 128) {
+            std::snprintf(what, sizeof what, "inline PTX at %s:%d: a wgmma whose results %u of its warpgroup's 128 "
+                          "threads never waited for (wgmma.commit_group, then wgmma.wait_group) before the block "
+                          "ended", p.w.file, p.w.line, 128 - p.n_waited);
+            return block_failed(what);
+        }
+    for (const Copy& c : copies)
+        if (c.used && c.block == block_serial && !c.load) {
+            std::snprintf(what, sizeof what, "inline PTX at %s:%d: a TMA store that its thread never waited for "
+                          "(cp.async.bulk.commit_group, then cp.async.bulk.wait_group) before the block ended: the "
+                          "copy may read shared memory the block no longer has", c.file, c.line);
+            return block_failed(what);
+        }
+}
+inline const bool block_end_registered = (block_end_hook = block_end, true);
+#if defined(GL_EMU_MEMCHECK) && !defined(GL_EMU_RACECHECK)
+inline const bool watch_registered = (watch_shared = true, true);
+#endif
 
 }  // namespace ptx
 
@@ -1334,7 +1701,10 @@ GL_NOSAN inline void run_instr(Thread& t, const Instr& in)
     if (starts(op, "mbarrier.")) return run_mbarrier(t, in);
     if (starts(op, "bar.") || starts(op, "barrier.sync") || starts(op, "barrier.arrive")) return run_bar(t, in);
     if (starts(op, "setmaxnreg.")) return run_setmaxnreg(t, in);
-    if (is_fence(op)) return;
+    if (is_fence(op)) {                                // (the async proxy sees this thread's stores from here)
+        if (starts(op, "fence.proxy.async") && !has(op, ".global")) ++proxy_fences[me()];
+        return;
+    }
     if (starts(op, "wgmma.")) return run_wgmma(t, in);
     if (starts(op, "cp.async.bulk.") || starts(op, "cp.reduce.async.bulk.")) return run_bulk(t, in);
     if (starts(op, "cp.async.")) return run_cp_async(t, in);
