@@ -350,7 +350,8 @@ __global__ void tma_box(const __grid_constant__ TensorMap map, unsigned short* o
         bar_expect_bytes(smem(&full), 128 * 64 * 2 + extra);
         tma_load(smem(tile), &map, c0, c1, smem(&full));
     }
-    bar_wait(smem(&full), 0);
+    out[threadIdx.x] = 0;                    // (a store to global memory before the wait: the copy's reads of
+    bar_wait(smem(&full), 0);                // the matrix are the copy engine's, not this warp's next load)
     for (int i = threadIdx.x; i < 128 * 64; i += blockDim.x) out[i] = tile[i];
 }
 
@@ -478,6 +479,19 @@ __global__ void too_few_arrivals(float* out)       // a barrier of 64 arrivals, 
     bar_wait(smem(&bar), 0);
     out[threadIdx.x] = 1.0f;
 }
+__global__ void crossed(float* out)               // each warp waits for the other's arrival, at the same line
+{
+    __shared__ unsigned long long bars[2];
+    if (threadIdx.x == 0) {
+        bar_init(smem(&bars[0]), 32);
+        bar_init(smem(&bars[1]), 32);
+    }
+    __syncthreads();
+    const int warp = threadIdx.x / 32;
+    bar_wait(smem(&bars[warp]), 0);
+    bar_arrive(smem(&bars[1 - warp]));
+    out[threadIdx.x] = 1.0f;
+}
 __global__ void never_initialised(float* out)
 {
     __shared__ unsigned long long bar;
@@ -504,6 +518,9 @@ __global__ void good_setmaxnreg(float* out)
     ("too_few_arrivals", 64, r"(?s)deadlock.*on the mbarrier at shared address \d+ for the phase of parity 0 \(its "
                              r"current phase has parity 0: 32 of its 64 arrivals and 0 transaction bytes still due\)"),
     ("never_initialised", 32, r"an arrival on an mbarrier that mbarrier.init has not set up"),
+    ("crossed", 64, r"(?s)deadlock.*\n  threads \(0,0,0\), \(1,0,0\), \(2,0,0\), \(3,0,0\), \.\.\. \(32 threads\) wait at "
+                    r".*hopper.cuh:\d+ on the mbarrier at shared address (\d+) for the phase of parity 0 .*\n  threads "
+                    r"\(32,0,0\), .* \(32 threads\) wait at .*hopper.cuh:\d+ on the mbarrier at shared address (?!\1)\d+ "),
     ("bad_setmaxnreg", 128, r"setmaxnreg with 236 registers: the count must be a multiple of 8 from 24 to 256"),
 ])
 def test_hopper_faults_are_named(kernel, threads, message):

@@ -402,7 +402,14 @@ GL_NOSAN inline void return_to_main()
 }
 
 // ---- errors ----------------------------------------------------------------------------------
-GL_NOSAN inline int describe_threads(char* out, size_t room, State state, const char* file, int line, bool match_site)
+// whether two waiting threads wait at the same place on the same thing (a PTX wait: the same barrier and phase)
+GL_NOSAN inline bool same_wait(const Fiber& a, const Fiber& b)
+{
+    if (a.state != b.state || a.line != b.line || std::strcmp(a.file, b.file) != 0) return false;
+    return (a.state != AT_MBARRIER && a.state != AT_NAMED) || (a.wait_on == b.wait_on && a.token == b.token);
+}
+GL_NOSAN inline int describe_threads(char* out, size_t room, State state, const char* file, int line, bool match_site,
+                                     const Fiber* like = nullptr)
 {
     unsigned count = 0, shown = 0;
     int used = 0;
@@ -410,6 +417,7 @@ GL_NOSAN inline int describe_threads(char* out, size_t room, State state, const 
         const Fiber& f = g.fibers[i];
         if (f.state != state) continue;
         if (match_site && (f.line != line || std::strcmp(f.file, file) != 0)) continue;
+        if (like && !same_wait(f, *like)) continue;
         if (shown < 4 && used < (int)room - 40)
             used += std::snprintf(out + used, room - used, "%s(%u,%u,%u)", shown ? ", " : "", f.tid.x, f.tid.y, f.tid.z);
         ++shown;
@@ -456,10 +464,9 @@ GL_NOSAN inline int describe_ptx_wait(const Fiber& f, char* out, size_t size);
         const Fiber& f = g.fibers[i];
         if (listed[i] || f.state == RUNNABLE || f.state == EXITED) continue;
         for (unsigned j = i; j < g.n; ++j)
-            if (g.fibers[j].state == f.state && g.fibers[j].line == f.line && !std::strcmp(g.fibers[j].file, f.file))
-                listed[j] = true;
+            if (same_wait(g.fibers[j], f)) listed[j] = true;
         used += std::snprintf(msg + used, sizeof msg - used, "\n  threads ");
-        used += describe_threads(msg + used, sizeof msg - used, f.state, f.file, f.line, true);
+        used += describe_threads(msg + used, sizeof msg - used, f.state, f.file, f.line, true, &f);
         if (f.state == AT_MBARRIER || f.state == AT_NAMED) {   // (the PTX runtime's: gemmlab_ptx.h says which)
             used += std::snprintf(msg + used, sizeof msg - used, " wait at %s:%d on ", f.file, f.line);
             used += describe_ptx_wait(f, msg + used, sizeof msg - used);

@@ -473,7 +473,8 @@ GL_NOSAN __attribute__((noinline)) inline void group_together(Lane* mine, const 
                           "warpgroup never reaches: it has exited", l);
             stop(t, what);
         }
-        if (f.state != AT_WARP_OP || f.op != OP_PTX || f.line != t.line || std::strcmp(f.file, t.file) != 0) all = false;
+        if (f.state != AT_WARP_OP || f.op != OP_PTX || f.line != t.line || std::strcmp(f.file, t.file) != 0)
+            all = false;
     }
     if (!all) {
         resolve_warp(me.linear & ~31u);
@@ -678,7 +679,8 @@ GL_NOSAN inline void run_scalar(Thread& t, const Instr& in)
     }
     if (starts(op, "selp.")) {                         // selp.<type> d, a, b, p
         if (in.count != 4) stop(t, "selp takes a destination, two values and a predicate");
-        write(t, operand(t, in, 0), read(t, operand(t, in, 3)) ? read(t, operand(t, in, 1)) : read(t, operand(t, in, 2)));
+        const bool p = read(t, operand(t, in, 3)) != 0;
+        write(t, operand(t, in, 0), read(t, operand(t, in, p ? 1 : 2)));
         return;
     }
     if (std::strcmp(op, "cvt.rna.tf32.f32") == 0) {   // to TF32's 10 mantissa bits, to nearest, ties away
@@ -722,6 +724,14 @@ GL_NOSAN inline bool block_has(const void* at, size_t n)
     const unsigned char* dyn = reinterpret_cast<const unsigned char*>(dynamic_shared);
     return p >= dyn && p + n <= dyn + dynamic_shared_given;
 }
+// the memory of n bytes of the shared window at w when they lie in one of the block's arrays, or in the dynamic
+// shared memory its launch gave; nullptr otherwise (then each address is looked at on its own)
+GL_NOSAN inline unsigned char* shared_region(unsigned long long w, unsigned long long n)
+{
+    unsigned char* p = static_cast<unsigned char*>(from_shared_window((size_t)w));
+    return n && block_has(p, (size_t)n) ? p : nullptr;
+}
+
 // the thread (its linear index + 1) whose ordinary store to n bytes of shared memory at p the asynchronous proxy may
 // not see yet: it has run no fence.proxy.async since; 0 if none
 GL_NOSAN inline unsigned unfenced_writer(const void* p, size_t n)
@@ -748,7 +758,8 @@ GL_NOSAN inline int name_writer(char* out, size_t size, unsigned w)
 }
 
 // a shared-window address (what __cvta_generic_to_shared gave) of n bytes, aligned to `align`, checked
-GL_NOSAN inline unsigned char* shared_at(const Thread& t, unsigned long long w, size_t n, size_t align, const char* what)
+GL_NOSAN inline unsigned char* shared_at(const Thread& t, unsigned long long w, size_t n, size_t align,
+                                        const char* what)
 {
     unsigned char* p = static_cast<unsigned char*>(from_shared_window((size_t)(unsigned)w));
     char msg[256];
@@ -879,7 +890,8 @@ GL_NOSAN inline void mb_update(const Thread& t, unsigned long long* bar, unsigne
                       "count at init is too small, or a thread arrives twice", mb_expected(w));
         stop(t, what);
     }
-    if (tx < -(1ll << 20) || tx >= (1ll << 20)) stop(t, "an mbarrier's transaction count out of its range (2^20 bytes)");
+    if (tx < -(1ll << 20) || tx >= (1ll << 20))
+        stop(t, "an mbarrier's transaction count out of its range (2^20 bytes)");
     unsigned long long pending = mb_pending(w) - arrivals;
     unsigned phase = mb_phase(w);
     const bool completes = pending == 0 && tx == 0;
@@ -962,7 +974,8 @@ GL_NOSAN inline void run_bar(Thread& t, const Instr& in)
 {
     const char* op = in.opcode;
     const bool wait = starts(op, "bar.sync") || starts(op, "barrier.sync");
-    if (!wait && !starts(op, "bar.arrive") && !starts(op, "barrier.arrive")) stop(t, "a bar instruction the emulator does not run");
+    if (!wait && !starts(op, "bar.arrive") && !starts(op, "barrier.arrive"))
+        stop(t, "a bar instruction the emulator does not run");
     if (in.count < 1 || in.count > 2) stop(t, "bar.sync and bar.arrive take a barrier and a thread count");
     const unsigned id = (unsigned)read(t, operand(t, in, 0));
     const unsigned count = in.count == 2 ? (unsigned)read(t, operand(t, in, 1)) : g.n;
@@ -1046,7 +1059,10 @@ GL_NOSAN inline unsigned long long swizzled(unsigned long long a, unsigned mode)
     return a ^ (((a >> 7) & mask) << 4);
 }
 // the swizzle mode of a TMA map (1 32 B, 2 64 B, 3 128 B) as wgmma's descriptor numbers them (3, 2, 1)
-GL_NOSAN inline unsigned span_of(unsigned map_mode) { return map_mode == 3 ? 128 : map_mode == 2 ? 64 : map_mode == 1 ? 32 : 16; }
+GL_NOSAN inline unsigned span_of(unsigned map_mode)
+{
+    return map_mode == 3 ? 128 : map_mode == 2 ? 64 : map_mode == 1 ? 32 : 16;
+}
 
 GL_NOSAN inline const TensorMap& tensor_map(const Thread& t, const Operand& o)
 {
@@ -1082,42 +1098,50 @@ GL_NOSAN inline void box_check(const Thread& t, const TensorMap& m, unsigned lon
 GL_NOSAN inline void box_copy(const Thread& t, const TensorMap& m, const long long (&c)[2], unsigned long long w,
                               bool load, bool add)
 {
-    const unsigned es = m.elem_bytes, pitch = m.box[0] * es;
+    const unsigned es = m.elem_bytes, pitch = m.box[0] * es, per = 16 / es;
     box_check(t, m, w, load);
-    for (unsigned r = 0; r < m.box[1]; ++r) {       // (the memory check and racecheck see each row's bytes)
-        for (unsigned k = 0; k < pitch; k += 16) {
-            const void* chunk = from_shared_window((size_t)swizzled(w + (unsigned long long)r * pitch + k, m.swizzle));
-            shadow_check(reinterpret_cast<uintptr_t>(chunk), 16, load, t.pc);
-            if (load) proxy_wrote(chunk, 16);
-        }
+    unsigned char* const base = shared_region(w, box_bytes(m));      // (box_check: the box lies in one array)
+    for (unsigned r = 0; r < m.box[1]; ++r) {
         const long long row = c[1] + r;
-        for (unsigned e = 0; e < m.box[0]; ++e) {
-            const long long col = c[0] + e;
-            const bool inside = row >= 0 && col >= 0 && (unsigned long long)row < m.dims[1] &&
-                                (unsigned long long)col < m.dims[0];
-            unsigned char* s = static_cast<unsigned char*>(
-                from_shared_window((size_t)swizzled(w + (unsigned long long)r * pitch + (unsigned long long)e * es,
-                                                    m.swizzle)));
+        const bool row_inside = row >= 0 && (unsigned long long)row < m.dims[1];
+        for (unsigned k = 0; k < pitch; k += 16) {   // 16 bytes at a time, where the swizzle puts them
+            const unsigned long long off = swizzled(w + (unsigned long long)r * pitch + k, m.swizzle) - w;
+            unsigned char* s = off < box_bytes(m) ? base + off
+                               : static_cast<unsigned char*>(from_shared_window((size_t)(w + off)));
+#if defined(GL_EMU_RACECHECK)
+            shadow_check(reinterpret_cast<uintptr_t>(s), 16, load, t.pc);
+#endif
+            if (load && proxy_dirty) proxy_wrote(s, 16);
+            const long long col = c[0] + k / es;
             unsigned char* gaddr = reinterpret_cast<unsigned char*>(m.address + (unsigned long long)row * m.stride +
                                                                     (unsigned long long)col * es);
-            if (load) {
-                if (inside) {
-                    shadow_check(reinterpret_cast<uintptr_t>(gaddr), es, false, t.pc);
-                    std::memcpy(s, gaddr, es);
-                } else {
-                    std::memset(s, 0, es);
-                }
-            } else if (inside) {
-                shadow_check(reinterpret_cast<uintptr_t>(gaddr), es, true, t.pc);
-                if (add) {
-                    if (es != 4) stop(t, "a TMA reduce-add of elements other than FP32");
-                    float x, y;
-                    std::memcpy(&x, gaddr, 4);
-                    std::memcpy(&y, s, 4);
-                    x += y;
-                    std::memcpy(gaddr, &x, 4);
-                } else {
-                    std::memcpy(gaddr, s, es);
+            if (row_inside && col >= 0 && (unsigned long long)col + per <= m.dims[0] && !add) {   // all inside
+                shadow_check(reinterpret_cast<uintptr_t>(gaddr), 16, !load, t.pc);
+                if (load) std::memcpy(s, gaddr, 16);
+                else std::memcpy(gaddr, s, 16);
+                continue;
+            }
+            for (unsigned e = 0; e < per; ++e) {      // at the matrix's edge, or a reduction: element by element
+                const bool inside = row_inside && col + e >= 0 && (unsigned long long)(col + e) < m.dims[0];
+                unsigned char* g1 = gaddr + (unsigned long long)e * es;
+                if (load) {
+                    if (inside) {
+                        shadow_check(reinterpret_cast<uintptr_t>(g1), es, false, t.pc);
+                        std::memcpy(s + e * es, g1, es);
+                    } else {
+                        std::memset(s + e * es, 0, es);
+                    }
+                } else if (inside) {
+                    shadow_check(reinterpret_cast<uintptr_t>(g1), es, true, t.pc);
+                    if (add) {
+                        float x, y;
+                        std::memcpy(&x, g1, 4);
+                        std::memcpy(&y, s + e * es, 4);
+                        x += y;
+                        std::memcpy(g1, &x, 4);
+                    } else {
+                        std::memcpy(g1, s + e * es, es);
+                    }
                 }
             }
         }
@@ -1166,7 +1190,10 @@ GL_NOSAN inline void perform(Copy& c)
     t.line = c.line;
     t.pc = c.pc;
     c.used = false;
+    const bool atomic = g.in_atomic;                   // the copy engine's accesses, not a thread's: they take no
+    g.in_atomic = true;                                // turn among the warp's loads and stores (global_access)
     box_copy(t, c.map, c.c, c.w, c.load, c.add);
+    g.in_atomic = atomic;
     if (c.load) mb_update(t, const_cast<unsigned long long*>(c.bar), 0, (long long)box_bytes(c.map));
 }
 // the block's copies that `which` selects, oldest first
@@ -1273,7 +1300,8 @@ GL_NOSAN inline Descriptor descriptor(unsigned long long d)
     r.span = span_of(r.mode);
     return r;
 }
-GL_NOSAN inline unsigned long long operand_address(const Descriptor& d, unsigned mn, unsigned k, unsigned es, bool k_major)
+GL_NOSAN inline unsigned long long operand_address(const Descriptor& d, unsigned mn, unsigned k, unsigned es,
+                                                   bool k_major)
 {
     unsigned long long a;
     if (k_major) {
@@ -1298,10 +1326,14 @@ struct Wgmma {                         // one instruction's shape and the operan
     const void* pc;
 };
 
-GL_NOSAN inline float shared_element(unsigned long long w, Precision p, const void* pc = nullptr)
+// an operand's element at `at` (its bytes read as the racecheck sees a read; the span's bounds were checked at issue)
+GL_NOSAN inline float shared_element(const unsigned char* at, Precision p, const void* pc)
 {
-    const unsigned char* at = static_cast<const unsigned char*>(from_shared_window((size_t)w));
-    shadow_check(reinterpret_cast<uintptr_t>(at), p == P_TF32 ? 4 : 2, false, pc);   // (memory check, racecheck)
+#if defined(GL_EMU_RACECHECK)
+    shadow_check(reinterpret_cast<uintptr_t>(at), p == P_TF32 ? 4 : 2, false, pc);
+#else
+    (void)pc;
+#endif
     if (p == P_TF32) {
         unsigned u;
         std::memcpy(&u, at, 4);
@@ -1337,6 +1369,8 @@ struct Pending {
     int n_acc;
     unsigned n_waited;
     unsigned long long a_lo, a_hi, b_lo, b_hi;       // the shared memory its operands lie in
+    const unsigned char* a_at;          // where a_lo is (the span lies in one array)
+    const unsigned char* b_at;
     unsigned a_in[128][4];
     bool waited[128];
     float* dst[128][128];
@@ -1352,8 +1386,9 @@ GL_NOSAN inline bool pending_here(const Pending& p) { return p.used && p.block =
 
 // the shared memory an operand's descriptor reads (its lowest and highest byte + 1); every element must lie in the
 // block's shared memory
-GL_NOSAN inline void operand_span(const Wgmma& w, char which, unsigned long long desc, unsigned mns, unsigned es,
-                                  bool k_major, unsigned long long& lo, unsigned long long& hi)
+GL_NOSAN inline const unsigned char* operand_span(const Wgmma& w, char which, unsigned long long desc, unsigned mns,
+                                                  unsigned es, bool k_major, unsigned long long& lo,
+                                                  unsigned long long& hi)
 {
     const Descriptor d = descriptor(desc);
     lo = ~0ull;
@@ -1361,25 +1396,39 @@ GL_NOSAN inline void operand_span(const Wgmma& w, char which, unsigned long long
     for (unsigned mn = 0; mn < mns; ++mn)
         for (int k = 0; k < w.K; ++k) {
             const unsigned long long a = operand_address(d, mn, (unsigned)k, es, k_major);
-            const void* at = from_shared_window((size_t)a);
-            if (const unsigned writer = block_has(at, es) ? unfenced_writer(at, es) : 0) {
+            if (a < lo) lo = a;
+            if (a + es > hi) hi = a + es;
+        }
+    const unsigned char* at = shared_region(lo, hi - lo);
+    if (at && !proxy_dirty) return at;                 // (no ordinary store to shared memory in this block yet)
+    for (unsigned mn = 0; mn < mns; ++mn)              // each element: where it lies, who stored to it
+        for (int k = 0; k < w.K; ++k) {
+            const unsigned long long a = operand_address(d, mn, (unsigned)k, es, k_major);
+            const void* p = at ? at + (a - lo) : from_shared_window((size_t)a);
+            if (const unsigned writer = block_has(p, es) ? unfenced_writer(p, es) : 0) {
                 char what[400];
                 const int used = std::snprintf(what, sizeof what, "a wgmma whose %c operand's element (%u, %d), at "
                                                "shared address %llu: ", which, mn, k, a);
                 name_writer(what + used, sizeof what - used, writer);
                 stop_here(w, what);
             }
-            if (!block_has(at, es)) {
+            if (!block_has(p, es)) {
                 char what[400];
-                std::snprintf(what, sizeof what, "a wgmma whose descriptor for %c (start %llu, LBO %llu, SBO %llu, %s) "
-                              "reaches shared address %llu for its element (%u, %d), outside the block's shared "
-                              "arrays and the dynamic shared memory its launch gave", which, d.start, d.lbo, d.sbo, d.mode == 3 ? "128-byte swizzle" : d.mode == 2
-                              ? "64-byte swizzle" : d.mode == 1 ? "32-byte swizzle" : "no swizzle", a, mn, k);
+                std::snprintf(what, sizeof what, "a wgmma whose descriptor for %c (start %llu, LBO %llu, SBO %llu, "
+                              "%s) reaches shared address %llu for its element (%u, %d), outside the block's shared "
+                              "arrays and the dynamic shared memory its launch gave", which, d.start, d.lbo, d.sbo,
+                              d.mode == 3 ? "128-byte swizzle" : d.mode == 2 ? "64-byte swizzle" : d.mode == 1
+                              ? "32-byte swizzle" : "no swizzle", a, mn, k);
                 stop_here(w, what);
             }
-            if (a < lo) lo = a;
-            if (a + es > hi) hi = a + es;
         }
+    if (!at) {
+        char what[300];
+        std::snprintf(what, sizeof what, "a wgmma whose %c operand (shared addresses %llu-%llu) spans more than one "
+                      "shared array", which, lo, hi - 1);
+        stop_here(w, what);
+    }
+    return at;
 }
 
 // a TMA load about to write [lo, hi) of shared memory: no wgmma in flight may still read it
@@ -1424,8 +1473,8 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
     p->n_sources = 0;
     p->dependents = 0;
     const unsigned es = w.p == P_TF32 ? 4 : 2;
-    if (!w.a_regs) operand_span(w, 'A', w.desc_a, 64, es, w.a_kmajor, p->a_lo, p->a_hi);
-    operand_span(w, 'B', w.desc_b, (unsigned)w.N, es, w.b_kmajor, p->b_lo, p->b_hi);
+    p->a_at = w.a_regs ? nullptr : operand_span(w, 'A', w.desc_a, 64, es, w.a_kmajor, p->a_lo, p->a_hi);
+    p->b_at = operand_span(w, 'B', w.desc_b, (unsigned)w.N, es, w.b_kmajor, p->b_lo, p->b_hi);
     for (unsigned l = 0; l < 128; ++l) {
         const Lane& L = *lanes[l];
         p->waited[l] = false;
@@ -1440,7 +1489,8 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
             const Pending* from = nullptr;              // the latest wgmma in flight that writes this operand
             int at = -1;
             for (const Pending& q : pending_wgmma) {
-                if (!pending_here(q) || &q == p || q.base != base || q.waited[l] || (from && q.seq < from->seq)) continue;
+                if (!pending_here(q) || &q == p || q.base != base || q.waited[l] || (from && q.seq < from->seq))
+                    continue;
                 int k = i < q.n_acc && q.dst[l][i] == L.dst[i] ? i : -1;
                 for (int j = 0; k < 0 && j < q.n_acc; ++j)
                     if (q.dst[l][j] == L.dst[i]) k = j;
@@ -1452,7 +1502,8 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
             bool known = false;
             for (int j = 0; j < p->n_sources; ++j) known = known || p->sources[j] == slot;
             if (known) continue;
-            if (p->n_sources == MAX_SOURCES) stop_here(w, "a wgmma whose accumulators come from more than 8 others in flight");
+            if (p->n_sources == MAX_SOURCES)
+                stop_here(w, "a wgmma whose accumulators come from more than 8 others in flight");
             p->sources[p->n_sources++] = slot;
             ++pending_wgmma[slot].dependents;
         }
@@ -1468,7 +1519,9 @@ GL_NOSAN inline void wgmma_compute(Pending& p)
     static float A[64][16], Bt[256][16], D[64][256];
     for (int m = 0; m < 64; ++m)
         for (int k = 0; k < w.K; ++k)
-            A[m][k] = w.a_regs ? 0.0f : w.scale_a * shared_element(operand_address(da, m, k, es, w.a_kmajor), w.p, w.pc);
+            A[m][k] = w.a_regs ? 0.0f
+                               : w.scale_a * shared_element(p.a_at + (operand_address(da, m, k, es, w.a_kmajor) -
+                                                                      p.a_lo), w.p, w.pc);
     if (w.a_regs) {                                    // the mma.sync layout, warp by warp (16 rows each)
         for (int l = 0; l < 128; ++l) {
             const unsigned* in = p.a_in[l];
@@ -1492,7 +1545,8 @@ GL_NOSAN inline void wgmma_compute(Pending& p)
     }
     for (int k = 0; k < w.K; ++k)
         for (int n = 0; n < w.N; ++n)
-            Bt[n][k] = w.scale_b * shared_element(operand_address(db, n, k, es, w.b_kmajor), w.p, w.pc);
+            Bt[n][k] = w.scale_b * shared_element(p.b_at + (operand_address(db, n, k, es, w.b_kmajor) - p.b_lo), w.p,
+                                                  w.pc);
     for (int l = 0; l < 128; ++l) {                    // D in: as issued, or another wgmma's result
         const int r0 = 16 * (l / 32), g8 = (l % 32) / 4, t = l % 4;
         for (int j = 0; j < w.N / 8; ++j)
@@ -1541,11 +1595,13 @@ GL_NOSAN inline void wgmma_wait(unsigned long long n)
     for (;;) {
         Pending* first = nullptr;                     // the oldest of those this thread still has to take
         for (Pending& p : pending_wgmma)
-            if (pending_here(p) && p.base == base && p.group < done - n && !p.waited[l] && (!first || p.seq < first->seq))
+            if (pending_here(p) && p.base == base && p.group < done - n && !p.waited[l] &&
+                (!first || p.seq < first->seq))
                 first = &p;
         if (!first) break;
         for (Pending& p : pending_wgmma)               // (and every older one of the warpgroup: its inputs)
-            if (pending_here(p) && p.base == base && !p.computed && p.seq <= first->seq && &p != first) wgmma_compute(p);
+            if (pending_here(p) && p.base == base && !p.computed && p.seq <= first->seq && &p != first)
+                wgmma_compute(p);
         if (!first->computed) wgmma_compute(*first);
         for (int i = 0; i < first->n_acc; ++i)
             if (!rewritten_later(*first, l, i)) *first->dst[l][i] = first->res[l][i];
