@@ -273,6 +273,9 @@ def test_ptx_in_a_macro_with_its_type_pasted_in_runs():
 
 
 # ---- Hopper: mbarriers, named barriers, ld/st, TMA copies (sm_90a) ------------------------------------------------
+needs_memcheck = pytest.mark.skipif(
+    gl.backend != "emulator" or not __import__("gemmlab")._emulator._memcheck_flags(
+        __import__("gemmlab")._emulator._compiler()), reason="the emulator's memory check (g++ on x86-64 Linux)")
 needs_sm90 = pytest.mark.skipif(gl.on_gpu and gl.profiles.current().capability < (9, 0),
                                 reason="mbarriers with transaction counts and TMA copies need compute capability 9.0")
 SM90 = ("-arch=sm_90a",)
@@ -367,7 +370,8 @@ __global__ void tma_out(const __grid_constant__ TensorMap map, int c0, int c1)
     fence_proxy_async();
     __syncthreads();
     if (threadIdx.x == 0) {
-        if (ADD) asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2}], [%3];\n"
+        if (ADD) asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group "
+                              "[%0, {%1, %2}], [%3];\n"
                               ::"l"(&map), "r"(c0), "r"(c1), "r"(smem(tile)) : "memory");
         else tma_store(&map, c0, c1, smem(tile));
         bulk_commit();
@@ -514,13 +518,16 @@ __global__ void good_setmaxnreg(float* out)
 
 @emulator_only
 @pytest.mark.parametrize("kernel, threads, message", [
-    ("short_named", 128, r"(?s)deadlock.*wait at .* on named barrier 2 \(bar.sync: 64 of its 96 threads have arrived\)"),
+    ("short_named", 128, r"(?s)deadlock.*wait at .* on named barrier 2 \(bar.sync: 64 of its 96 threads have "
+                         r"arrived\)"),
     ("too_few_arrivals", 64, r"(?s)deadlock.*on the mbarrier at shared address \d+ for the phase of parity 0 \(its "
                              r"current phase has parity 0: 32 of its 64 arrivals and 0 transaction bytes still due\)"),
     ("never_initialised", 32, r"an arrival on an mbarrier that mbarrier.init has not set up"),
-    ("crossed", 64, r"(?s)deadlock.*\n  threads \(0,0,0\), \(1,0,0\), \(2,0,0\), \(3,0,0\), \.\.\. \(32 threads\) wait at "
+    ("crossed", 64, r"(?s)deadlock.*\n  threads \(0,0,0\), \(1,0,0\), \(2,0,0\), \(3,0,0\), \.\.\. \(32 threads\) "
+                    r"wait at "
                     r".*hopper.cuh:\d+ on the mbarrier at shared address (\d+) for the phase of parity 0 .*\n  threads "
-                    r"\(32,0,0\), .* \(32 threads\) wait at .*hopper.cuh:\d+ on the mbarrier at shared address (?!\1)\d+ "),
+                    r"\(32,0,0\), .* \(32 threads\) wait at .*hopper.cuh:\d+ on the mbarrier at shared address "
+                    r"(?!\1)\d+ "),
     ("bad_setmaxnreg", 128, r"setmaxnreg with 236 registers: the count must be a multiple of 8 from 24 to 256"),
 ])
 def test_hopper_faults_are_named(kernel, threads, message):
@@ -580,7 +587,8 @@ __device__ __forceinline__ unsigned long long plain_desc(unsigned addr, unsigned
 // one warpgroup: D (64 x 8, FP32) = A (64 x 16) B (16 x 8), FP16, both K-major without a swizzle: core matrices of
 // 8 rows x 16 bytes, 128 bytes apart along K (LBO) and 256 along M or N (SBO). MODE 0: as it should be; 1: an
 // accumulator read before wgmma.wait_group; 2: no wait at all; 3: B's descriptor 64 KiB past the tile; 4: no
-// fence.proxy.async between the tiles' ordinary stores and the wgmma that reads them
+// fence.proxy.async between the tiles' ordinary stores and the wgmma that reads them; 5: the wgmma, its commit and
+// its wait in one asm statement
 template <int MODE>
 __global__ void wgmma_tile(const unsigned short* a, const unsigned short* b, float* out)
 {
@@ -598,11 +606,18 @@ __global__ void wgmma_tile(const unsigned short* a, const unsigned short* b, flo
     const unsigned long long da = plain_desc(smem(As), 128, 256);
     const unsigned long long db = plain_desc(smem(Bs) + (MODE == 3 ? 65536 : 0), 128, 256);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-    asm volatile("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, 1, 1, 1, 0, 0;\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db));
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    const float early = d[0];
-    if (MODE != 2) asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    float early = 0.0f;
+    if (MODE == 5) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, 1, 1, 1, 0, 0;\n"
+                     "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db) : "memory");
+    } else {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, 1, 1, 1, 0, 0;\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db));
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        early = d[0];
+        if (MODE != 2) asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    }
     const int r = 16 * (t / 32) + (t % 32) / 4, c = 2 * (t % 4);
     out[r * 8 + c] = MODE == 1 ? early : d[0];
     out[r * 8 + c + 1] = d[1];
@@ -634,6 +649,24 @@ __global__ void overwrite_in_flight(const __grid_constant__ TensorMap map, float
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     out[threadIdx.x] = d[0];
+}
+
+// warp 1 loads two boxes (lane 0 expects both boxes' bytes, then lanes 0 and 1 issue one each) while warp 0, which
+// runs first, is already waiting on the barrier
+__global__ void two_issuers(const __grid_constant__ TensorMap map, unsigned short* out)
+{
+    __shared__ __align__(1024) unsigned short tile[2][128 * 64];
+    __shared__ unsigned long long full;
+    if (threadIdx.x == 0) bar_init(smem(&full), 1);
+    __syncthreads();
+    if (threadIdx.x >= 32) {
+        if (threadIdx.x == 32) bar_expect_bytes(smem(&full), 2 * 128 * 64 * 2);
+        __syncwarp();
+        if (threadIdx.x < 34) tma_load(smem(tile[threadIdx.x - 32]), &map, 0, 128 * (threadIdx.x - 32), smem(&full));
+        return;
+    }
+    bar_wait(smem(&full), 0);
+    for (int i = threadIdx.x; i < 2 * 128 * 64; i += 32) out[i] = tile[i / (128 * 64)][i % (128 * 64)];
 }
 
 // the box read without waiting on its barrier
@@ -679,11 +712,24 @@ def _tile_inputs():
 
 
 @needs_sm90
-def test_a_wgmma_from_unswizzled_k_major_tiles(wgmma):
+@pytest.mark.parametrize("mode", [0, 5])
+def test_a_wgmma_from_unswizzled_k_major_tiles(wgmma, mode):
     a, b, want = _tile_inputs()
     out = xp.zeros(64 * 8, dtype=f32)
-    wgmma.get("wgmma_tile<0>")(1, 128, (xp.asarray(a.view(numpy.uint16)), xp.asarray(b.view(numpy.uint16)), out))
+    wgmma.get(f"wgmma_tile<{mode}>")(1, 128, (xp.asarray(a.view(numpy.uint16)), xp.asarray(b.view(numpy.uint16)),
+                                              out))
     assert (gl.to_host(out).reshape(64, 8) == want).all()
+
+
+@needs_sm90
+def test_boxes_issued_after_their_waiters_went_to_sleep_still_land(wgmma):
+    from gemmlab.runtime import tma
+    a = (numpy.arange(256 * 64) % 2039).astype(numpy.float16).reshape(256, 64)
+    out = xp.zeros(2 * 128 * 64, dtype=numpy.uint16)
+    wgmma.get("two_issuers")(1, 64, (tma.tensor_map(xp.asarray(a), "fp16", 128, 64), out))
+    got = gl.to_host(out).reshape(2, 128, 64)
+    for h in range(2):
+        assert (got[h] == _swizzled_128(a[128 * h:128 * (h + 1)].view(numpy.uint16))).all()
 
 
 @emulator_only
@@ -741,7 +787,7 @@ def test_a_tma_store_never_waited_for_is_named(wgmma):
         wgmma.get("store_unwaited<true>")(1, 128, (tma.tensor_map(C, "fp32", 64, 32),))
 
 
-@emulator_only
+@needs_memcheck
 def test_a_copy_or_wgmma_reading_ordinary_stores_with_no_proxy_fence_is_named(wgmma):
     """Shared memory written with ordinary stores and read by the asynchronous proxy (a TMA store, a wgmma) needs a
     fence.proxy.async by each writing thread in between; without it, the thread is named."""

@@ -346,7 +346,8 @@ GL_NOSAN inline Program* program_for(const char* text)
     const uintptr_t key = reinterpret_cast<uintptr_t>(text);
     for (int i = 0; i < n_programs; ++i)
         if (reinterpret_cast<uintptr_t>(programs[i].text) == key) return &programs[i];
-    Program* p = n_programs < CACHE ? &programs[n_programs++] : &programs[CACHE - 1];
+    if (n_programs == CACHE) return nullptr;           // (run names it)
+    Program* p = &programs[n_programs++];
     parse(*p, text);
     return p;
 }
@@ -663,6 +664,30 @@ GL_NOSAN inline void run_scalar(Thread& t, const Instr& in)
     if (starts(op, "setp.")) {                         // setp.<cmp>.<type> p, a, b
         if (in.count != 3) stop(t, "setp takes a predicate and two values");
         const unsigned long long a = read(t, operand(t, in, 1)), b = read(t, operand(t, in, 2));
+        if (has(op, ".f32") || has(op, ".f64")) {      // floats: as numbers (a NaN compares false but for ne)
+            double x, y;
+            if (has(op, ".f64")) {
+                std::memcpy(&x, &a, 8);
+                std::memcpy(&y, &b, 8);
+            } else {
+                const unsigned ua = (unsigned)a, ub = (unsigned)b;
+                float fx, fy;
+                std::memcpy(&fx, &ua, 4);
+                std::memcpy(&fy, &ub, 4);
+                x = fx;
+                y = fy;
+            }
+            bool r;
+            if (has(op, ".eq.")) r = x == y;
+            else if (has(op, ".ne.")) r = x != y;
+            else if (has(op, ".lt.")) r = x < y;
+            else if (has(op, ".le.")) r = x <= y;
+            else if (has(op, ".gt.")) r = x > y;
+            else if (has(op, ".ge.")) r = x >= y;
+            else stop(t, "a setp comparison of floats the emulator does not run (it runs eq, ne, lt, le, gt, ge)");
+            write(t, operand(t, in, 0), r);
+            return;
+        }
         const bool is_signed = has(op, ".s32") || has(op, ".s64");
         const long long sa = as_signed(a, op), sb = as_signed(b, op);
         const unsigned long long ua = has(op, "64") ? a : (unsigned)a, ub = has(op, "64") ? b : (unsigned)b;
@@ -942,6 +967,11 @@ GL_NOSAN inline void run_mbarrier(Thread& t, const Instr& in)
         if (mb_expected(*bar) == 0) stop(t, "a wait on an mbarrier that mbarrier.init has not set up");
         // the phase of that parity has completed once the current phase's parity differs from it; until then the
         // thread waits (a GPU's try_wait would return false and the kernel's loop ask again)
+        if (starts(op, "mbarrier.test_wait.")) {      // test_wait: whether it has, now (copies in flight land)
+            if (mb_phase(*bar) == parity) land(bar);
+            write(t, operand(t, in, 0), mb_phase(*bar) != parity);
+            return;
+        }
         while (mb_phase(*bar) == parity) {
             land(bar);                                 // (the phase's copies in flight land when it is waited for)
             if (mb_phase(*bar) != parity) break;
@@ -1183,6 +1213,7 @@ GL_NOSAN inline void queue_copy(const Thread& t, const Copy& c)
         }
     stop(t, "more than 2048 TMA copies in flight in one block");
 }
+GL_NOSAN inline void check_wgmma_overlap(const Thread& t, unsigned long long lo, unsigned long long hi);
 GL_NOSAN inline void perform(Copy& c)
 {
     Thread t{};
@@ -1190,6 +1221,7 @@ GL_NOSAN inline void perform(Copy& c)
     t.line = c.line;
     t.pc = c.pc;
     c.used = false;
+    if (c.load) check_wgmma_overlap(t, c.w, c.w + box_bytes(c.map));   // (issued before its operands landed?)
     const bool atomic = g.in_atomic;                   // the copy engine's accesses, not a thread's: they take no
     g.in_atomic = true;                                // turn among the warp's loads and stores (global_access)
     box_copy(t, c.map, c.c, c.w, c.load, c.add);
@@ -1214,8 +1246,6 @@ GL_NOSAN inline void land(unsigned long long* bar)
 {
     perform_all([bar](const Copy& c) { return c.load && c.bar == bar; });
 }
-
-GL_NOSAN inline void check_wgmma_overlap(const Thread& t, unsigned long long lo, unsigned long long hi);
 
 GL_NOSAN inline void run_bulk(Thread& t, const Instr& in)
 {
@@ -1276,6 +1306,8 @@ GL_NOSAN inline void run_bulk(Thread& t, const Instr& in)
     c.bar = bar;
     c.thread = me();
     queue_copy(t, c);
+    for (unsigned i = 0; i < g.n; ++i)                 // a thread asleep on the barrier looks again: it may land it
+        if (g.fibers[i].state == AT_MBARRIER && g.fibers[i].wait_on == bar) g.fibers[i].state = RUNNABLE;
 }
 
 // ---- wgmma: a warpgroup's D (64 x N, FP32) = A (64 x K) B (K x N) (+ D) ------------------------------------
@@ -1587,7 +1619,7 @@ GL_NOSAN inline bool rewritten_later(const Pending& p, unsigned l, int i)
 
 // wgmma.wait_group n by this thread: every wgmma of its warpgroup in a group older than its n most recent is
 // computed (oldest first), and this thread's results are in its accumulators
-GL_NOSAN inline void wgmma_wait(unsigned long long n)
+GL_NOSAN inline void wgmma_wait(Thread& t, unsigned long long n)
 {
     const unsigned mine = me(), base = mine & ~127u, l = mine - base;
     const unsigned long long done = wgmma_commits[mine];
@@ -1603,8 +1635,13 @@ GL_NOSAN inline void wgmma_wait(unsigned long long n)
             if (pending_here(p) && p.base == base && !p.computed && p.seq <= first->seq && &p != first)
                 wgmma_compute(p);
         if (!first->computed) wgmma_compute(*first);
-        for (int i = 0; i < first->n_acc; ++i)
-            if (!rewritten_later(*first, l, i)) *first->dst[l][i] = first->res[l][i];
+        for (int i = 0; i < first->n_acc; ++i) {
+            if (rewritten_later(*first, l, i)) continue;
+            *first->dst[l][i] = first->res[l][i];
+            for (int j = 0; j < t.n_c; ++j)            // (an operand of this statement too: what it writes back)
+                if (t.c[j].mode != 'i' && t.c[j].addr == first->dst[l][i])
+                    std::memcpy(&t.c[j].bits, &first->res[l][i], 4);
+        }
         first->waited[l] = true;
         ++first->n_waited;
     }
@@ -1624,7 +1661,7 @@ GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
     }
     if (starts(op, "wgmma.wait_group.")) {
         if (in.count != 1) stop(t, "wgmma.wait_group takes the number of groups that may stay pending");
-        wgmma_wait(read(t, operand(t, in, 0)));
+        wgmma_wait(t, read(t, operand(t, in, 0)));
         return;
     }
     if (!starts(op, "wgmma.mma_async.sync.aligned.m64n"))
@@ -1726,6 +1763,9 @@ GL_NOSAN inline void block_end()
         }
 }
 inline const bool block_end_registered = (block_end_hook = block_end, true);
+#if defined(GL_EMU_PTX_ACROSS_BLOCKS)      // (PTX that reaches other blocks: a TMA reduction, .gpu-scoped memory order)
+__attribute__((used, section("gl_across_blocks"))) inline char ptx_across_blocks = 1;
+#endif
 #if defined(GL_EMU_MEMCHECK) && !defined(GL_EMU_RACECHECK)
 inline const bool watch_registered = (watch_shared = true, true);
 #endif
@@ -1788,6 +1828,8 @@ GL_NOSAN __attribute__((noinline)) inline void run(const char* text, const char*
     t.file = file;
     t.line = line;
     t.pc = __builtin_return_address(0);
+    if (!t.program)
+        stop(t, "more than 256 different inline-PTX statements in one module (the emulator's table is full)");
     if (t.program->error[0]) stop(t, t.program->error);
     for (int i = 0; i < t.program->n_instr; ++i) {
         const Instr& in = t.program->instr[i];

@@ -257,13 +257,14 @@ _SHARED_MULTI = re.compile(
     r"(?P<head>(?<![\w.])(?:" + _ALIGNMENT.format("m0") + r")?(?:static\s+)?__shared__\s+"
     r"(?:" + _ALIGNMENT.format("m1") + r")?" + r"(?:" + _SHARED_TYPE + r")[ \t]+"
     r"(?:" + _ALIGNMENT.format("m2") + r")?)"
-    r"(?P<decls>[A-Za-z_]\w*[ \t]*(?:\[[^\[\];{}\n]+\][ \t]*)*(?:,[ \t]*[A-Za-z_]\w*[ \t]*(?:\[[^\[\];{}\n]+\][ \t]*)*)+);")
+    r"(?P<decls>[A-Za-z_]\w*[ \t]*(?:\[[^\[\];{}\n]+\][ \t]*)*"
+    r"(?:,[ \t]*[A-Za-z_]\w*[ \t]*(?:\[[^\[\];{}\n]+\][ \t]*)*)+);")
 
 
 def _split_shared(source: str) -> str:
     def one(m):
         head = m.group("head")
-        return " ".join(f"{head}{d.strip()};" for d in m.group("decls").split(","))
+        return " ".join(f"{head}{d.strip()};" for d in _split_top(m.group("decls"), ","))
     return _SHARED_MULTI.sub(one, source) if "__shared__" in source else source
 
 
@@ -375,6 +376,12 @@ _PTX_RUNS = ("mma.sync.", "ldmatrix.", "mbarrier.", "fence.", "membar.", "setmax
              "selp.", "cvt.rna.tf32.f32", "cp.async.", "cp.reduce.async.bulk.tensor.", "bar.sync", "bar.arrive",
              "barrier.sync", "barrier.arrive", "ld.shared", "ld.global", "ld.acquire", "ld.relaxed", "ld.weak",
              "ld.volatile", "st.shared", "st.global", "st.release", "st.relaxed", "st.weak", "st.volatile")
+
+
+# PTX by which one block reaches another's results: a TMA reduction into global memory, GPU- or system-scoped
+# loads, stores and fences (a block's blocks then run in one process, as with atomics: blocks_independent)
+_PTX_ACROSS = re.compile(r"cp\.reduce\.async\.bulk|\.(?:acquire|release|relaxed|acq_rel|sc)\.(?:gpu|sys)\b|"
+                         r"membar\.(?:gl|sys)\b|fence\.(?:sc|acq_rel)\.(?:gpu|sys)\b")
 
 
 def _ptx_instructions(ptx: str) -> list:
@@ -760,6 +767,8 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
         arch += ("-DGL_EMU_HEAP_USER=1",)
     if any(runs_ptx(t) for t in texts):                               # the inline-PTX runtime (gemmlab_ptx.h)
         arch += ("-DGL_EMU_PTX=1",)
+        if any(_PTX_ACROSS.search(strip_comments(t)) for t in texts):   # its blocks in one process
+            arch += ("-DGL_EMU_PTX_ACROSS_BLOCKS=1",)
     loops = NO_FINITE_LOOPS if _takes_no_finite_loops(cxx) else ()
     loops += CHECK_NEW if _takes_check_new(cxx) else ()
     # the module's compiler options but the GPU architecture it is compiled for (-arch=sm_90a: the emulator's
