@@ -801,3 +801,15 @@ def test_a_copy_or_wgmma_reading_ordinary_stores_with_no_proxy_fence_is_named(wg
     with pytest.raises(gl.EmulatorError, match=r"a TMA store from shared address \d+: thread \(\d+,0,0\) wrote it "
                                                r"with an ordinary store and has run no fence.proxy.async since"):
         wgmma.get("store_unwaited<false>")(1, 128, (tma.tensor_map(C, "fp32", 64, 32),))
+
+
+@needs_sm90
+def test_tma_reductions_from_many_blocks_into_one_tile_all_land(hopper):
+    """256 blocks add the same box into one tile of C: every addition lands (on the emulator the module's blocks
+    run in one process, as a reduction reaches across blocks)."""
+    from gemmlab.runtime import tma
+    rows, cols, blocks = 64, 32, 256                     # (the kernel's box: 64 rows of 32 floats; sums < 2^24)
+    C = xp.asarray(numpy.zeros((rows, cols), dtype=f32))
+    hopper.get("tma_out<true>")(blocks, 128, (tma.tensor_map(C, "fp32", 64, 32), numpy.int32(0), numpy.int32(0)))
+    r, c = numpy.meshgrid(numpy.arange(rows), numpy.arange(cols), indexing="ij")
+    assert (gl.to_host(C) == blocks * (1000.0 * r + c)).all()
