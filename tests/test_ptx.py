@@ -625,17 +625,23 @@ __global__ void wgmma_tile(const unsigned short* a, const unsigned short* b, flo
     out[(r + 8) * 8 + c + 1] = d[3];
 }
 
+// thread 0 sets up the barrier full (the block waits for it), then loads the 128 x 64 FP16 box at row `row` into tile
+__device__ void load_box(unsigned short* tile, const TensorMap* map, unsigned long long* full, int row)
+{
+    if (threadIdx.x == 0) bar_init(smem(full), 1);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        bar_expect_bytes(smem(full), 128 * 64 * 2);
+        tma_load(smem(tile), map, 0, row, smem(full));
+    }
+}
+
 // a TMA load into the tile a wgmma issued from it may still be reading
 __global__ void overwrite_in_flight(const __grid_constant__ TensorMap map, float* out)
 {
     __shared__ __align__(1024) unsigned short tile[128 * 64];
     __shared__ unsigned long long full;
-    if (threadIdx.x == 0) bar_init(smem(&full), 1);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        bar_expect_bytes(smem(&full), 128 * 64 * 2);
-        tma_load(smem(tile), &map, 0, 0, smem(&full));
-    }
+    load_box(tile, &map, &full, 0);
     bar_wait(smem(&full), 0);
     float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     const unsigned long long da = plain_desc(smem(tile), 128, 256), db = plain_desc(smem(tile) + 4096, 128, 256);
@@ -674,12 +680,7 @@ __global__ void read_before_landing(const __grid_constant__ TensorMap map, unsig
 {
     __shared__ __align__(1024) unsigned short tile[128 * 64];
     __shared__ unsigned long long full;
-    if (threadIdx.x == 0) bar_init(smem(&full), 1);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        bar_expect_bytes(smem(&full), 128 * 64 * 2);
-        tma_load(smem(tile), &map, 0, 0, smem(&full));
-    }
+    load_box(tile, &map, &full, 0);
     for (int i = threadIdx.x; i < 128 * 64; i += blockDim.x) out[i] = tile[i];
 }
 

@@ -1735,16 +1735,20 @@ GL_NOSAN inline bool global_access(uintptr_t a, size_t n, bool write)
     return true;
 }
 
+// whether n bytes at p lie in one of the block's shared arrays, or in the dynamic shared memory its launch gave
+GL_NOSAN inline bool in_block_shared(const void* at, size_t n)
+{
+    const unsigned char* p = static_cast<const unsigned char*>(at);
+    if (!p) return false;
+    for (unsigned i = 0; i < shared_count; ++i)
+        if (p >= shared_vars[i].data && p + n <= shared_vars[i].data + shared_vars[i].bytes) return true;
+    return p >= dynamic_shared && p + n <= dynamic_shared + dynamic_shared_given;
+}
+
 // an access to watched shared memory: within an array (or the launch's dynamic bytes), a store remembered
 GL_NOSAN inline bool watched_access(uintptr_t a, size_t n, bool write)
 {
-    const uintptr_t dyn = reinterpret_cast<uintptr_t>(dynamic_shared);
-    bool inside = a >= dyn && a + n <= dyn + dynamic_shared_given;
-    for (unsigned i = 0; !inside && i < shared_count; ++i) {
-        const uintptr_t lo = reinterpret_cast<uintptr_t>(shared_vars[i].data);
-        inside = a >= lo && a + n <= lo + shared_vars[i].bytes;
-    }
-    if (!inside) return false;
+    if (!in_block_shared(reinterpret_cast<const void*>(a), n)) return false;
     if (write && g.fibers && g.cur < g.n) {
         const long long first = proxy_granule(a), last = proxy_granule(a + n - 1);
         for (long long k = first; k >= 0 && k <= last; ++k) {
@@ -1886,7 +1890,7 @@ GL_NOSAN inline void run_grid(unsigned long long first, unsigned long long count
         ++block_serial;
         if (proxy_dirty) std::memset(proxy_writer, 0, sizeof proxy_writer);
         proxy_dirty = false;
-        std::memset(proxy_fences, 0, sizeof proxy_fences);
+        if (watch_shared) std::memset(proxy_fences, 0, sizeof proxy_fences);
         ++g.epoch;                       // nothing in one block races with another's accesses
 #if defined(GL_EMU_RACECHECK)
         resolve_pending();               // (the last block's last store)

@@ -517,6 +517,26 @@ GL_NOSAN inline Precision mma_precision(const char* opcode)
     return has(opcode, ".tf32") ? P_TF32 : has(opcode, ".bf16") ? P_BF16 : P_F16;
 }
 
+// rows r0 .. r0 + 15 of A (16 x k) from lane l's four registers, in mma.sync's fragment layout (wgmma's A from
+// registers is four of these, one a warp)
+GL_NOSAN inline void a_fragment(float (*A)[16], int r0, int l, const unsigned* in, Precision p)
+{
+    const int gr = r0 + l / 4, t = l % 4;
+    if (p == P_TF32) {
+        A[gr][t] = element(in[0], p);
+        A[gr + 8][t] = element(in[1], p);
+        A[gr][t + 4] = element(in[2], p);
+        A[gr + 8][t + 4] = element(in[3], p);
+        return;
+    }
+    for (int h = 0; h < 2; ++h) {
+        A[gr][2 * t + h] = element((in[0] >> (16 * h)) & 0xffffu, p);
+        A[gr + 8][2 * t + h] = element((in[1] >> (16 * h)) & 0xffffu, p);
+        A[gr][2 * t + 8 + h] = element((in[2] >> (16 * h)) & 0xffffu, p);
+        A[gr + 8][2 * t + 8 + h] = element((in[3] >> (16 * h)) & 0xffffu, p);
+    }
+}
+
 GL_NOSAN inline void mma_compute(Lane* const* lanes, unsigned)
 {
     const char* opcode = lanes[0]->instr->opcode;
@@ -526,19 +546,13 @@ GL_NOSAN inline void mma_compute(Lane* const* lanes, unsigned)
     for (int l = 0; l < 32; ++l) {
         const Lane& L = *lanes[l];
         const int gr = l / 4, t = l % 4;
+        const unsigned a[4] = {(unsigned)L.in[0], (unsigned)L.in[1], (unsigned)L.in[2], (unsigned)L.in[3]};
+        a_fragment(A, 0, l, a, p);
         if (p == P_TF32) {
-            A[gr][t] = element((unsigned)L.in[0], p);
-            A[gr + 8][t] = element((unsigned)L.in[1], p);
-            A[gr][t + 4] = element((unsigned)L.in[2], p);
-            A[gr + 8][t + 4] = element((unsigned)L.in[3], p);
             B[t][gr] = element((unsigned)L.in[4], p);
             B[t + 4][gr] = element((unsigned)L.in[5], p);
         } else {
             for (int h = 0; h < 2; ++h) {
-                A[gr][2 * t + h] = element((unsigned)(L.in[0] >> (16 * h)) & 0xffffu, p);
-                A[gr + 8][2 * t + h] = element((unsigned)(L.in[1] >> (16 * h)) & 0xffffu, p);
-                A[gr][2 * t + 8 + h] = element((unsigned)(L.in[2] >> (16 * h)) & 0xffffu, p);
-                A[gr + 8][2 * t + 8 + h] = element((unsigned)(L.in[3] >> (16 * h)) & 0xffffu, p);
                 B[2 * t + h][gr] = element((unsigned)(L.in[4] >> (16 * h)) & 0xffffu, p);
                 B[2 * t + 8 + h][gr] = element((unsigned)(L.in[5] >> (16 * h)) & 0xffffu, p);
             }
@@ -739,22 +753,12 @@ GL_NOSAN inline void run_setmaxnreg(Thread& t, const Instr& in)
 }
 
 // ---- shared-memory addresses --------------------------------------------------------------------------------
-// whether n bytes at p lie in one of the block's shared arrays, or in the dynamic shared memory its launch gave
-GL_NOSAN inline bool block_has(const void* at, size_t n)
-{
-    const unsigned char* p = static_cast<const unsigned char*>(at);
-    if (!p) return false;
-    for (unsigned i = 0; i < shared_count; ++i)
-        if (p >= shared_vars[i].data && p + n <= shared_vars[i].data + shared_vars[i].bytes) return true;
-    const unsigned char* dyn = reinterpret_cast<const unsigned char*>(dynamic_shared);
-    return p >= dyn && p + n <= dyn + dynamic_shared_given;
-}
 // the memory of n bytes of the shared window at w when they lie in one of the block's arrays, or in the dynamic
 // shared memory its launch gave; nullptr otherwise (then each address is looked at on its own)
 GL_NOSAN inline unsigned char* shared_region(unsigned long long w, unsigned long long n)
 {
     unsigned char* p = static_cast<unsigned char*>(from_shared_window((size_t)w));
-    return n && block_has(p, (size_t)n) ? p : nullptr;
+    return n && in_block_shared(p, (size_t)n) ? p : nullptr;
 }
 
 // the thread (its linear index + 1) whose ordinary store to n bytes of shared memory at p the asynchronous proxy may
@@ -786,13 +790,13 @@ GL_NOSAN inline int name_writer(char* out, size_t size, unsigned w)
 GL_NOSAN inline unsigned char* shared_at(const Thread& t, unsigned long long w, size_t n, size_t align,
                                         const char* what)
 {
-    unsigned char* p = static_cast<unsigned char*>(from_shared_window((size_t)(unsigned)w));
+    unsigned char* p = shared_region((unsigned)w, n);
     char msg[256];
     if (w % align) {
         std::snprintf(msg, sizeof msg, "%s at shared address %llu, which is not %zu-byte aligned", what, w, align);
         stop(t, msg);
     }
-    if (!block_has(p, n)) {
+    if (!p) {
         std::snprintf(msg, sizeof msg, "%s at shared address %llu (%zu bytes), outside the block's shared arrays and "
                       "the dynamic shared memory its launch gave", what, w, n);
         stop(t, msg);
@@ -895,12 +899,17 @@ GL_NOSAN inline unsigned long long* mbarrier_at(const Thread& t, unsigned long l
     return reinterpret_cast<unsigned long long*>(shared_at(t, w, 8, 8, "an mbarrier"));
 }
 
-// every thread waiting on the barrier looks again (it goes on if its phase has completed)
-GL_NOSAN inline void mb_wake(const unsigned long long* bar)
+// every thread waiting on the barrier looks again (it goes on if its phase has completed, or lands the barrier's
+// copies in flight); a change of the barrier's state also orders what came before it (racecheck, conservatively)
+GL_NOSAN inline void mb_look_again(const unsigned long long* bar)
 {
-    ++g.epoch;                                         // (racecheck: what a barrier's phase orders, conservatively)
     for (unsigned i = 0; i < g.n; ++i)
         if (g.fibers[i].state == AT_MBARRIER && g.fibers[i].wait_on == bar) g.fibers[i].state = RUNNABLE;
+}
+GL_NOSAN inline void mb_wake(const unsigned long long* bar)
+{
+    ++g.epoch;
+    mb_look_again(bar);
 }
 
 // arrivals and transaction bytes on a barrier; completes its phase when both are in
@@ -991,14 +1000,22 @@ GL_NOSAN inline void run_mbarrier(Thread& t, const Instr& in)
             "try_wait.parity)");
 }
 
+// ---- the block's state in the PTX runtime: named barriers' counts, bulk and wgmma groups, copies and wgmma in
+// ---- flight. A new block (block_serial) starts afresh; what a finished block left undone is checked then.
+inline unsigned long long state_block = 0;
+inline unsigned long long bulk_commits[1024];          // each thread's committed bulk groups (TMA stores)
+inline unsigned long long wgmma_commits[1024];         // each thread's committed wgmma groups
+GL_NOSAN inline void fresh_block();
+GL_NOSAN inline void on_block() { if (state_block != block_serial) fresh_block(); }
+GL_NOSAN inline unsigned me() { return g.fibers[g.cur].linear; }
+
 // ---- named barriers: bar.sync / bar.arrive id, count ----------------------------------------------------------
 // Barrier id (0-15) of the block: `count` threads (a multiple of 32) arrive, those with bar.sync wait for the rest.
 struct Named {
     unsigned arrived, expected;
     unsigned long long generation;
 };
-inline Named named[16];
-inline unsigned long long named_block = 0;      // the block the counts belong to (a new block starts afresh)
+inline Named named[16];                         // (a new block starts afresh: fresh_block)
 
 GL_NOSAN inline void run_bar(Thread& t, const Instr& in)
 {
@@ -1016,10 +1033,7 @@ GL_NOSAN inline void run_bar(Thread& t, const Instr& in)
                       "the block's %u", count, g.n);
         stop(t, what);
     }
-    if (named_block != block_serial) {
-        for (Named& b : named) b = Named{0, 0, 0};
-        named_block = block_serial;
-    }
+    on_block();
     Named& b = named[id];
     if (b.arrived && b.expected != count) {
         char what[200];
@@ -1049,15 +1063,6 @@ GL_NOSAN inline void run_bar(Thread& t, const Instr& in)
         run_next();
     }
 }
-
-// ---- the block's state in the PTX runtime: named barriers' counts, bulk and wgmma groups, copies and wgmma in
-// ---- flight. A new block (block_serial) starts afresh; what a finished block left undone is checked then.
-inline unsigned long long state_block = 0;
-inline unsigned long long bulk_commits[1024];          // each thread's committed bulk groups (TMA stores)
-inline unsigned long long wgmma_commits[1024];         // each thread's committed wgmma groups
-GL_NOSAN inline void fresh_block();
-GL_NOSAN inline void on_block(){ if (state_block != block_serial) fresh_block(); }
-GL_NOSAN inline unsigned me() { return g.fibers[g.cur].linear; }
 
 // ---- TMA: tensor maps and the bulk tensor copies ---------------------------------------------------------------
 // A tensor map as gemmlab.tma encodes it for the emulator, in the 128 bytes of a CUtensorMap: the same arguments
@@ -1129,8 +1134,7 @@ GL_NOSAN inline void box_copy(const Thread& t, const TensorMap& m, const long lo
                               bool load, bool add)
 {
     const unsigned es = m.elem_bytes, pitch = m.box[0] * es, per = 16 / es;
-    box_check(t, m, w, load);
-    unsigned char* const base = shared_region(w, box_bytes(m));      // (box_check: the box lies in one array)
+    unsigned char* const base = shared_region(w, box_bytes(m));      // (box_check at issue: it lies in one array)
     for (unsigned r = 0; r < m.box[1]; ++r) {
         const long long row = c[1] + r;
         const bool row_inside = row >= 0 && (unsigned long long)row < m.dims[1];
@@ -1196,12 +1200,16 @@ struct Copy {
 };
 constexpr int MAX_COPIES = 2048;
 inline Copy copies[MAX_COPIES];
+inline int copy_top = 0;                               // the block's copies lie below it (a try_wait looks at them)
 inline unsigned long long copy_seq = 0;
 
 GL_NOSAN inline void queue_copy(const Thread& t, const Copy& c)
 {
-    for (Copy& slot : copies)
-        if (!slot.used || slot.block != block_serial) {
+    on_block();
+    for (int i = 0; i <= copy_top && i < MAX_COPIES; ++i) {
+        Copy& slot = copies[i];
+        if (i == copy_top || !slot.used || slot.block != block_serial) {
+            copy_top += i == copy_top;
             slot = c;
             slot.used = true;
             slot.block = block_serial;
@@ -1211,6 +1219,7 @@ GL_NOSAN inline void queue_copy(const Thread& t, const Copy& c)
             slot.pc = t.pc;
             return;
         }
+    }
     stop(t, "more than 2048 TMA copies in flight in one block");
 }
 GL_NOSAN inline void check_wgmma_overlap(const Thread& t, unsigned long long lo, unsigned long long hi);
@@ -1234,8 +1243,10 @@ GL_NOSAN inline void perform_all(F which)
 {
     for (;;) {
         Copy* first = nullptr;
-        for (Copy& c : copies)
+        for (int i = 0; i < copy_top; ++i) {
+            Copy& c = copies[i];
             if (c.used && c.block == block_serial && which(c) && (!first || c.seq < first->seq)) first = &c;
+        }
         if (!first) return;
         perform(*first);
     }
@@ -1306,8 +1317,7 @@ GL_NOSAN inline void run_bulk(Thread& t, const Instr& in)
     c.bar = bar;
     c.thread = me();
     queue_copy(t, c);
-    for (unsigned i = 0; i < g.n; ++i)                 // a thread asleep on the barrier looks again: it may land it
-        if (g.fibers[i].state == AT_MBARRIER && g.fibers[i].wait_on == bar) g.fibers[i].state = RUNNABLE;
+    mb_look_again(bar);                                // (a thread asleep on the barrier may land it)
 }
 
 // ---- wgmma: a warpgroup's D (64 x N, FP32) = A (64 x K) B (K x N) (+ D) ------------------------------------
@@ -1437,14 +1447,14 @@ GL_NOSAN inline const unsigned char* operand_span(const Wgmma& w, char which, un
         for (int k = 0; k < w.K; ++k) {
             const unsigned long long a = operand_address(d, mn, (unsigned)k, es, k_major);
             const void* p = at ? at + (a - lo) : from_shared_window((size_t)a);
-            if (const unsigned writer = block_has(p, es) ? unfenced_writer(p, es) : 0) {
+            if (const unsigned writer = in_block_shared(p, es) ? unfenced_writer(p, es) : 0) {
                 char what[400];
                 const int used = std::snprintf(what, sizeof what, "a wgmma whose %c operand's element (%u, %d), at "
                                                "shared address %llu: ", which, mn, k, a);
                 name_writer(what + used, sizeof what - used, writer);
                 stop_here(w, what);
             }
-            if (!block_has(p, es)) {
+            if (!in_block_shared(p, es)) {
                 char what[400];
                 std::snprintf(what, sizeof what, "a wgmma whose descriptor for %c (start %llu, LBO %llu, SBO %llu, "
                               "%s) reaches shared address %llu for its element (%u, %d), outside the block's shared "
@@ -1555,23 +1565,7 @@ GL_NOSAN inline void wgmma_compute(Pending& p)
                                : w.scale_a * shared_element(p.a_at + (operand_address(da, m, k, es, w.a_kmajor) -
                                                                       p.a_lo), w.p, w.pc);
     if (w.a_regs) {                                    // the mma.sync layout, warp by warp (16 rows each)
-        for (int l = 0; l < 128; ++l) {
-            const unsigned* in = p.a_in[l];
-            const int r0 = 16 * (l / 32), g8 = (l % 32) / 4, t = l % 4;
-            if (w.p == P_TF32) {
-                A[r0 + g8][t] = element(in[0], w.p);
-                A[r0 + g8 + 8][t] = element(in[1], w.p);
-                A[r0 + g8][t + 4] = element(in[2], w.p);
-                A[r0 + g8 + 8][t + 4] = element(in[3], w.p);
-            } else {
-                for (int h = 0; h < 2; ++h) {
-                    A[r0 + g8][2 * t + h] = element((in[0] >> (16 * h)) & 0xffffu, w.p);
-                    A[r0 + g8 + 8][2 * t + h] = element((in[1] >> (16 * h)) & 0xffffu, w.p);
-                    A[r0 + g8][2 * t + 8 + h] = element((in[2] >> (16 * h)) & 0xffffu, w.p);
-                    A[r0 + g8 + 8][2 * t + 8 + h] = element((in[3] >> (16 * h)) & 0xffffu, w.p);
-                }
-            }
-        }
+        for (int l = 0; l < 128; ++l) a_fragment(A, 16 * (l / 32), l % 32, p.a_in[l], w.p);
         for (int m = 0; m < 64; ++m)
             for (int k = 0; k < w.K; ++k) A[m][k] *= w.scale_a;
     }
@@ -1743,6 +1737,8 @@ GL_NOSAN inline void fresh_block()
     state_block = block_serial;
     std::memset(bulk_commits, 0, sizeof bulk_commits);
     std::memset(wgmma_commits, 0, sizeof wgmma_commits);
+    for (Named& b : named) b = Named{0, 0, 0};
+    copy_top = 0;
 }
 GL_NOSAN inline void block_end()
 {
@@ -1754,8 +1750,8 @@ GL_NOSAN inline void block_end()
                           "ended", p.w.file, p.w.line, 128 - p.n_waited);
             return block_failed(what);
         }
-    for (const Copy& c : copies)
-        if (c.used && c.block == block_serial && !c.load) {
+    for (int i = 0; i < copy_top; ++i)
+        if (const Copy& c = copies[i]; c.used && c.block == block_serial && !c.load) {
             std::snprintf(what, sizeof what, "inline PTX at %s:%d: a TMA store that its thread never waited for "
                           "(cp.async.bulk.commit_group, then cp.async.bulk.wait_group) before the block ended: the "
                           "copy may read shared memory the block no longer has", c.file, c.line);

@@ -238,6 +238,7 @@ class EmulatedFunction(Explains):
         called = len(args)
         args = list(args) + extra                      # a map's matrix: copied in (and back) as the arguments are
         regions, keep, pointers = [], [], [None] * len(args)
+        copied = [0] * len(args)                       # where the launch's copy of each array argument lies
         status_size = lib.gl_emu_status_size()
         lib.gl_emu_set_heap(*_device_heap())      # one heap for every module, as a GPU's context has one
         statuses, outputs, pids, codes = [], [], [], []
@@ -250,14 +251,10 @@ class EmulatedFunction(Explains):
                 regions.append((start, size, buf, members))
                 ctypes.memmove(buf, start, size)
                 for i in members:
-                    p = ctypes.c_void_p(buf + args[i].__array_interface__["data"][0] - start)
+                    copied[i] = buf + args[i].__array_interface__["data"][0] - start
+                    p = ctypes.c_void_p(copied[i])
                     keep.append(p)
                     pointers[i] = ctypes.cast(ctypes.pointer(p), ctypes.c_void_p)
-            def located(k):                            # the launch's copy of array k (an argument or a map's)
-                for start, _, buf, members in regions:
-                    if k in members:
-                        return buf + args[k].__array_interface__["data"][0] - start
-                return 0
             for i, a in enumerate(args[:called]):
                 if pointers[i] is not None:
                     continue
@@ -276,7 +273,7 @@ class EmulatedFunction(Explains):
                                         "struct is (numpy.dtype([...], align=True))")
                 data = bytearray(a.tobytes())
                 for at, k in maps.get(i, ()):          # each map names where the launch's copy of its matrix lies
-                    data[at + 8:at + 16] = located(k).to_bytes(8, "little")
+                    data[at + 8:at + 16] = copied[k].to_bytes(8, "little")
                 c = (ctypes.c_char * a.nbytes).from_buffer_copy(bytes(data))
                 keep.append(c)
                 pointers[i] = ctypes.cast(ctypes.pointer(c), ctypes.c_void_p)
@@ -316,7 +313,7 @@ class EmulatedFunction(Explains):
             failed = self._wait(pids, codes, statuses, timeout)
             self._pass_on(outputs[:len(ranges) - 1 if failed is None else failed])
             self._outcome(failed, codes, statuses, regions, args)
-            self._copy_back(regions, args)
+            self._copy_back(regions, args, copied)
             self._device_vars_out(device_vars)
         finally:
             _reap(pids, codes)                         # (Ctrl-C, or any other exception: no child left behind)
@@ -357,12 +354,10 @@ class EmulatedFunction(Explains):
                 ctypes.memmove(state.ctypes.data + there, buf + at, n)
         self.lib.gl_emu_device_vars(ctypes.byref(ctypes.c_ulonglong()), None)
 
-    def _copy_back(self, regions, args):
-        """Write the launch's results into the caller's writable arrays; a read-only one must be unchanged."""
-        located = {}
-        for start, _, buf, members in regions:
-            for i in members:
-                located[i] = buf + args[i].__array_interface__["data"][0] - start
+    def _copy_back(self, regions, args, copied):
+        """Write the launch's results into the caller's writable arrays; a read-only one must be unchanged.
+        copied: where the launch's copy of each array argument lies."""
+        located = {i: copied[i] for _, _, _, members in regions for i in members}
         writable = [i for i in located if args[i].flags.writeable]
         for i in located:
             a = args[i]
