@@ -38,7 +38,7 @@ SLOW = (
     "tests/test_book.py::test_wheel_carries_kernels_and_results",         # builds the wheel
     "tests/test_wmma.py::test_emulator_adds_as_the_h200_tensor_cores_do",  # tensor-core sums to K = 1024, emulated
     "tests/test_wmma.py::test_3xtf32_recovers_fp32_accuracy",
-    "tests/test_gpu_only.py::test_gpu_only_kernels_compile_for_sm90",      # nvcc for sm_90a
+    "tests/test_hopper.py::test_hopper_kernels_compile_for_sm90a",        # nvcc for sm_90a
     "tests/test_faults.py::test_a_killed_or_interrupted_compile",          # kills real compiles, waits for them
 )
 

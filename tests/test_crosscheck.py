@@ -14,7 +14,8 @@ def test_every_registry_kernel_agrees_between_gpu_and_emulator():
 
 # variants added after the recorded runs (python -m gemmlab crosscheck --record), to be recorded at the next GPU
 # session; once one is, it must leave this set (the first assertion below)
-PENDING: set = set()
+PENDING: set = {"tc/08_persistent", "tc/09_tma_store", "tc/10_cluster_multicast", "tc/11_stream_k",
+                "tc/12_pingpong"}
 
 
 def test_the_records_cover_every_registry_variant_and_agree():
@@ -30,7 +31,7 @@ def test_the_records_cover_every_registry_variant_and_agree():
         recorded |= {c["case"].split("|")[0] for c in data["cases"]}
         assert data["all_agree"] and all(c["agree"] for c in data["cases"]), name
     assert not PENDING & recorded, "the records cover them now: take them out of PENDING"
-    assert recorded == {v.key for v in registry.VARIANTS if not v.gpu_only} - PENDING
+    assert recorded == {v.key for v in registry.VARIANTS} - PENDING
 
 
 def test_ulps_from_the_reference_give_the_output_back_bit_for_bit():

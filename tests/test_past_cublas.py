@@ -107,15 +107,14 @@ def test_stream_k_splits_only_a_last_round_worth_splitting(monkeypatch):
 @pytest.mark.parametrize("key", NEW)
 def test_they_refuse_what_tma_cannot_copy_and_run_on_hopper_only(key):
     v = gl.registry.get(key)
-    assert v.chapter == "16-past-cublas" and v.options == ("-arch=sm_90a",) and "wgmma" in v.gpu_only
+    assert v.chapter == "16-past-cublas" and v.options == ("-arch=sm_90a",)
     assert "FP16 or BF16" in v.refuse(ops.TcGemm(m=64, n=64, k=64, precision="tf32"), {})
     assert "multiples of 8" in v.refuse(ops.TcGemm(m=64, n=60, k=64, precision="fp16"), {})
     assert "multiples of 8" in v.refuse(ops.TcGemm(m=64, n=64, k=36, precision="bf16"), {})
     assert not v.refuse(ops.TcGemm(m=65, n=72, k=40, precision="bf16"), {})
     assert any(n.capability == (9, 0) and n.only for n in v.needs)       # Hopper's own code: not after it either
-    if not hw.on_gpu:
-        with pytest.raises(hw.BackendError, match="GPU only"):
-            v.runner(ops.TcGemm(m=64, n=64, k=64, precision="fp16"))
+    if not hw.on_gpu:                                                   # (the emulator runs them)
+        v.runner(ops.TcGemm(m=64, n=64, k=64, precision="fp16"))
 
 
 def test_the_persistent_grids_follow_the_gpu_in_use(monkeypatch):

@@ -814,3 +814,200 @@ def test_tma_reductions_from_many_blocks_into_one_tile_all_land(hopper):
     hopper.get("tma_out<true>")(blocks, 128, (tma.tensor_map(C, "fp32", 64, 32), numpy.int32(0), numpy.int32(0)))
     r, c = numpy.meshgrid(numpy.arange(rows), numpy.arange(cols), indexing="ij")
     assert (gl.to_host(C) == blocks * (1000.0 * r + c)).all()
+
+
+REDUCE_HELPER = r'''
+__device__ __forceinline__ void add_box(unsigned long long map, unsigned src)
+{
+    asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%0, {%1, %2}], [%3];\n"
+                 ::"l"(map), "r"(0), "r"(0), "r"(src) : "memory");
+}
+template <int ADD>
+__global__ void k(float* x, unsigned long long map)
+{
+    if (ADD) add_box(map, 0);
+    x[blockIdx.x] = 1.0f;
+}
+'''
+
+
+@emulator_only
+def test_a_reduction_no_kernel_reaches_leaves_the_blocks_free_to_run_apart(monkeypatch):
+    """A helper with a TMA reduction in a module marks it (its blocks in one process) only where a kernel the
+    module compiles can reach the helper: k<0> never adds (tc/09 and its common header), k<1> does (tc/11)."""
+    monkeypatch.setenv("GEMMLAB_EMULATOR_WORKERS", "2")
+    apart = gl.load(code=REDUCE_HELPER, options=SM90).get("k<0>")
+    x = numpy.zeros(3000, dtype=f32)
+    apart((3000,), (32,), (x, numpy.uint64(0)))
+    assert apart.impl.blocks_independent and apart.impl.last_processes == 2 and (x == 1).all()
+    both = gl.load(code=REDUCE_HELPER + "template __global__ void k<1>(float*, unsigned long long);\n", options=SM90)
+    assert not both.get("k<0>").impl.blocks_independent
+
+
+CLUSTERS = r'''
+#include "common/hopper.cuh"
+using namespace gl_hopper;
+
+__device__ __forceinline__ float ld_cluster(unsigned a, unsigned cta)      // distributed shared memory: a float
+{                                                                          // of the block of rank cta
+    float v;
+    asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %1, %2;\nld.shared::cluster.f32 %0, [remote];\n}\n"
+                 : "=f"(v) : "r"(a), "r"(cta) : "memory");
+    return v;
+}
+__device__ __forceinline__ unsigned cluster_blocks()
+{
+    unsigned n;
+    asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(n));
+    return n;
+}
+
+// each block of a cluster of four fills its shared memory with its rank and block number, then reads its right
+// neighbour's (distributed shared memory), between two cluster barriers
+__global__ void __cluster_dims__(4, 1, 1) neighbours(float* out)
+{
+    __shared__ float mine[64];
+    const unsigned rank = cluster_rank(), n = cluster_blocks();
+    mine[threadIdx.x] = 1000.0f * blockIdx.x + 10.0f * rank + n;
+    cluster_sync();
+    out[blockIdx.x * 64 + threadIdx.x] = ld_cluster(smem(&mine[threadIdx.x]), (rank + 1) % n);
+    cluster_sync();                                // (no block leaves while its neighbour may still read it)
+}
+
+// rank 1's warp hands `rounds` rounds to rank 0's: each round it arrives `arrivals` times a thread on rank 0's
+// "full" barrier (mapa, a remote arrival), and waits before the next until rank 0's warp, having seen the round,
+// has arrived on its "empty" one. WAIT_AT_END 0: neither waits for the other at the end
+template <int WAIT_AT_END>
+__global__ void __cluster_dims__(2, 1, 1) remote_arrivals(int* out, int rounds, int arrivals)
+{
+    __shared__ unsigned long long full, empty;
+    if (threadIdx.x == 0) {
+        bar_init(smem(&full), 32);
+        bar_init(smem(&empty), 32);
+    }
+    cluster_sync();
+    if (cluster_rank() == 1) {
+        for (int r = 0; r < rounds; ++r) {
+            if (r > 0) bar_wait(smem(&empty), (r - 1) & 1);
+            for (int a = 0; a < arrivals; ++a) bar_arrive_cluster(smem(&full), 0);
+        }
+    } else {
+        for (int r = 0; r < rounds; ++r) {
+            bar_wait(smem(&full), r & 1);
+            bar_arrive_cluster(smem(&empty), 1);
+        }
+        if (threadIdx.x == 0) out[blockIdx.x / 2] = rounds;
+    }
+    if (WAIT_AT_END) cluster_sync();
+}
+
+// one TMA copy of a 64 x 64 FP16 box multicast to every block in `mask` (issued by rank `from`), each block
+// waiting on its own barrier, then writing what landed. INIT_SYNC 0: no cluster barrier between the barriers'
+// set-up and the copy
+template <int INIT_SYNC>
+__global__ void __cluster_dims__(2, 1, 1) multicast_box(const __grid_constant__ TensorMap map, unsigned short* out,
+                                                         int from, int mask)
+{
+    __shared__ __align__(1024) unsigned short tile[64 * 64];          // (as the 128-byte swizzle lays it out)
+    __shared__ unsigned long long full;
+    const unsigned rank = cluster_rank();
+    if (threadIdx.x == 0) {
+        bar_init(smem(&full), 1);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    if (INIT_SYNC) cluster_sync();
+    else __syncthreads();
+    if (threadIdx.x == 0) bar_expect_bytes(smem(&full), (mask >> rank) & 1 ? 64 * 64 * 2 : 0);
+    if (threadIdx.x == 0 && (int)rank == from) tma_load_multicast(smem(tile), &map, 0, 0, smem(&full), mask);
+    if ((mask >> rank) & 1) {
+        bar_wait(smem(&full), 0);
+        for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x) out[rank * 64 * 64 + i] = tile[i];
+    }
+    cluster_sync();
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def clusters():
+    return gl.load(code=CLUSTERS, options=SM90)
+
+
+@needs_sm90
+def test_a_cluster_reads_its_neighbours_shared_memory(clusters):
+    """Distributed shared memory: block b of a cluster of four reads what its right neighbour wrote, at the same
+    offset; %cluster_ctarank and %cluster_nctarank say where a block is."""
+    blocks = 12
+    out = xp.zeros(blocks * 64, dtype=f32)
+    clusters.get("neighbours")(blocks, 64, (out,))
+    b = numpy.arange(blocks)
+    right = 4 * (b // 4) + (b % 4 + 1) % 4
+    want = 1000.0 * right + 10.0 * (right % 4) + 4
+    assert (gl.to_host(out).reshape(blocks, 64) == want[:, None]).all()
+
+
+@needs_sm90
+def test_remote_arrivals_complete_another_blocks_phases(clusters):
+    """A warp of rank 1 arrives on rank 0's mbarrier (mapa, mbarrier.arrive.shared::cluster): rank 0 sees each
+    phase complete, in every cluster of the grid."""
+    out = xp.zeros(3, dtype=numpy.int32)
+    clusters.get("remote_arrivals<1>")(6, 32, (out, numpy.int32(5), numpy.int32(1)))
+    assert (gl.to_host(out) == 5).all()
+
+
+@needs_sm90
+@pytest.mark.parametrize("from_rank, mask", [(0, 0b11), (1, 0b11), (1, 0b01), (0, 0b10)])
+def test_a_multicast_copy_lands_in_every_block_of_its_mask(clusters, from_rank, mask):
+    from gemmlab.runtime import tma
+    box = (numpy.arange(64 * 64) % 2048).astype(numpy.float16).reshape(64, 64)
+    out = xp.zeros(2 * 64 * 64, dtype=numpy.uint16)
+    clusters.get("multicast_box<1>")(2, 128, (tma.tensor_map(xp.asarray(box), "fp16", 64, 64), out,
+                                                numpy.int32(from_rank), numpy.int32(mask)))
+    got = gl.to_host(out).reshape(2, 64 * 64)
+    for rank in (0, 1):
+        if (mask >> rank) & 1:
+            assert (got[rank] == _swizzled_128(box.view(numpy.uint16)).ravel()).all()
+        else:
+            assert (got[rank] == 0).all()
+
+
+@emulator_only
+def test_cluster_faults_are_named(clusters):
+    """What would hang, fault or read garbage on a GPU is stopped by name: an arrival on a block that has exited
+    (no cluster barrier before the exit), a multicast onto a barrier its block has not set up yet (no cluster
+    barrier after the set-up), a mask naming a block outside the cluster, arrivals that never complete a phase
+    (a deadlock of the cluster), a grid that is not whole clusters, a cluster larger than 8 blocks, a GPU
+    without clusters."""
+    from gemmlab.runtime import tma
+    ints = xp.zeros(4, dtype=numpy.int32)
+    with pytest.raises(gl.EmulatorError, match=r"an mbarrier arrival in the shared memory of block \(1,0,0\), rank 1 "
+                                               r"of the cluster, whose threads have all exited"):
+        clusters.get("remote_arrivals<0>")(2, 32, (ints, numpy.int32(2), numpy.int32(1)))
+    box = xp.asarray(numpy.ones((64, 64), dtype=numpy.float16))
+    out = xp.zeros(2 * 64 * 64, dtype=numpy.uint16)
+    with pytest.raises(gl.EmulatorError, match="a multicast TMA load that completes on an mbarrier another block of "
+                                               "the cluster has not set up"):
+        clusters.get("multicast_box<0>")(2, 128, (tma.tensor_map(box, "fp16", 64, 64), out, numpy.int32(0),
+                                                   numpy.int32(3)))
+    with pytest.raises(gl.EmulatorError, match=r"whose mask 0x4 names a block outside of its cluster of 2"):
+        clusters.get("multicast_box<1>")(2, 128, (tma.tensor_map(box, "fp16", 64, 64), out, numpy.int32(0),
+                                                   numpy.int32(4)))
+    with pytest.raises(gl.EmulatorError, match=r"(?s)deadlock: no thread of the cluster can go on.*block \(0,0,0\).*"
+                                               r"mbarrier at shared address 0 for the phase of parity 0.*"
+                                               r"and in block \(1,0,0\), rank 1 of its cluster, 32 threads wait"):
+        clusters.get("remote_arrivals<1>")(2, 32, (ints, numpy.int32(3), numpy.int32(0)))   # (no arrivals at all)
+    with pytest.raises(gl.EmulatorError, match=r"a grid of 3 x 1 x 1 blocks is not made of whole clusters of 2"):
+        clusters.get("remote_arrivals<1>")(3, 32, (ints, numpy.int32(1), numpy.int32(1)))
+    big = gl.load(code="__global__ void __cluster_dims__(16, 1, 1) k(int* x) { x[blockIdx.x] = 1; }", options=SM90)
+    with pytest.raises(gl.EmulatorError, match="a cluster holds 1 to 8 blocks"):
+        big.get("k")(16, 32, (ints,))
+
+
+@emulator_only
+def test_clusters_need_a_hopper_profile(monkeypatch):
+    from gemmlab.runtime import profiles
+    monkeypatch.setattr(profiles, "current", lambda: profiles.PROFILES["A100"])
+    k = gl.load(code="__global__ void __cluster_dims__(2, 1, 1) k(int* x) { x[blockIdx.x] = 1; }").get("k")
+    with pytest.raises(gl.EmulatorError, match=r"clusters of 2 x 1 x 1 blocks .* need a GPU of compute capability "
+                                               r"9.0 or later; the emulated .* is 8.0"):
+        k(2, 32, (numpy.zeros(2, dtype=numpy.int32),))

@@ -177,6 +177,95 @@ def test_tensor_core_terms_are_cut_to_26_bits_below_the_largest(wmma):
     assert _mad(wmma, 8, 2.0 ** -12, 2.0 ** -13, 1.0) == 1.0 + 2.0 ** -22                # 2^-25 each: kept
 
 
+def _model_sum(acc: float, products: list) -> float:
+    """The emulator's tensor-core sum, written out plainly: acc and the exact products aligned to the largest
+    term, each cut toward zero to 26 bits below its leading bit, added exactly, the sum cut toward zero to FP32
+    (past FLT_MAX: inf from 2^128 on, else FLT_MAX); a non-finite term gives the IEEE sum."""
+    import math
+    terms = [acc, *products]
+    if not all(math.isfinite(t) for t in terms):
+        total = terms[0]
+        for t in terms[1:]:
+            total += t
+        return float(numpy.float32(total))
+    big = max(abs(t) for t in terms)
+    if big == 0.0:
+        return 0.0
+    unit = math.ldexp(1.0, math.frexp(big)[1] - 26)
+    total = sum(int(t / unit) for t in terms) * unit             # (int() cuts toward zero; every step is exact)
+    top = float(numpy.finfo(numpy.float32).max)
+    if abs(total) > top:
+        return math.copysign(math.inf if abs(total) >= 2.0 ** 128 else top, total)
+    f = numpy.float32(total)
+    if abs(float(f)) > abs(total):
+        f = numpy.nextafter(f, numpy.float32(0))
+    return float(f)
+
+
+def _same_bits(got, want) -> bool:
+    got, want = numpy.asarray(got, numpy.float32), numpy.asarray(want, numpy.float32)
+    return bool(((got.view(numpy.uint32) == want.view(numpy.uint32)) | (numpy.isnan(got) & numpy.isnan(want))).all())
+
+
+def test_the_emulators_tensor_core_sums_are_its_model_bit_for_bit(wmma):
+    """Every output of an FP16 wmma (one group of 16 products and the accumulator) and of a TF32 one (two groups
+    of 4, operands cut to TF32 as the tensor cores read them) is the model's, bit for bit: exponents 2^60 apart,
+    cancellations, zeros of both signs, subnormal and infinite accumulators, NaN, sums past FLT_MAX and below
+    FLT_MIN (the emulator's vector path and its plain path against the model written out here)."""
+    if gl.on_gpu:
+        pytest.skip("the emulator's model of the tensor cores (a GPU's own sums differ in their last bits)")
+    r = numpy.random.default_rng(52)
+    A = (r.choice([-1.0, 1.0], (16, 16)) * numpy.exp2(r.integers(-14, 15, (16, 16))) *
+         (1 + r.integers(0, 1024, (16, 16)) / 1024)).astype(numpy.float16)
+    B = (r.choice([-1.0, 1.0], (16, 16)) * numpy.exp2(r.integers(-14, 15, (16, 16))) *
+         (1 + r.integers(0, 1024, (16, 16)) / 1024)).astype(numpy.float16)
+    B[:, 3] = -B[:, 2]                                               # columns 2 and 3 cancel
+    A[5, :] = 0.0
+    A[6, :] = -A[6, :] * 0
+    C0 = (r.standard_normal((16, 16)) * numpy.exp2(r.integers(-30, 30, (16, 16)))).astype(numpy.float32)
+    C0[5, :8], C0[5, 8:] = 0.0, -0.0
+    C0[7, 3] = 1e-45
+
+    def fp16(A, C0):
+        C = xp.asarray(C0.copy())
+        wmma.get("wmma_mad")(1, 32, (xp.asarray(A), xp.asarray(B), C))
+        a64, b64 = A.astype(numpy.float64), B.astype(numpy.float64)
+        want = [[_model_sum(float(C0[i, j]), [float(a64[i, k] * b64[k, j]) for k in range(16)]) for j in range(16)]
+                for i in range(16)]
+        assert _same_bits(gl.to_host(C), want)
+    fp16(A, C0)                                                      # every term finite
+    C0[7, 0], C0[7, 1], C0[7, 2] = numpy.inf, -numpy.inf, numpy.nan
+    A[8, 0] = numpy.inf
+    fp16(A, C0)
+
+    def tf32(x):                                                     # the top 19 bits of finite values
+        bits = x.astype(numpy.float32).view(numpy.uint32)
+        return numpy.where(numpy.isfinite(x), (bits & 0xffffe000).view(numpy.float32), x).astype(numpy.float64)
+    A32 = (r.standard_normal((16, 8)) * numpy.exp2(r.integers(-70, 66, (16, 8)))).astype(numpy.float32)
+    BT32 = (r.standard_normal((16, 8)) * numpy.exp2(r.integers(-70, 66, (16, 8)))).astype(numpy.float32)
+    A32[0, :], BT32[0, :] = 1.5e19, 1.5e19                           # four products of 2.25e38: past FLT_MAX
+    # rows 3 and 4 against column 5: a first group summing to FLT_MAX = 2^128 - 2^104 exactly (2047 2^117 +
+    # 2047 2^106 + 3 2^104), then 2^103 more (past FLT_MAX, below 2^128: FLT_MAX) or 2^104 more (2^128: inf)
+    BT32[5, :] = 2.0 ** 64
+    A32[3, :] = A32[4, :] = [2047 * 2.0 ** 53, 2047 * 2.0 ** 42, 3 * 2.0 ** 40, 0, 2.0 ** 39, 0, 0, 0]
+    A32[4, 4] = 2.0 ** 40
+    A32[2, :], BT32[2, :] = 1e-22, 3e-23                             # sums far below FLT_MIN: subnormal
+    out = xp.full(256, numpy.nan, dtype=numpy.float32)
+    wmma.get("wmma_tf32")(1, 32, (xp.asarray(A32), xp.asarray(BT32), out, 16, 16, 8, 0))
+    a64, b64 = tf32(A32), tf32(BT32)
+    want = numpy.zeros((16, 16))
+    for i in range(16):
+        for j in range(16):
+            acc = 0.0
+            for k0 in (0, 4):
+                acc = _model_sum(acc, [float(a64[i, k] * b64[j, k]) for k in range(k0, k0 + 4)])
+            want[i, j] = acc
+    got = gl.to_host(out).reshape(16, 16).T                          # column-major C
+    assert want[3, 5] == numpy.finfo(numpy.float32).max and want[4, 5] == numpy.inf and want[0, 0] == numpy.inf
+    assert ((want != 0) & (numpy.abs(want) < numpy.finfo(numpy.float32).tiny)).any()
+    assert _same_bits(got, want)
+
+
 def test_emulator_adds_as_the_h200_tensor_cores_do():
     """The recorded H200 errors of tc/01 against float64 on rounded inputs (tensor.accumulation, cut sums:
     growing like K), reproduced on the backend in use for the smaller K, within 2%."""

@@ -680,44 +680,44 @@ VARIANTS = [
     Variant(
         key="tc/08_persistent", entry="wgmma_persistent_gemm<{PREC}>",
         title="tc/06 persistent: one block per SM walks the tiles in bands, loading the next tile's slices during "
-              "the stores (GPU only)",
+              "the stores",
         launch=lambda p, c: ((_persistent_blocks(p),), 384, HOPPER_SHARED), args=_hopper_args,
-        gpu_only="inline PTX for sm_90a: wgmma, TMA copies and mbarriers", **_PAST_CUBLAS,
+        **_PAST_CUBLAS,
     ),
     Variant(
         key="tc/09_tma_store", entry="wgmma_tma_store_gemm<{PREC}, {STAGES}, {REGS}>",
         title="tc/08 with a TMA-store epilogue: accumulators to swizzled shared memory, out by the copy engine "
-              "behind the next tile's main loop (GPU only)",
+              "behind the next tile's main loop",
         # two knobs of the schedule, measured one at a time (chapter 16): the stages, the producer's registers
         params={"STAGES": (3, 4), "REGS": (24, 40, 56)}, defaults={"STAGES": 4, "REGS": 40},
         valid=lambda c: c["STAGES"] == 4 or c["REGS"] == 40,
         launch=lambda p, c: ((_persistent_blocks(p),), 384, _store_shared(c)), args=_store_args,
-        gpu_only="inline PTX for sm_90a: wgmma, TMA loads and stores, mbarriers", **_PAST_CUBLAS,
+        **_PAST_CUBLAS,
     ),
     Variant(
         key="tc/10_cluster_multicast", entry="wgmma_multicast_gemm<{PREC}>",
-        title="tc/09 in clusters of two blocks, one above the other, sharing B's slices by TMA multicast (GPU only)",
+        title="tc/09 in clusters of two blocks, one above the other, sharing B's slices by TMA multicast",
         launch=lambda p, c: ((_persistent_blocks(p, 2, _clusters_at_once("tc/10_cluster_multicast", p)),), 384,
                              STORE_SHARED),
         args=_store_args,
-        gpu_only="inline PTX for sm_90a: wgmma, TMA multicast and stores, mbarriers, clusters", **_PAST_CUBLAS,
+        **_PAST_CUBLAS,
     ),
     Variant(
         key="tc/11_stream_k", entry="wgmma_stream_k_gemm<{PREC}>",
         title="tc/09 with the last round's tiles split along K over every SM (stream-K): each tile's first piece "
-              "stored, the others added to it in L2 by the copy engine (GPU only)",
+              "stored, the others added to it in L2 by the copy engine",
         launch=lambda p, c: ((stream_k_split(p)[0],), 384, STORE_SHARED), args=_stream_k_args,
         workspace=_stream_k_workspace,
-        gpu_only="inline PTX for sm_90a: wgmma, TMA loads and stores, mbarriers", **_PAST_CUBLAS,
+        **_PAST_CUBLAS,
     ),
     Variant(
         key="tc/12_pingpong", entry="wgmma_pingpong_gemm<{PREC}, {PINGPONG}>",
         title="tc/09 with 128 x 128 consumers: taking turns on the block's tiles, one storing while the other "
-              "multiplies (ping-pong), or sharing 256 x 128 tiles (PINGPONG 0) (GPU only)",
+              "multiplies (ping-pong), or sharing 256 x 128 tiles (PINGPONG 0)",
         params={"PINGPONG": (0, 1)}, defaults={"PINGPONG": 1},
         launch=lambda p, c: ((_persistent_blocks(p, tile=_pingpong_tile(c)),), 384, STORE_SHARED),
         args=_store_args,
-        gpu_only="inline PTX for sm_90a: wgmma, TMA loads and stores, mbarriers", **_PAST_CUBLAS,
+        **_PAST_CUBLAS,
     ),
 ]
 

@@ -51,7 +51,6 @@ class Variant:
     problem_params: Callable | None = None   # (problem) -> template fields taken from the problem (e.g. TRANS)
     prepare: Callable | None = None          # (problem, params, inputs, out) -> None, run before each launch
     valid: Callable | None = None            # (params) -> bool: which combinations exist (default: all)
-    gpu_only: str | None = None              # why the emulator cannot run it (inline PTX, say); None: it can
     options: tuple = ()                      # compiler options of its own (the architecture, say)
     needs: tuple = ()                        # Need()s: the compute capabilities it needs, and why (none: 7.5,
                                              # the book's floor, a Colab T4)
@@ -110,9 +109,6 @@ class Variant:
         return self.entry.format(**fields)
 
     def kernel(self, problem=None, **params):
-        if not self.runnable:
-            raise hw.BackendError(f"{self.key} runs on a GPU only ({self.gpu_only}); this is the {hw.backend} "
-                                  f"backend ({hw.backend_reason})")
         reason = self.unsupported(problem if problem is not None else self.op())    # (the default problem's form)
         if reason:
             raise hw.UnsupportedGPU(reason)
@@ -151,15 +147,13 @@ class Variant:
     def _not_here(self, problem, full: dict, profile=None) -> str | None:
         """Why the backend or the GPU in use (or ``profile``) cannot run these parameters on ``problem``: the
         emulator and inline PTX, the capability, the device's limits; None when it can."""
-        if not self.runnable:
-            return f"{self.key} runs on a GPU only ({self.gpu_only})"
         return self.unsupported(problem, profile) or self.does_not_fit(problem, full, profile)
 
     def skip_reason(self, problem, profile=None, **params) -> str | None:
         """Why a study skips this candidate on ``problem`` on the GPU in use: it cannot run here (the
         backend, the capability), refuses the problem, or does not fit the device; None when it runs."""
         full = self.resolve(**params)
-        if self.runnable and not self.unsupported(problem, profile) and self.refuse is not None:
+        if not self.unsupported(problem, profile) and self.refuse is not None:
             reason = self.refuse(problem, full)
             if reason:
                 return f"{self.key}: {reason}"
@@ -174,16 +168,8 @@ class Variant:
         base = self.resolve()
         return [p for p in every if not self.refuse(p, base)]
 
-    @property
-    def runnable(self) -> bool:
-        """Whether the backend in use can run it (a GPU-only kernel cannot run on the emulator)."""
-        return self.gpu_only is None or hw.on_gpu
-
     def runner(self, problem, **params) -> Callable:
         """A function ``run(inputs, out)`` that launches this variant on ``problem``."""
-        if not self.runnable:
-            raise hw.BackendError(f"{self.key} runs on a GPU only ({self.gpu_only}); this is the {hw.backend} "
-                                  f"backend ({hw.backend_reason})")
         full = self.resolve(**params)
         if not isinstance(problem, self.op):
             raise ValueError(f"{self.key} computes {self.op.__name__}, not {type(problem).__name__}")

@@ -81,10 +81,12 @@ extern "C" char __stop_gl_device_vars[] __attribute__((weak, visibility("hidden"
 // emitted only where the function holding it is (an inline function, a template instance the kernels use).
 // A module with no mark runs the blocks of a large grid in several processes (blocks_independent, launch.py).
 #define GL_ACROSS_BLOCKS() do { __attribute__((used, section("gl_across_blocks"))) static char gl_mark = 1; (void)gl_mark; } while (0)
+// (the same from generated code, in one ordinary function: a mark in a template's own body may not be emitted)
+namespace gl_emu { GL_NOSAN inline void across_blocks() { GL_ACROSS_BLOCKS(); } }
 extern "C" char __start_gl_across_blocks[] __attribute__((weak, visibility("hidden")));
 extern "C" char __stop_gl_across_blocks[] __attribute__((weak, visibility("hidden")));
 #define __launch_bounds__(...)
-// (the blocks of a cluster run independently here: cooperative_groups.h stops what needs them together)
+// (the loader reads a kernel's clusters from its declaration, and the blocks of a cluster run together: run_clusters)
 #define __cluster_dims__(...)
 #define __align__(n) __attribute__((aligned(n)))
 #define __grid_constant__
@@ -278,6 +280,36 @@ struct Grid {
 
 inline Grid g;
 
+// Clusters (__cluster_dims__): the blocks of a cluster run together, in one process, each on fibers of its own. One
+// block's threads run at a time; when none of them can go on, another block of the cluster that can takes over. The
+// block leaving puts its shared memory (and the PTX runtime's state of it: cluster_state_hook) aside, the block
+// arriving puts its own back, so every block finds its shared memory at the addresses its code holds. Another block
+// reaches a block's memory while it is aside (cluster_memory: a remote mbarrier arrival, a load or store of
+// distributed shared memory); a multicast copy lands when that block's own threads wait for it.
+struct ClusterBlock {
+    Fiber* fibers;
+    unsigned live, at_barrier, cur, coalesce, steps;
+    dim3 block_idx;
+    unsigned long long serial;
+    bool ended;                      // its threads have all exited and its end has been checked
+    unsigned char* image;            // its shared memory while aside: the static arena, then the dynamic bytes
+    unsigned short* writers;         // and its proxy-fence records (a module that watches shared memory), as the
+                                     // live ones lie (static arrays are placed as a block first reaches them)
+    unsigned* fence_at;
+    unsigned* fences;
+    void* race;                      // racecheck: its words' accesses (a table each), its barrier generations
+    unsigned long long epoch, warp_epoch[32], global_block;
+};
+constexpr unsigned MAX_CLUSTER = 16;
+inline unsigned cluster_dims[3] = {1, 1, 1};
+inline unsigned cluster_blocks = 1;                    // blocks a cluster: 1 for a launch without clusters
+inline ClusterBlock cluster_block[MAX_CLUSTER];
+inline unsigned cluster_rank_now = 0;                  // the block whose threads run now
+inline void (*cluster_state_hook)(unsigned rank, bool aside) = nullptr;
+GL_NOSAN inline bool cluster_switch();
+GL_NOSAN inline bool cluster_all_ended();
+GL_NOSAN inline void cluster_show_stuck();
+
 constexpr size_t DYNAMIC_SHARED_BYTES = 256 * 1024;
 alignas(128) inline unsigned char dynamic_shared[DYNAMIC_SHARED_BYTES];
 inline unsigned long long dynamic_shared_given = 0;   // the launch's shared_mem
@@ -306,6 +338,7 @@ inline long long dynamic_window = -1;
 // Each block of each launch in this process, numbered (the PTX runtime keeps state per block: its barriers, the
 // copies and wgmma in flight), and what the PTX runtime checks when a block's threads have all finished
 inline unsigned long long block_serial = 0;
+inline unsigned long long oldest_live_block = 0;   // blocks numbered below it have ended (a cluster's blocks run at once)
 inline void (*block_end_hook)() = nullptr;
 inline unsigned shared_count = 0;
 inline size_t shared_used = 0;
@@ -480,7 +513,13 @@ GL_NOSAN inline int describe_ptx_wait(const Fiber& f, char* out, size_t size);
     if (g.live < g.n && used < (int)sizeof msg - 300) {
         used += std::snprintf(msg + used, sizeof msg - used, "\n  threads ");
         used += describe_threads(msg + used, sizeof msg - used, EXITED, "", 0, false);
-        std::snprintf(msg + used, sizeof msg - used, " have exited");
+        used += std::snprintf(msg + used, sizeof msg - used, " have exited");
+    }
+    for (unsigned r = 0; r < cluster_blocks && used < (int)sizeof msg - 200; ++r) {   // (a cluster's other blocks)
+        const ClusterBlock& b = cluster_block[r];
+        if (r == cluster_rank_now || b.ended) continue;
+        used += std::snprintf(msg + used, sizeof msg - used, "\n  and in block (%u,%u,%u), rank %u of its cluster, "
+                              "%u threads wait", b.block_idx.x, b.block_idx.y, b.block_idx.z, r, b.live);
     }
     fail_with(msg);
 }
@@ -496,11 +535,14 @@ GL_NOSAN inline void run_next()
             return;
         }
     }
-    if (g.live == 0) {
+    if (cluster_blocks > 1 && cluster_switch()) return;     // another block of the cluster can go on
+    if (g.live == 0 && (cluster_blocks == 1 || cluster_all_ended())) {
         return_to_main();
         __builtin_unreachable();
     }
-    divergence("deadlock: no thread can go on");
+    if (cluster_blocks == 1) divergence("deadlock: no thread can go on");
+    cluster_show_stuck();                              // (a block of the cluster whose threads wait, in place)
+    divergence("deadlock: no thread of the cluster can go on");
 }
 
 // coalesced_threads(): the lanes of a warp that reach the same call together. The emulator runs one thread
@@ -1880,14 +1922,150 @@ GL_NOSAN inline void mark_bounds(const Region* regions, unsigned count, unsigned
 
 // ---- running a grid (in the child process) ---------------------------------------------------
 // The blocks first .. first + count - 1, numbered x fastest, then y, then z.
+// ---- clusters: putting a block aside and bringing another back -------------------------------------------------
+GL_NOSAN inline void cluster_aside(unsigned r)
+{
+    ClusterBlock& b = cluster_block[r];
+    b.live = g.live;
+    b.at_barrier = g.at_barrier;
+    b.cur = g.cur;
+    b.coalesce = pending_coalesce;
+    b.steps = pending_steps;
+    std::memcpy(b.image, shared_arena, shared_used);
+    std::memcpy(b.image + SHARED_ARENA_BYTES, dynamic_shared, dynamic_shared_given);
+    if (watch_shared) {
+        const size_t s = (shared_used + 7) / 8, d = (dynamic_shared_given + 7) / 8, at = SHARED_ARENA_BYTES / 8;
+        std::memcpy(b.writers, proxy_writer, s * sizeof *proxy_writer);
+        std::memcpy(b.writers + at, proxy_writer + at, d * sizeof *proxy_writer);
+        std::memcpy(b.fence_at, proxy_fence_at, s * sizeof *proxy_fence_at);
+        std::memcpy(b.fence_at + at, proxy_fence_at + at, d * sizeof *proxy_fence_at);
+        std::memcpy(b.fences, proxy_fences, g.n * sizeof *proxy_fences);
+    }
+    if (cluster_state_hook) cluster_state_hook(r, true);
+#if defined(GL_EMU_RACECHECK)
+    resolve_pending();                                 // (a store judged by what the block's memory holds now)
+    b.race = race_table;
+    b.epoch = g.epoch;
+    std::memcpy(b.warp_epoch, g.warp_epoch, sizeof b.warp_epoch);
+    b.global_block = global_block;
+#endif
+}
+GL_NOSAN inline void cluster_bring(unsigned r)
+{
+    ClusterBlock& b = cluster_block[r];
+    cluster_rank_now = r;
+    g.fibers = b.fibers;
+    g.live = b.live;
+    g.at_barrier = b.at_barrier;
+    g.cur = b.cur;
+    g.block_idx = b.block_idx;
+    pending_coalesce = b.coalesce;
+    pending_steps = b.steps;
+    block_serial = b.serial;
+    std::memcpy(shared_arena, b.image, shared_used);
+    std::memcpy(dynamic_shared, b.image + SHARED_ARENA_BYTES, dynamic_shared_given);
+    if (watch_shared) {
+        const size_t s = (shared_used + 7) / 8, d = (dynamic_shared_given + 7) / 8, at = SHARED_ARENA_BYTES / 8;
+        std::memcpy(proxy_writer, b.writers, s * sizeof *proxy_writer);
+        std::memcpy(proxy_writer + at, b.writers + at, d * sizeof *proxy_writer);
+        std::memcpy(proxy_fence_at, b.fence_at, s * sizeof *proxy_fence_at);
+        std::memcpy(proxy_fence_at + at, b.fence_at + at, d * sizeof *proxy_fence_at);
+        std::memcpy(proxy_fences, b.fences, g.n * sizeof *proxy_fences);
+    }
+    if (cluster_state_hook) cluster_state_hook(r, false);
+#if defined(GL_EMU_RACECHECK)
+    race_table = static_cast<WordState*>(b.race);      // (nullptr: made at its first access)
+    g.epoch = b.epoch;
+    std::memcpy(g.warp_epoch, b.warp_epoch, sizeof g.warp_epoch);
+    global_block = b.global_block;
+#endif
+    if (g.status) { g.status->block[0] = b.block_idx.x; g.status->block[1] = b.block_idx.y; g.status->block[2] = b.block_idx.z; }
+}
+GL_NOSAN inline bool cluster_runnable(const ClusterBlock& b)
+{
+    if (b.ended) return false;
+    for (unsigned i = 0; i < g.n; ++i)
+        if (b.fibers[i].state == RUNNABLE) return true;
+    return false;
+}
+// The running block can go no further: its end is checked if its threads have all exited, and the next block of the
+// cluster with a thread that can go on takes over (false: there is none).
+GL_NOSAN inline bool cluster_switch()
+{
+    ClusterBlock& here = cluster_block[cluster_rank_now];
+    if (g.live == 0 && !here.ended) {
+        here.ended = true;
+        if (block_end_hook) block_end_hook();
+        if (g.failed) return_to_main();
+    }
+    for (unsigned k = 1; k < cluster_blocks; ++k) {
+        const unsigned r = (cluster_rank_now + k) % cluster_blocks;
+        if (!cluster_runnable(cluster_block[r])) continue;
+        Fiber& from = g.fibers[g.cur];
+        cluster_aside(cluster_rank_now);
+        cluster_bring(r);
+        unsigned i = g.cur;
+        while (g.fibers[i].state != RUNNABLE) i = i + 1 == g.n ? 0 : i + 1;
+        g.cur = i;
+        ++g.switches;
+        gl_emu_switch(&from.sp, g.fibers[i].sp);
+        __asm__ volatile("" ::: "memory");
+        return true;
+    }
+    return false;
+}
+GL_NOSAN inline bool cluster_all_ended()
+{
+    for (unsigned r = 0; r < cluster_blocks; ++r)
+        if (!cluster_block[r].ended && !(r == cluster_rank_now && g.live == 0)) return false;
+    return true;
+}
+// no thread of the cluster can go on: a block whose threads wait is brought back, for the deadlock to name them
+GL_NOSAN inline void cluster_show_stuck()
+{
+    if (g.live > 0) return;
+    for (unsigned r = 0; r < cluster_blocks; ++r)
+        if (!cluster_block[r].ended && r != cluster_rank_now) {
+            cluster_aside(cluster_rank_now);
+            cluster_bring(r);
+            return;
+        }
+}
+// a pointer to `bytes` at live address p of the shared memory of the cluster's block of rank r (its own place when
+// r runs now; else in its memory aside); nullptr if p is not in the block's shared memory
+GL_NOSAN inline unsigned char* cluster_memory(unsigned r, unsigned char* p, size_t bytes)
+{
+    if (r == cluster_rank_now) return p;
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p), arena = reinterpret_cast<uintptr_t>(shared_arena),
+                    dyn = reinterpret_cast<uintptr_t>(dynamic_shared);
+    if (a - arena < shared_used && a - arena + bytes <= shared_used) return cluster_block[r].image + (a - arena);
+    if (a - dyn < dynamic_shared_given && a - dyn + bytes <= dynamic_shared_given)
+        return cluster_block[r].image + SHARED_ARENA_BYTES + (a - dyn);
+    return nullptr;
+}
+
+// a block's threads, each at the start of the kernel
+GL_NOSAN inline void start_fibers(Fiber* fibers)
+{
+    for (unsigned i = 0; i < g.n; ++i) {
+        Fiber& f = fibers[i];
+        f.state = RUNNABLE;
+        f.line = 0;
+        f.file = "";
+        f.sp = initial_sp(f);
+    }
+}
+
+GL_NOSAN inline void run_clusters(unsigned long long first, unsigned long long count);
 GL_NOSAN inline void run_grid(unsigned long long first, unsigned long long count)
 {
+    if (cluster_blocks > 1) return run_clusters(first, count);
     const unsigned long long plane = (unsigned long long)g.grid_dim.x * g.grid_dim.y;
     for (unsigned long long b = first; b < first + count; ++b) {
         const unsigned bx = unsigned(b % g.grid_dim.x), by = unsigned(b / g.grid_dim.x % g.grid_dim.y),
                        bz = unsigned(b / plane);
         g.block_idx = dim3(bx, by, bz);
-        ++block_serial;
+        oldest_live_block = ++block_serial;
         if (proxy_dirty) std::memset(proxy_writer, 0, sizeof proxy_writer);
         proxy_dirty = false;
         if (watch_shared) std::memset(proxy_fences, 0, sizeof proxy_fences);
@@ -1903,13 +2081,7 @@ GL_NOSAN inline void run_grid(unsigned long long first, unsigned long long count
             std::memset(shared_arena, 0, shared_used);
             if (dynamic_shared_given) std::memset(dynamic_shared, 0xff, dynamic_shared_given);
         }
-        for (unsigned i = 0; i < g.n; ++i) {
-            Fiber& f = g.fibers[i];
-            f.state = RUNNABLE;
-            f.line = 0;
-            f.file = "";
-            f.sp = initial_sp(f);
-        }
+        start_fibers(g.fibers);
         g.live = g.n;
         pending_coalesce = 0;
         g.at_barrier = 0;
@@ -1922,6 +2094,79 @@ GL_NOSAN inline void run_grid(unsigned long long first, unsigned long long count
 #if defined(GL_EMU_RACECHECK)
     resolve_pending();
 #endif
+}
+
+// The clusters whose blocks are first .. first + count - 1 in cluster order (cluster after cluster, x fastest; a
+// cluster's blocks by rank, x fastest): each cluster's blocks start together, rank 0 first, and run until all of
+// their threads have exited (cluster_switch hands over between them and checks each block's end).
+GL_NOSAN inline void run_clusters(unsigned long long first, unsigned long long count)
+{
+    const unsigned cx = cluster_dims[0], cy = cluster_dims[1], gx = g.grid_dim.x / cx, gy = g.grid_dim.y / cy;
+    for (unsigned long long q = first / cluster_blocks; q < (first + count) / cluster_blocks; ++q) {
+        const unsigned qx = unsigned(q % gx), qy = unsigned(q / gx % gy), qz = unsigned(q / ((unsigned long long)gx * gy));
+        ++g.epoch;
+        proxy_dirty = false;
+        oldest_live_block = block_serial + 1;
+#if defined(GL_EMU_RACECHECK)
+        // racecheck: each block's accesses in a table of its own; every block starts at a barrier generation past
+        // any its table has seen (so nothing recorded earlier is concurrent with it)
+        resolve_pending();
+        unsigned long long base = g.epoch;
+        for (unsigned r = 0; r < cluster_blocks; ++r) base = cluster_block[r].epoch > base ? cluster_block[r].epoch : base;
+        g.epoch = base + 1;
+        std::memset(g.warp_epoch, 0, sizeof g.warp_epoch);
+#endif
+        for (unsigned r = 0; r < cluster_blocks; ++r) {
+            ClusterBlock& b = cluster_block[r];
+            b.block_idx = dim3(qx * cx + r % cx, qy * cy + r / cx % cy, qz * cluster_dims[2] + r / (cx * cy));
+            b.serial = ++block_serial;
+            b.ended = false;
+            b.live = g.n;
+            b.at_barrier = b.cur = b.coalesce = b.steps = 0;
+            start_fibers(b.fibers);
+            // each block finds its memory as a first block does (past shared_used the arena is zeros: no array there
+            // yet), with no proxy-fence records
+            std::memset(b.image, 0, shared_used);
+            std::memset(b.image + SHARED_ARENA_BYTES, 0xff, dynamic_shared_given);
+            if (watch_shared) {
+                std::memset(b.writers, 0, PROXY_GRANULES * sizeof *b.writers);
+                std::memset(b.fences, 0, g.n * sizeof *b.fences);
+            }
+#if defined(GL_EMU_RACECHECK)
+            b.epoch = g.epoch;
+            std::memset(b.warp_epoch, 0, sizeof b.warp_epoch);
+            b.global_block = (1ull << 63) | b.serial;     // (its warps' global words: apart from the other blocks')
+#endif
+        }
+        cluster_bring(0);
+        if (g.status) { g.status->thread[0] = g.status->thread[1] = g.status->thread[2] = 0; }
+        gl_emu_switch(&g.main_sp, g.fibers[0].sp);
+        if (g.failed) return;
+    }
+#if defined(GL_EMU_RACECHECK)
+    resolve_pending();
+#endif
+}
+
+// The launch's clusters (the kernel's __cluster_dims__) and each block's place for them: fibers of its own (the
+// launch's table holds a block's threads for each rank), its shared memory and proxy records while aside.
+GL_NOSAN inline int prepare_clusters(unsigned threads)
+{
+    if (cluster_blocks == 1) return 0;
+    const size_t image = SHARED_ARENA_BYTES + DYNAMIC_SHARED_BYTES, writers = PROXY_GRANULES * sizeof(unsigned short),
+                 fence_at = PROXY_GRANULES * sizeof(unsigned), each = image + writers + fence_at + 1024 * sizeof(unsigned);
+    void* all = mmap(nullptr, each * cluster_blocks, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (all == MAP_FAILED) return -1;                  // (zeros, as calloc would give: the kernel's heap is malloc's)
+    for (unsigned r = 0; r < cluster_blocks; ++r) {
+        ClusterBlock& b = cluster_block[r];
+        unsigned char* at = static_cast<unsigned char*>(all) + r * each;
+        b.fibers = g.fibers + (size_t)r * threads;
+        b.image = at;
+        b.writers = reinterpret_cast<unsigned short*>(at + image);
+        b.fence_at = reinterpret_cast<unsigned*>(at + image + writers);
+        b.fences = reinterpret_cast<unsigned*>(at + image + writers + fence_at);
+    }
+    return 0;
 }
 
 GL_NOSAN inline void on_fault(int sig, siginfo_t* info, void* context)
@@ -2894,7 +3139,7 @@ GL_NOSAN inline long fork_launch(void (*body)(void**), const char* kernel, const
         std::snprintf(status->message, sizeof status->message, "%s", shared_overflow);
         _exit(1);
     }
-    if (prepare(threads) != 0) {
+    if (prepare(threads * cluster_blocks) != 0) {
         status->code = 1;
         std::snprintf(status->message, sizeof status->message, "kernel %s: the emulator could not map stacks "
                       "for %u threads", kernel, threads);
@@ -2908,8 +3153,9 @@ GL_NOSAN inline long fork_launch(void (*body)(void**), const char* kernel, const
     g.block_dim = dim3(block[0], block[1], block[2]);
     g.status = status;
     g.failed = false;
-    for (unsigned i = 0; i < threads; ++i) {
-        Fiber& f = g.fibers[i];
+    for (unsigned j = 0; j < threads * cluster_blocks; ++j) {   // (a cluster's blocks: a table of threads each)
+        Fiber& f = g.fibers[j];
+        const unsigned i = j % threads;
         f.linear = i;
         f.tid = dim3(i % block[0], (i / block[0]) % block[1], i / (block[0] * block[1]));
     }
@@ -2923,6 +3169,12 @@ GL_NOSAN inline long fork_launch(void (*body)(void**), const char* kernel, const
     dynamic_shared_given = shared_bytes;
     if (shared_bytes) std::memset(dynamic_shared, 0xff, shared_bytes);   // NaN-poisoned, like a fresh block
     mark_bounds(regions, region_count, shared_bytes);
+    if (prepare_clusters(threads) != 0) {
+        status->code = 1;
+        std::snprintf(status->message, sizeof status->message, "kernel %s: the emulator could not keep the shared "
+                      "memory of a cluster's blocks", kernel);
+        _exit(1);
+    }
     if (!heap_bounds(status->message, sizeof status->message)) {
         status->code = 1;
         _exit(1);
@@ -2960,6 +3212,15 @@ GL_EXPORT GL_NOSAN void gl_emu_shared_free(void* data, unsigned long long bytes)
 GL_EXPORT GL_NOSAN unsigned long long gl_emu_status_size() { return sizeof(gl_emu::Status); }
 
 GL_EXPORT GL_NOSAN int gl_emu_blocks_independent() { return gl_emu::blocks_independent(); }
+
+// The next launch's clusters (its kernel's __cluster_dims__; 1, 1, 1 for none): set before the fork
+GL_EXPORT GL_NOSAN void gl_emu_set_cluster(unsigned x, unsigned y, unsigned z)
+{
+    gl_emu::cluster_dims[0] = x;
+    gl_emu::cluster_dims[1] = y;
+    gl_emu::cluster_dims[2] = z;
+    gl_emu::cluster_blocks = x * y * z;
+}
 
 // The __device__ variables of this library (GL_DEVICE_VARIABLE): where they are and how many bytes.
 GL_EXPORT GL_NOSAN void* gl_emu_device_vars(unsigned long long* bytes, void* out)

@@ -75,6 +75,11 @@ struct Instr {
     int pred;              // the predicate register, or -1
     bool negated;
     int first, count;      // its operands in Program::ops
+    // what its first run read from the opcode, for the runs after it (the checks that name a fault need a thread)
+    mutable unsigned char family;      // which run_ function runs it (0: not looked at yet)
+    mutable short shape_n, shape_k;    // a wgmma's N and K (0: not read yet)
+    mutable unsigned char bytes, lanes;  // an ld's or st's element size and vector length (0: not read yet)
+    mutable bool shared;               // an ld or st of shared memory (else global)
 };
 constexpr int MAX_INSTR = 48, MAX_OPERANDS = 640, MAX_REGS = 32;
 struct Program {
@@ -94,9 +99,10 @@ GL_NOSAN inline const char* skip(const char* p, const char* end)
 }
 
 enum Sreg { S_LANEID, S_WARPID, S_TID_X, S_TID_Y, S_TID_Z, S_NTID_X, S_CTAID_X, S_CTAID_Y, S_CTAID_Z,
-            S_CLUSTER_CTARANK, S_COUNT };
+            S_CLUSTER_CTARANK, S_CLUSTER_NCTARANK, S_COUNT };
 static const char* const SREG_NAMES[S_COUNT] = {"laneid", "warpid", "tid.x", "tid.y", "tid.z", "ntid.x", "ctaid.x",
-                                                "ctaid.y", "ctaid.z", "cluster_ctarank"};
+                                                "ctaid.y", "ctaid.z", "cluster_ctarank",
+                                                "cluster_nctarank"};
 
 GL_NOSAN inline int parse_operand(Program& p, const char* s, const char* end);
 
@@ -269,8 +275,8 @@ GL_NOSAN inline bool parse_statement(Program& p, const char* s, const char* end)
     }
     if (p.n_instr == MAX_INSTR) return fail_parse(p, "too many instructions", s, end);
     Instr& in = p.instr[p.n_instr];
+    in = Instr{};
     in.pred = -1;
-    in.negated = false;
     if (*s == '@') {
         const char* q = s + 1;
         if (q < end && *q == '!') { in.negated = true; ++q; }
@@ -385,7 +391,9 @@ GL_NOSAN inline unsigned long long sreg(int which)
         case S_CTAID_X: return g.block_idx.x;
         case S_CTAID_Y: return g.block_idx.y;
         case S_CTAID_Z: return g.block_idx.z;
-        default: return 0;             // %cluster_ctarank: a launch without clusters is a cluster of one block
+        case S_CLUSTER_CTARANK: return cluster_rank_now;      // (a launch without clusters: a cluster of one)
+        case S_CLUSTER_NCTARANK: return cluster_blocks;
+        default: return 0;
     }
 }
 
@@ -474,7 +482,7 @@ GL_NOSAN __attribute__((noinline)) inline void group_together(Lane* mine, const 
                           "warpgroup never reaches: it has exited", l);
             stop(t, what);
         }
-        if (f.state != AT_WARP_OP || f.op != OP_PTX || f.line != t.line || std::strcmp(f.file, t.file) != 0)
+        if (f.state != AT_WARP_OP || f.op != OP_PTX || f.line != t.line || (f.file != t.file && std::strcmp(f.file, t.file) != 0))
             all = false;
     }
     if (!all) {
@@ -542,7 +550,8 @@ GL_NOSAN inline void mma_compute(Lane* const* lanes, unsigned)
     const char* opcode = lanes[0]->instr->opcode;
     const Precision p = mma_precision(opcode);
     const int K = p == P_TF32 ? 8 : 16, G = p == P_TF32 ? GL_TC_GROUP_TF32 : GL_TC_GROUP_16BIT;
-    float A[16][16], B[16][8], C[16][8];
+    float A[16][16], D[16][8];
+    double B[16][8];
     for (int l = 0; l < 32; ++l) {
         const Lane& L = *lanes[l];
         const int gr = l / 4, t = l % 4;
@@ -563,20 +572,12 @@ GL_NOSAN inline void mma_compute(Lane* const* lanes, unsigned)
         const int gr = l / 4, t = l % 4;
         float c[4];
         for (int r = 0; r < 4; ++r) std::memcpy(&c[r], &lanes[l]->out[r], 4);
-        C[gr][2 * t] = c[0];
-        C[gr][2 * t + 1] = c[1];
-        C[gr + 8][2 * t] = c[2];
-        C[gr + 8][2 * t + 1] = c[3];
+        D[gr][2 * t] = c[0];
+        D[gr][2 * t + 1] = c[1];
+        D[gr + 8][2 * t] = c[2];
+        D[gr + 8][2 * t + 1] = c[3];
     }
-    float D[16][8], Bt[8][16];
-    for (int k = 0; k < K; ++k)
-        for (int j = 0; j < 8; ++j) Bt[j][k] = B[k][j];
-    for (int i = 0; i < 16; ++i)
-        for (int j = 0; j < 8; ++j) {
-            float acc = C[i][j];
-            for (int k0 = 0; k0 < K; k0 += G) acc = gl_tc_dot(acc, &A[i][k0], &Bt[j][k0], G);
-            D[i][j] = acc;
-        }
+    gl_tc_matmul(&D[0][0], 8, &A[0][0], 16, &B[0][0], 8, 16, 8, K, G);
     for (int l = 0; l < 32; ++l) {
         const int gr = l / 4, t = l % 4;
         const float d[4] = {D[gr][2 * t], D[gr][2 * t + 1], D[gr + 8][2 * t], D[gr + 8][2 * t + 1]};
@@ -803,6 +804,54 @@ GL_NOSAN inline unsigned char* shared_at(const Thread& t, unsigned long long w, 
     }
     return p;
 }
+// A shared::cluster address (mapa): the shared-window address of the block of rank r of the cluster, as
+// (r + 1) << 24 | address (a block's own addresses are its window addresses, as mapa gives them). With `cluster`
+// (an instruction on .shared::cluster) sets rank to the block it names and gives its window address; without it
+// an address of another block is refused by name.
+constexpr unsigned CLUSTER_SHIFT = 24;
+GL_NOSAN inline unsigned long long cluster_address(const Thread& t, unsigned long long w, bool cluster,
+                                                   unsigned& rank, const char* what)
+{
+    rank = cluster_rank_now;
+    const unsigned long long tag = w >> CLUSTER_SHIFT;
+    if (tag == 0) return w;
+    char msg[300];
+    if (tag > cluster_blocks) {
+        std::snprintf(msg, sizeof msg, "%s at shared address 0x%llx, which is no block's of its cluster of %u "
+                      "(not a shared-window address, nor one mapa gave)", what, w, cluster_blocks);
+        stop(t, msg);
+    }
+    if (!cluster) {
+        std::snprintf(msg, sizeof msg, "%s (.shared::cta) at another block's shared::cluster address (mapa gave "
+                      "it for the block of rank %llu): such addresses take .shared::cluster", what, tag - 1);
+        stop(t, msg);
+    }
+    rank = (unsigned)(tag - 1);
+    if (rank != cluster_rank_now && cluster_block[rank].ended) {
+        std::snprintf(msg, sizeof msg, "%s in the shared memory of block (%u,%u,%u), rank %u of the cluster, whose "
+                      "threads have all exited (a cluster barrier before the exit keeps a block's memory there)",
+                      what, cluster_block[rank].block_idx.x, cluster_block[rank].block_idx.y,
+                      cluster_block[rank].block_idx.z, rank);
+        stop(t, msg);
+    }
+    return w & ((1ull << CLUSTER_SHIFT) - 1);
+}
+
+// mapa.shared::cluster.u32 d, a, r: a (a shared-window address of this block) in the block of rank r
+GL_NOSAN inline void run_mapa(Thread& t, const Instr& in)
+{
+    if (!starts(in.opcode, "mapa.shared::cluster.u32") || in.count != 3)
+        stop(t, "a mapa the emulator does not run (it runs mapa.shared::cluster.u32 on shared-window addresses)");
+    const unsigned long long a = read(t, operand(t, in, 1)) & ((1ull << CLUSTER_SHIFT) - 1),
+                             r = read(t, operand(t, in, 2)) & 0xffffffffu;
+    if (r >= cluster_blocks) {
+        char msg[160];
+        std::snprintf(msg, sizeof msg, "mapa to the block of rank %llu of a cluster of %u", r, cluster_blocks);
+        stop(t, msg);
+    }
+    write(t, operand(t, in, 0), r == cluster_rank_now ? a : a | (r + 1) << CLUSTER_SHIFT);
+}
+
 GL_NOSAN inline unsigned long long address_of(const Thread& t, const Operand& o)
 {
     if (o.kind != K_MEM) stop(t, "an address in brackets where the instruction takes one");
@@ -821,20 +870,32 @@ GL_NOSAN inline unsigned element_bytes(const char* op)
 GL_NOSAN inline void run_memory(Thread& t, const Instr& in)
 {
     const char* op = in.opcode;
-    const bool load = starts(op, "ld.");
-    if (in.count != 2) stop(t, load ? "ld takes a destination and an address" : "st takes an address and a value");
-    const bool shared = has(op, ".shared"), global = has(op, ".global");
-    if (!shared && !global) stop(t, "an ld or st the emulator does not run (it runs .shared and .global ones)");
-    const unsigned es = element_bytes(op), lanes = has(op, ".v4") ? 4 : has(op, ".v2") ? 2 : 1;
+    const bool load = op[0] == 'l';
+    if (!in.bytes) {                                   // (read once: the same for every thread and every run)
+        if (in.count != 2) stop(t, load ? "ld takes a destination and an address" : "st takes an address and a value");
+        const bool shared = has(op, ".shared"), global = has(op, ".global");
+        if (!shared && !global) stop(t, "an ld or st the emulator does not run (it runs .shared and .global ones)");
+        in.shared = shared;
+        in.lanes = has(op, ".v4") ? 4 : has(op, ".v2") ? 2 : 1;
+        in.bytes = (unsigned char)element_bytes(op);
+    }
+    const bool shared = in.shared;
+    const unsigned es = in.bytes, lanes = in.lanes;
     const Operand& at = operand(t, in, load ? 1 : 0);
     const Operand& value = operand(t, in, load ? 0 : 1);
     const Operand* v[4];
     if (elements(t, value, v, 4) != (int)lanes) stop(t, "a vector ld or st with as many registers as its .v2 or .v4");
-    const unsigned long long a = address_of(t, at);
-    unsigned char* p = shared ? shared_at(t, a, es * lanes, es * lanes, load ? "a shared load" : "a shared store")
-                              : reinterpret_cast<unsigned char*>(a);
+    unsigned rank = cluster_rank_now;
+    const char* what = load ? "a shared load" : "a shared store";
+    const unsigned long long a = shared ? cluster_address(t, address_of(t, at), has(op, ".shared::cluster"), rank, what)
+                                        : address_of(t, at);
+    unsigned char* p = shared ? shared_at(t, a, es * lanes, es * lanes, what) : reinterpret_cast<unsigned char*>(a);
+    if (rank != cluster_rank_now) {                    // distributed shared memory: another block's, aside
+        p = cluster_memory(rank, p, es * lanes);
+        if (!p) stop(t, "a load or store of another block's shared memory outside its arrays");
+    }
     if (!shared && a % (es * lanes)) stop(t, "a global ld or st at an address not aligned to its size");
-    shadow_check(reinterpret_cast<uintptr_t>(p), es * lanes, !load, t.pc);
+    if (rank == cluster_rank_now) shadow_check(reinterpret_cast<uintptr_t>(p), es * lanes, !load, t.pc);
     for (unsigned i = 0; i < lanes; ++i) {
         if (load) {
             unsigned long long bits = 0;
@@ -901,22 +962,29 @@ GL_NOSAN inline unsigned long long* mbarrier_at(const Thread& t, unsigned long l
 
 // every thread waiting on the barrier looks again (it goes on if its phase has completed, or lands the barrier's
 // copies in flight); a change of the barrier's state also orders what came before it (racecheck, conservatively)
-GL_NOSAN inline void mb_look_again(const unsigned long long* bar)
+// (bar: the barrier's address as the block's code holds it; rank: the cluster's block whose barrier it is, whose
+// threads look again, the running block's by default)
+GL_NOSAN inline void mb_look_again(const unsigned long long* bar, unsigned rank)
 {
+    Fiber* fibers = rank == cluster_rank_now ? g.fibers : cluster_block[rank].fibers;
     for (unsigned i = 0; i < g.n; ++i)
-        if (g.fibers[i].state == AT_MBARRIER && g.fibers[i].wait_on == bar) g.fibers[i].state = RUNNABLE;
+        if (fibers[i].state == AT_MBARRIER && fibers[i].wait_on == bar) fibers[i].state = RUNNABLE;
 }
-GL_NOSAN inline void mb_wake(const unsigned long long* bar)
+GL_NOSAN inline void mb_look_again(const unsigned long long* bar) { mb_look_again(bar, cluster_rank_now); }
+GL_NOSAN inline void mb_wake(const unsigned long long* bar, unsigned rank)
 {
     ++g.epoch;
-    mb_look_again(bar);
+    mb_look_again(bar, rank);
 }
 
 // arrivals and transaction bytes on a barrier; completes its phase when both are in
 GL_NOSAN inline void land(unsigned long long* bar);
-GL_NOSAN inline void mb_update(const Thread& t, unsigned long long* bar, unsigned long long arrivals, long long bytes)
+GL_NOSAN inline void mb_update(const Thread& t, unsigned long long* bar, unsigned long long arrivals, long long bytes,
+                               unsigned rank)
 {
-    const unsigned long long w = *bar;
+    unsigned long long* word = reinterpret_cast<unsigned long long*>(
+        cluster_memory(rank, reinterpret_cast<unsigned char*>(bar), 8));      // (another block's: where it lies)
+    const unsigned long long w = *word;
     long long tx = mb_tx(w) - bytes;
     if (arrivals > mb_pending(w)) {
         char what[200];
@@ -933,8 +1001,12 @@ GL_NOSAN inline void mb_update(const Thread& t, unsigned long long* bar, unsigne
         pending = mb_expected(w);
         phase ^= 1u;
     }
-    *bar = mb_word(pending, mb_expected(w), tx, phase);
-    mb_wake(bar);
+    *word = mb_word(pending, mb_expected(w), tx, phase);
+    mb_wake(bar, rank);
+}
+GL_NOSAN inline void mb_update(const Thread& t, unsigned long long* bar, unsigned long long arrivals, long long bytes)
+{
+    mb_update(t, bar, arrivals, bytes, cluster_rank_now);
 }
 
 GL_NOSAN inline void run_mbarrier(Thread& t, const Instr& in)
@@ -953,17 +1025,21 @@ GL_NOSAN inline void run_mbarrier(Thread& t, const Instr& in)
         if (count < 1 || count > MB_FIELD) stop(t, "mbarrier.init's count must be from 1 to 2^20 - 1");
         unsigned long long* bar = mbarrier_at(t, address_of(t, operand(t, in, 0)));
         *bar = mb_word(count, count, 0, 0);
-        mb_wake(bar);
+        mb_wake(bar, cluster_rank_now);
         return;
     }
     if (starts(op, "mbarrier.arrive.")) {              // mbarrier.arrive[.expect_tx] state|_, [a][, bytes]
         const bool expect = has(op, ".expect_tx");
         if (in.count != (expect ? 3 : 2)) stop(t, "mbarrier.arrive takes a state (or _), an address and, with "
                                                   ".expect_tx, a byte count");
-        unsigned long long* bar = mbarrier_at(t, address_of(t, operand(t, in, 1)));
-        const unsigned long long before = *bar;
+        unsigned rank = cluster_rank_now;              // (.shared::cluster: a barrier of any block of the cluster)
+        const unsigned long long w = cluster_address(t, address_of(t, operand(t, in, 1)), has(op, ".shared::cluster"),
+                                                     rank, "an mbarrier arrival");
+        unsigned long long* bar = mbarrier_at(t, w);
+        const unsigned long long before =
+            *reinterpret_cast<unsigned long long*>(cluster_memory(rank, reinterpret_cast<unsigned char*>(bar), 8));
         if (mb_expected(before) == 0) stop(t, "an arrival on an mbarrier that mbarrier.init has not set up");
-        mb_update(t, bar, 1, expect ? -(long long)read(t, operand(t, in, 2)) : 0);
+        mb_update(t, bar, 1, expect ? -(long long)read(t, operand(t, in, 2)) : 0, rank);
         write(t, operand(t, in, 0), (unsigned long long)mb_phase(before));   // the state: the phase arrived on
         return;
     }
@@ -1063,6 +1139,88 @@ GL_NOSAN inline void run_bar(Thread& t, const Instr& in)
         run_next();
     }
 }
+
+// ---- the cluster barrier: barrier.cluster.arrive and barrier.cluster.wait, every thread of every block of the
+// ---- cluster (a launch without clusters: the block). A thread arrives, then waits for the phase it arrived in.
+struct ClusterBarrier {
+    unsigned long long phase;          // phases completed
+    unsigned arrived;                  // threads arrived in the current one
+    unsigned long long first_block;    // the cluster it counts for (its first block's number)
+};
+inline ClusterBarrier cluster_barrier;
+inline unsigned long long cluster_arrival[MAX_CLUSTER][1024];   // the phase + 1 each thread arrived in (0: none)
+GL_NOSAN inline unsigned cluster_threads_left()
+{
+    unsigned left = g.live;
+    for (unsigned r = 0; r < cluster_blocks; ++r)
+        if (r != cluster_rank_now) left += cluster_block[r].ended ? 0 : cluster_block[r].live;
+    return left;
+}
+GL_NOSAN inline void run_cluster_barrier(Thread& t, const Instr& in)
+{
+    const char* op = in.opcode;
+    const bool arrive = starts(op, "barrier.cluster.arrive"), wait = starts(op, "barrier.cluster.wait");
+    if ((!arrive && !wait) || in.count != 0)
+        stop(t, "a cluster barrier the emulator does not run (it runs barrier.cluster.arrive and barrier.cluster.wait, "
+                "with .release, .relaxed, .acquire and .aligned)");
+    ClusterBarrier& b = cluster_barrier;
+    if (b.first_block != oldest_live_block) {          // a new cluster: its barrier starts afresh
+        b = ClusterBarrier{0, 0, oldest_live_block};
+        std::memset(cluster_arrival, 0, sizeof cluster_arrival);
+    }
+    unsigned long long& mine = cluster_arrival[cluster_rank_now][me()];
+    if (arrive) {
+        if (mine) stop(t, "a second barrier.cluster.arrive before this thread's barrier.cluster.wait");
+        mine = b.phase + 1;
+        if (++b.arrived < cluster_threads_left()) return;
+        b.arrived = 0;                                 // the last: the phase completes for every block's threads
+        ++b.phase;
+        ++g.epoch;
+        for (unsigned r = 0; r < cluster_blocks; ++r) {
+            Fiber* fibers = r == cluster_rank_now ? g.fibers : cluster_block[r].fibers;
+            for (unsigned i = 0; i < g.n; ++i)
+                if (fibers[i].state == AT_NAMED && fibers[i].wait_on == &b) fibers[i].state = RUNNABLE;
+        }
+        return;
+    }
+    if (!mine) stop(t, "a barrier.cluster.wait with no barrier.cluster.arrive of this thread before it");
+    while (b.phase < mine) {
+        Fiber& f = g.fibers[g.cur];
+        f.state = AT_NAMED;
+        f.wait_on = &b;
+        f.token = mine - 1;
+        f.file = t.file;
+        f.line = t.line;
+        resolve_warp(f.linear & ~31u);
+        run_next();
+    }
+    mine = 0;
+}
+
+// The PTX runtime's state of a block (its groups, named barriers and the block it was set up for), put aside while
+// another block of its cluster runs (cluster_state_hook)
+struct BlockState {
+    unsigned long long state_block;
+    unsigned long long bulk[1024], wgmma[1024];
+    Named named[16];
+};
+inline BlockState blocks_aside[MAX_CLUSTER];
+GL_NOSAN inline void cluster_state(unsigned r, bool aside)
+{
+    BlockState& b = blocks_aside[r];
+    if (aside) {
+        b.state_block = state_block;
+        std::memcpy(b.bulk, bulk_commits, g.n * sizeof *bulk_commits);
+        std::memcpy(b.wgmma, wgmma_commits, g.n * sizeof *wgmma_commits);
+        std::memcpy(b.named, named, sizeof named);
+    } else {
+        state_block = b.state_block;
+        std::memcpy(bulk_commits, b.bulk, g.n * sizeof *bulk_commits);
+        std::memcpy(wgmma_commits, b.wgmma, g.n * sizeof *wgmma_commits);
+        std::memcpy(named, b.named, sizeof named);
+    }
+}
+inline const bool cluster_state_registered = (cluster_state_hook = cluster_state, true);
 
 // ---- TMA: tensor maps and the bulk tensor copies ---------------------------------------------------------------
 // A tensor map as gemmlab.tma encodes it for the emulator, in the 128 bytes of a CUtensorMap: the same arguments
@@ -1203,16 +1361,16 @@ inline Copy copies[MAX_COPIES];
 inline int copy_top = 0;                               // the block's copies lie below it (a try_wait looks at them)
 inline unsigned long long copy_seq = 0;
 
-GL_NOSAN inline void queue_copy(const Thread& t, const Copy& c)
+GL_NOSAN inline void queue_copy(const Thread& t, const Copy& c, unsigned long long block = 0)
 {
     on_block();
     for (int i = 0; i <= copy_top && i < MAX_COPIES; ++i) {
         Copy& slot = copies[i];
-        if (i == copy_top || !slot.used || slot.block != block_serial) {
+        if (i == copy_top || !slot.used || slot.block < oldest_live_block) {
             copy_top += i == copy_top;
             slot = c;
             slot.used = true;
-            slot.block = block_serial;
+            slot.block = block ? block : block_serial;     // (a multicast's copy for another block of the cluster)
             slot.seq = ++copy_seq;
             slot.file = t.file;
             slot.line = t.line;
@@ -1304,20 +1462,43 @@ GL_NOSAN inline void run_bulk(Thread& t, const Instr& in)
     const bool multicast = has(op, ".multicast::cluster");
     if (in.count != (multicast ? 4 : 3)) stop(t, "a TMA load takes a destination, a tensor and an mbarrier (and a "
                                                  "mask with .multicast::cluster)");
-    if (multicast && (read(t, operand(t, in, 3)) & 1u) == 0)
-        stop(t, "a multicast TMA load whose mask leaves out the only block of its cluster (a launch without clusters)");
+    const unsigned long long mask = multicast ? read(t, operand(t, in, 3)) & 0xffffu : 1ull << cluster_rank_now;
+    if (mask == 0 || mask >> cluster_blocks) {
+        char what[200];
+        std::snprintf(what, sizeof what, "a multicast TMA load whose mask 0x%llx names %s of its cluster of %u", mask,
+                      mask ? "a block outside" : "no block", cluster_blocks);
+        stop(t, what);
+    }
     c.map = tensor_map(t, operand(t, in, 1));
     coordinates(t, operand(t, in, 1), c.c);
     c.w = address_of(t, operand(t, in, 0));
     box_check(t, c.map, c.w, true);
     check_wgmma_overlap(t, c.w, c.w + box_bytes(c.map));
     unsigned long long* bar = mbarrier_at(t, address_of(t, operand(t, in, 2)));
-    if (mb_expected(*bar) == 0) stop(t, "a TMA load that completes on an mbarrier that mbarrier.init has not set up");
     c.load = true;
     c.bar = bar;
     c.thread = me();
-    queue_copy(t, c);
-    mb_look_again(bar);                                // (a thread asleep on the barrier may land it)
+    // the copy for each block of the mask: the same box at the same offset of its shared memory, counted off its
+    // barrier at the same offset; it lands when that block's threads wait on that barrier (cluster_switch)
+    for (unsigned r = 0; r < cluster_blocks; ++r) {
+        if (!((mask >> r) & 1u)) continue;
+        const ClusterBlock& b = cluster_block[r];
+        if (r != cluster_rank_now && b.ended) {
+            char what[240];
+            std::snprintf(what, sizeof what, "a multicast TMA load into block (%u,%u,%u), rank %u of the cluster, "
+                          "whose threads have all exited", b.block_idx.x, b.block_idx.y, b.block_idx.z, r);
+            stop(t, what);
+        }
+        const unsigned long long word =
+            *reinterpret_cast<unsigned long long*>(cluster_memory(r, reinterpret_cast<unsigned char*>(bar), 8));
+        if (mb_expected(word) == 0)
+            stop(t, r == cluster_rank_now ? "a TMA load that completes on an mbarrier that mbarrier.init has not set "
+                                            "up" : "a multicast TMA load that completes on an mbarrier another block "
+                                                   "of the cluster has not set up (mbarrier.init, then a cluster "
+                                                   "barrier before the copies)");
+        queue_copy(t, c, r == cluster_rank_now ? 0 : b.serial);
+        mb_look_again(bar, r);                         // (a thread asleep on the barrier may land it)
+    }
 }
 
 // ---- wgmma: a warpgroup's D (64 x N, FP32) = A (64 x K) B (K x N) (+ D) ------------------------------------
@@ -1416,6 +1597,7 @@ struct Pending {
     unsigned a_in[128][4];
     bool waited[128];
     float* dst[128][128];
+    uintptr_t dst_lo[128], dst_hi[128];  // the lowest and highest of each thread's dst (a quick "not among them")
     float din[128][128];
     int src[128][128];                  // a pending wgmma's slot * 256 + its element, whose result is this input; -1
     float res[128][128];
@@ -1425,6 +1607,22 @@ inline Pending pending_wgmma[MAX_PENDING];
 inline unsigned long long wgmma_seq = 0;
 
 GL_NOSAN inline bool pending_here(const Pending& p) { return p.used && p.block == block_serial; }
+
+// which of q's accumulators of thread l is register a (first tried: the one at `hint`, then where a lies from the
+// first if they are an array in order), or -1
+GL_NOSAN inline int accumulator_index(const Pending& q, unsigned l, const float* a, int hint)
+{
+    if (hint < q.n_acc && q.dst[l][hint] == a) return hint;
+    const uintptr_t at = reinterpret_cast<uintptr_t>(a);
+    if (q.n_acc == 0 || at < q.dst_lo[l] || at > q.dst_hi[l]) return -1;
+    const uintptr_t first = reinterpret_cast<uintptr_t>(q.dst[l][0]);
+    if (at >= first && (at - first) % sizeof(float) == 0 && (at - first) / sizeof(float) < (uintptr_t)q.n_acc &&
+        q.dst[l][(at - first) / sizeof(float)] == a)
+        return (int)((at - first) / sizeof(float));
+    for (int j = 0; j < q.n_acc; ++j)
+        if (q.dst[l][j] == a) return j;
+    return -1;
+}
 
 // the shared memory an operand's descriptor reads (its lowest and highest byte + 1); every element must lie in the
 // block's shared memory
@@ -1501,7 +1699,7 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
     const unsigned base = me() & ~127u;
     Pending* p = nullptr;
     for (Pending& q : pending_wgmma)
-        if (!pending_here(q)) { p = &q; break; }
+        if (!q.used || q.block < oldest_live_block) { p = &q; break; }
     if (!p) stop_here(w, "more than 48 wgmma in flight in one block (no wgmma.wait_group?)");
     p->used = true;
     p->computed = false;
@@ -1517,10 +1715,26 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
     const unsigned es = w.p == P_TF32 ? 4 : 2;
     p->a_at = w.a_regs ? nullptr : operand_span(w, 'A', w.desc_a, 64, es, w.a_kmajor, p->a_lo, p->a_hi);
     p->b_at = operand_span(w, 'B', w.desc_b, (unsigned)w.N, es, w.b_kmajor, p->b_lo, p->b_hi);
+    const Pending* recent[MAX_PENDING];                // the warpgroup's other wgmma in flight, the latest first
+    int n_recent = 0;
+    for (const Pending& q : pending_wgmma) {
+        if (!pending_here(q) || &q == p || q.base != base) continue;
+        int at = n_recent++;
+        for (; at > 0 && recent[at - 1]->seq < q.seq; --at) recent[at] = recent[at - 1];
+        recent[at] = &q;
+    }
     for (unsigned l = 0; l < 128; ++l) {
         const Lane& L = *lanes[l];
         p->waited[l] = false;
         for (int i = 0; i < 4; ++i) p->a_in[l][i] = (unsigned)L.in[i];
+        uintptr_t lo = UINTPTR_MAX, hi = 0;
+        for (int i = 0; i < p->n_acc; ++i) {
+            const uintptr_t at = reinterpret_cast<uintptr_t>(L.dst[i]);
+            lo = at < lo ? at : lo;
+            hi = at > hi ? at : hi;
+        }
+        p->dst_lo[l] = lo;
+        p->dst_hi[l] = hi;
         for (int i = 0; i < p->n_acc; ++i) {
             p->dst[l][i] = L.dst[i];
             p->din[l][i] = L.acc[i];
@@ -1530,12 +1744,10 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
             if (bits != UNREADY || !w.accumulate) continue;
             const Pending* from = nullptr;              // the latest wgmma in flight that writes this operand
             int at = -1;
-            for (const Pending& q : pending_wgmma) {
-                if (!pending_here(q) || &q == p || q.base != base || q.waited[l] || (from && q.seq < from->seq))
-                    continue;
-                int k = i < q.n_acc && q.dst[l][i] == L.dst[i] ? i : -1;
-                for (int j = 0; k < 0 && j < q.n_acc; ++j)
-                    if (q.dst[l][j] == L.dst[i]) k = j;
+            for (int r = 0; r < n_recent && !from; ++r) {
+                const Pending& q = *recent[r];
+                if (q.waited[l]) continue;
+                const int k = accumulator_index(q, l, L.dst[i], i);
                 if (k >= 0) { from = &q; at = k; }
             }
             if (!from) continue;
@@ -1558,7 +1770,8 @@ GL_NOSAN inline void wgmma_compute(Pending& p)
     const unsigned es = w.p == P_TF32 ? 4 : 2;
     const int G = w.p == P_TF32 ? GL_TC_GROUP_TF32 : GL_TC_GROUP_16BIT;
     const Descriptor da = descriptor(w.desc_a), db = descriptor(w.desc_b);
-    static float A[64][16], Bt[256][16], D[64][256];
+    static float A[64][16], D[64][256];
+    static double B[16][256];
     for (int m = 0; m < 64; ++m)
         for (int k = 0; k < w.K; ++k)
             A[m][k] = w.a_regs ? 0.0f
@@ -1571,7 +1784,7 @@ GL_NOSAN inline void wgmma_compute(Pending& p)
     }
     for (int k = 0; k < w.K; ++k)
         for (int n = 0; n < w.N; ++n)
-            Bt[n][k] = w.scale_b * shared_element(p.b_at + (operand_address(db, n, k, es, w.b_kmajor) - p.b_lo), w.p,
+            B[k][n] = w.scale_b * shared_element(p.b_at + (operand_address(db, n, k, es, w.b_kmajor) - p.b_lo), w.p,
                                                   w.pc);
     for (int l = 0; l < 128; ++l) {                    // D in: as issued, or another wgmma's result
         const int r0 = 16 * (l / 32), g8 = (l % 32) / 4, t = l % 4;
@@ -1582,12 +1795,10 @@ GL_NOSAN inline void wgmma_compute(Pending& p)
                     src < 0 ? p.din[l][i] : pending_wgmma[src / 256].res[l][src % 256];
             }
     }
-    for (int m = 0; m < 64; ++m)
-        for (int n = 0; n < w.N; ++n) {
-            float acc = w.accumulate ? D[m][n] : 0.0f;
-            for (int k0 = 0; k0 < w.K; k0 += G) acc = gl_tc_dot(acc, &A[m][k0], &Bt[n][k0], G);
-            D[m][n] = acc;
-        }
+    if (!w.accumulate)
+        for (int m = 0; m < 64; ++m)
+            for (int n = 0; n < w.N; ++n) D[m][n] = 0.0f;
+    gl_tc_matmul(&D[0][0], 256, &A[0][0], 16, &B[0][0], 256, 64, w.N, w.K, G);
     for (int l = 0; l < 128; ++l) {
         const int r0 = 16 * (l / 32), g8 = (l % 32) / 4, t = l % 4;
         for (int j = 0; j < w.N / 8; ++j)
@@ -1597,19 +1808,42 @@ GL_NOSAN inline void wgmma_compute(Pending& p)
     for (int j = 0; j < p.n_sources; ++j) --pending_wgmma[p.sources[j]].dependents;
 }
 
-// whether a wgmma of p's warpgroup issued after it, whose results thread l has not taken yet, writes p's accumulator
-// i too (then the register stays not ready: its value is that later one's, still in flight)
-GL_NOSAN inline bool rewritten_later(const Pending& p, unsigned l, int i)
+// whether one of `later` (wgmma of p's warpgroup issued after it, whose results thread l has not taken yet) writes
+// p's accumulator i too (then the register stays not ready: its value is that later one's, still in flight)
+GL_NOSAN inline bool rewritten_later(const Pending& p, const Pending* const* later, int n_later, unsigned l, int i)
 {
-    const float* a = p.dst[l][i];
-    for (const Pending& q : pending_wgmma) {
-        if (!pending_here(q) || q.base != p.base || q.seq <= p.seq || q.waited[l]) continue;
-        if (i < q.n_acc && q.dst[l][i] == a) return true;
-        for (int j = 0; j < q.n_acc; ++j)
-            if (q.dst[l][j] == a) return true;
-    }
+    for (int r = 0; r < n_later; ++r)
+        if (accumulator_index(*later[r], l, p.dst[l][i], i) >= 0) return true;
     return false;
 }
+
+// The statement's output operands ordered by address, to find those an accumulator's register is (a wait_group in
+// the statement of its wgmma, or one that lists the accumulators, writes the results back through them)
+struct Outputs {
+    int n = 0;
+    Op* by_address[160];
+    static uintptr_t key(const Op* o) { return reinterpret_cast<uintptr_t>(o->addr); }
+    GL_NOSAN explicit Outputs(Thread& t)
+    {
+        for (int j = 0; j < t.n_c; ++j) {
+            if (t.c[j].mode == 'i') continue;
+            int at = n++;
+            for (; at > 0 && key(by_address[at - 1]) > key(&t.c[j]); --at) by_address[at] = by_address[at - 1];
+            by_address[at] = &t.c[j];
+        }
+    }
+    GL_NOSAN void write(const float* reg, float value) const
+    {
+        int lo = 0, hi = n;                            // the first at or above reg, then every one at reg
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (key(by_address[mid]) < reinterpret_cast<uintptr_t>(reg)) lo = mid + 1;
+            else hi = mid;
+        }
+        for (; lo < n && key(by_address[lo]) == reinterpret_cast<uintptr_t>(reg); ++lo)
+            std::memcpy(&by_address[lo]->bits, &value, 4);
+    }
+};
 
 // wgmma.wait_group n by this thread: every wgmma of its warpgroup in a group older than its n most recent is
 // computed (oldest first), and this thread's results are in its accumulators
@@ -1618,6 +1852,7 @@ GL_NOSAN inline void wgmma_wait(Thread& t, unsigned long long n)
     const unsigned mine = me(), base = mine & ~127u, l = mine - base;
     const unsigned long long done = wgmma_commits[mine];
     if (done <= n) return;
+    const Outputs outputs(t);
     for (;;) {
         Pending* first = nullptr;                     // the oldest of those this thread still has to take
         for (Pending& p : pending_wgmma)
@@ -1629,12 +1864,14 @@ GL_NOSAN inline void wgmma_wait(Thread& t, unsigned long long n)
             if (pending_here(p) && p.base == base && !p.computed && p.seq <= first->seq && &p != first)
                 wgmma_compute(p);
         if (!first->computed) wgmma_compute(*first);
+        const Pending* later[MAX_PENDING];
+        int n_later = 0;
+        for (const Pending& q : pending_wgmma)
+            if (pending_here(q) && q.base == base && q.seq > first->seq && !q.waited[l]) later[n_later++] = &q;
         for (int i = 0; i < first->n_acc; ++i) {
-            if (rewritten_later(*first, l, i)) continue;
+            if (n_later && rewritten_later(*first, later, n_later, l, i)) continue;
             *first->dst[l][i] = first->res[l][i];
-            for (int j = 0; j < t.n_c; ++j)            // (an operand of this statement too: what it writes back)
-                if (t.c[j].mode != 'i' && t.c[j].addr == first->dst[l][i])
-                    std::memcpy(&t.c[j].bits, &first->res[l][i], 4);
+            outputs.write(first->dst[l][i], first->res[l][i]);    // (an operand of this statement too)
         }
         first->waited[l] = true;
         ++first->n_waited;
@@ -1661,15 +1898,21 @@ GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
     if (!starts(op, "wgmma.mma_async.sync.aligned.m64n"))
         stop(t, "a wgmma instruction the emulator does not run (it runs mma_async, fence, commit_group, wait_group)");
     Wgmma w{};
-    int k = 0;
-    if (std::sscanf(op, "wgmma.mma_async.sync.aligned.m64n%dk%d.", &w.N, &k) != 2 || w.N < 8 || w.N > 256 || w.N % 8)
-        stop(t, "a wgmma shape other than m64nNk16 (N a multiple of 8 up to 256) or m64nNk8");
-    w.K = k;
+    if (!in.shape_n) {                                 // (read once: the same for every thread and every run)
+        int n = 0, k = 0;
+        if (std::sscanf(op, "wgmma.mma_async.sync.aligned.m64n%dk%d.", &n, &k) != 2 || n < 8 || n > 256 || n % 8)
+            stop(t, "a wgmma shape other than m64nNk16 (N a multiple of 8 up to 256) or m64nNk8");
+        const bool sixteen = has(op, ".f32.f16.f16") || has(op, ".f32.bf16.bf16");
+        if (!((sixteen && k == 16) || (has(op, ".f32.tf32.tf32") && k == 8)))
+            stop(t, "a wgmma type the emulator does not run (it runs .f32.f16.f16 and .f32.bf16.bf16 at k16, "
+                    ".f32.tf32.tf32 at k8)");
+        in.shape_k = (short)k;
+        in.shape_n = (short)n;
+    }
+    w.N = in.shape_n;
+    const int k = w.K = in.shape_k;
     w.p = mma_precision(op);
-    const bool sixteen = has(op, ".f32.f16.f16") || has(op, ".f32.bf16.bf16");
-    if (!((sixteen && k == 16) || (has(op, ".f32.tf32.tf32") && k == 8)))
-        stop(t, "a wgmma type the emulator does not run (it runs .f32.f16.f16 and .f32.bf16.bf16 at k16, "
-                ".f32.tf32.tf32 at k8)");
+    const bool sixteen = w.p != P_TF32;
     const int want = sixteen ? 8 : 6;                  // d, a, b, scale-d, scale-a, scale-b (, tnsp-a, tnsp-b)
     const Operand& a = operand(t, in, 1);
     w.a_regs = a.kind == K_VEC;
@@ -1727,8 +1970,8 @@ GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
         for (int i = 0; i < 4; ++i) mine.in[i] = read(t, *ar[i]);
     }
     mine.extra = &w;
-    group_together(&mine, t, wgmma_issue, 128);
-    for (int i = 0; i < nd; ++i) write(t, *d[i], UNREADY);     // (until this thread waits for the results)
+    for (int i = 0; i < nd; ++i) write(t, *d[i], UNREADY);     // (until this thread waits for the results; the
+    group_together(&mine, t, wgmma_issue, 128);                // issue reads them from acc)
 }
 
 // ---- what a block must have finished when its threads are done ----------------------------------------------
@@ -1738,7 +1981,8 @@ GL_NOSAN inline void fresh_block()
     std::memset(bulk_commits, 0, sizeof bulk_commits);
     std::memset(wgmma_commits, 0, sizeof wgmma_commits);
     for (Named& b : named) b = Named{0, 0, 0};
-    copy_top = 0;
+    while (copy_top > 0 && !(copies[copy_top - 1].used && copies[copy_top - 1].block >= oldest_live_block))
+        --copy_top;                                    // (the copies of the cluster's other blocks stay)
 }
 GL_NOSAN inline void block_end()
 {
@@ -1759,9 +2003,6 @@ GL_NOSAN inline void block_end()
         }
 }
 inline const bool block_end_registered = (block_end_hook = block_end, true);
-#if defined(GL_EMU_PTX_ACROSS_BLOCKS)      // (PTX that reaches other blocks: a TMA reduction, .gpu-scoped memory order)
-__attribute__((used, section("gl_across_blocks"))) inline char ptx_across_blocks = 1;
-#endif
 #if defined(GL_EMU_MEMCHECK) && !defined(GL_EMU_RACECHECK)
 inline const bool watch_registered = (watch_shared = true, true);
 #endif
@@ -1770,6 +2011,9 @@ inline const bool watch_registered = (watch_shared = true, true);
 
 GL_NOSAN inline int describe_ptx_wait(const Fiber& f, char* out, size_t size)
 {
+    if (f.state == AT_NAMED && f.wait_on == &ptx::cluster_barrier)
+        return std::snprintf(out, size, "the cluster barrier (barrier.cluster.wait: %u of the cluster's %u threads "
+                             "still running have arrived)", ptx::cluster_barrier.arrived, ptx::cluster_threads_left());
     if (f.state == AT_NAMED) {
         const ptx::Named& b = *static_cast<const ptx::Named*>(f.wait_on);
         return std::snprintf(out, size, "named barrier %llu (bar.sync: %u of its %u threads have arrived)", f.token,
@@ -1785,26 +2029,49 @@ GL_NOSAN inline int describe_ptx_wait(const Fiber& f, char* out, size_t size)
 namespace ptx {
 
 // ---- the statement -------------------------------------------------------------------------------------------
+enum Family : unsigned char { F_UNREAD, F_MMA, F_LDMATRIX, F_MBARRIER, F_BAR, F_SETMAXNREG, F_FENCE, F_PROXY_FENCE,
+                              F_WGMMA, F_BULK, F_CP_ASYNC, F_SCALAR, F_MEMORY, F_MAPA, F_CLUSTER_BAR, F_UNKNOWN };
+GL_NOSAN inline Family family_of(const char* op)
+{
+    if (starts(op, "mma.sync.")) return F_MMA;
+    if (starts(op, "ldmatrix.")) return F_LDMATRIX;
+    if (starts(op, "mbarrier.")) return F_MBARRIER;
+    if (starts(op, "bar.") || starts(op, "barrier.sync") || starts(op, "barrier.arrive")) return F_BAR;
+    if (starts(op, "barrier.cluster.")) return F_CLUSTER_BAR;
+    if (starts(op, "mapa.")) return F_MAPA;
+    if (starts(op, "setmaxnreg.")) return F_SETMAXNREG;
+    if (is_fence(op)) return starts(op, "fence.proxy.async") && !has(op, ".global") ? F_PROXY_FENCE : F_FENCE;
+    if (starts(op, "wgmma.")) return F_WGMMA;
+    if (starts(op, "cp.async.bulk.") || starts(op, "cp.reduce.async.bulk.")) return F_BULK;
+    if (starts(op, "cp.async.")) return F_CP_ASYNC;
+    if (starts(op, "mov.") || starts(op, "setp.") || starts(op, "selp.") || starts(op, "cvt.rna.tf32.f32"))
+        return F_SCALAR;
+    if (starts(op, "ld.") || starts(op, "st.")) return F_MEMORY;
+    return F_UNKNOWN;
+}
+
 GL_NOSAN inline void run_instr(Thread& t, const Instr& in)
 {
-    const char* op = in.opcode;
-    if (starts(op, "mma.sync.")) return run_mma(t, in);
-    if (starts(op, "ldmatrix.")) return run_ldmatrix(t, in);
-    if (starts(op, "mbarrier.")) return run_mbarrier(t, in);
-    if (starts(op, "bar.") || starts(op, "barrier.sync") || starts(op, "barrier.arrive")) return run_bar(t, in);
-    if (starts(op, "setmaxnreg.")) return run_setmaxnreg(t, in);
-    if (is_fence(op)) {                                // (the async proxy sees this thread's stores from here)
-        if (starts(op, "fence.proxy.async") && !has(op, ".global")) ++proxy_fences[me()];
-        return;
+    if (in.family == F_UNREAD) in.family = family_of(in.opcode);
+    switch (in.family) {
+    case F_MMA: return run_mma(t, in);
+    case F_LDMATRIX: return run_ldmatrix(t, in);
+    case F_MBARRIER: return run_mbarrier(t, in);
+    case F_BAR: return run_bar(t, in);
+    case F_SETMAXNREG: return run_setmaxnreg(t, in);
+    case F_PROXY_FENCE: ++proxy_fences[me()]; return;  // (the async proxy sees this thread's stores from here)
+    case F_FENCE: return;
+    case F_WGMMA: return run_wgmma(t, in);
+    case F_BULK: return run_bulk(t, in);
+    case F_CP_ASYNC: return run_cp_async(t, in);
+    case F_SCALAR: return run_scalar(t, in);
+    case F_MEMORY: return run_memory(t, in);
+    case F_MAPA: return run_mapa(t, in);
+    case F_CLUSTER_BAR: return run_cluster_barrier(t, in);
+    default: break;
     }
-    if (starts(op, "wgmma.")) return run_wgmma(t, in);
-    if (starts(op, "cp.async.bulk.") || starts(op, "cp.reduce.async.bulk.")) return run_bulk(t, in);
-    if (starts(op, "cp.async.")) return run_cp_async(t, in);
-    if (starts(op, "mov.") || starts(op, "setp.") || starts(op, "selp.") || starts(op, "cvt.rna.tf32.f32"))
-        return run_scalar(t, in);
-    if (starts(op, "ld.") || starts(op, "st.")) return run_memory(t, in);
     char what[160];
-    std::snprintf(what, sizeof what, "asm(\"%s ...\")", op);
+    std::snprintf(what, sizeof what, "asm(\"%s ...\")", in.opcode);
     unsupported("inline PTX assembly (asm)", what);
 }
 

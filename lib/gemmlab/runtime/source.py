@@ -46,9 +46,10 @@ _KERNEL = re.compile(
     r"(?P<name>[A-Za-z_]\w*)\s*\((?P<params>[^)]*)\)",
     re.S,
 )
-# a kernel's attributes before `__global__` or before or after `void`: __launch_bounds__ (its arguments are kept),
-# and __cluster_dims__ and __maxnreg__, which a launch does not need to know here
+# a kernel's attributes before `__global__` or before or after `void`: __launch_bounds__ and __cluster_dims__ (their
+# arguments are kept), and __maxnreg__, which a launch does not need to know here
 _BOUNDS = re.compile(r"__launch_bounds__\s*\((?P<args>(?:[^()]|\([^()]*\))*)\)")
+_CLUSTER = re.compile(r"__cluster_dims__\s*\((?P<args>(?:[^()]|\([^()]*\))*)\)")
 
 _QUALIFIERS = {"const", "volatile", "__restrict__", "restrict", "__restrict", "__grid_constant__"}
 
@@ -108,6 +109,7 @@ class Signature:
     template: tuple = ()
     line: int = 0
     launch_bounds: tuple = ()     # the __launch_bounds__ arguments as source text, if any
+    cluster_dims: tuple = ()      # the __cluster_dims__ arguments as source text, if any
     param_text: str = ""          # the parameter list as written (names kept, defaults dropped)
     overloaded: bool = False      # another __global__ function has the same name
 
@@ -195,12 +197,14 @@ def parse_overloads(source: str) -> list:
         template = _parse_template(m.group("tpl")) if m.group("tpl") else ()
         bounds = _BOUNDS.search(m.group("at0") + m.group("at1") + m.group("at2"))
         bounds = tuple(_split_top(bounds.group("args"))) if bounds else ()
+        cluster = _CLUSTER.search(m.group("at0") + m.group("at1") + m.group("at2"))
+        cluster = tuple(_split_top(cluster.group("args"))) if cluster else ()
         where = m.start("name")
         outer = [name for start, end, name in sorted(spaces) if start < where < end and name]
         qualified = "::".join(outer + [m.group("name")])
         text = ", ".join(re.sub(r"\s*=\s*[^,]*$", "", p.strip()) for p in _split_top(m.group("params")))
         found.append(Signature(qualified, params, template, line=clean.count("\n", 0, where) + 1,
-                               launch_bounds=bounds, param_text=" ".join(text.split())))
+                               launch_bounds=bounds, cluster_dims=cluster, param_text=" ".join(text.split())))
     names = [sig.name for sig in found]
     return [replace(sig, overloaded=names.count(sig.name) > 1) for sig in found]
 

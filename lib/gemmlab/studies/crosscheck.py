@@ -25,14 +25,14 @@ AGREE = 1e-5
 
 
 def _selected(only) -> list:
-    """The variants compared: every one the emulator runs, or those whose key starts with one of ``only``
-    (``("tc/",)``: the tensor-core kernels); a prefix that names none is refused."""
-    runs = [v for v in registry.VARIANTS if not v.gpu_only]       # (a GPU-only one has no emulator half)
+    """The variants compared: every one, or those whose key starts with one of ``only`` (``("tc/",)``: the
+    tensor-core kernels); a prefix that names none is refused."""
+    runs = registry.VARIANTS
     if not only:
         return runs
     for prefix in only:
         if not any(v.key.startswith(prefix) for v in runs):
-            raise SystemExit(f"--only {prefix}: no variant the emulator runs has a key that starts so (e.g. "
+            raise SystemExit(f"--only {prefix}: no variant has a key that starts so (e.g. "
                              f"{runs[-1].key})")
     return [v for v in runs if v.key.startswith(tuple(only))]
 

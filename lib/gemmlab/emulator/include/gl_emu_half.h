@@ -52,8 +52,11 @@ inline float half_bits_to_float(unsigned short h)
     const int exponent = (h >> 10) & 0x1f;
     const unsigned mant = h & 0x3ff;
     if (exponent == 0x1f) return mant ? std::numeric_limits<float>::quiet_NaN() : sign * INFINITY;
-    if (exponent == 0) return sign * std::ldexp((float)mant, -24);
-    return sign * std::ldexp((float)(mant | 1024u), exponent - 25);
+    if (exponent == 0) return sign * (static_cast<float>(mant) * 0x1p-24f);      // (exact: a subnormal half)
+    const unsigned bits = ((h & 0x8000u) << 16) | (static_cast<unsigned>(exponent + 112) << 23) | (mant << 13);
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
 }
 
 // float -> bfloat16 bits: the top 16 bits of the float, rounded.

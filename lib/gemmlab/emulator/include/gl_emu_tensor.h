@@ -32,7 +32,7 @@ inline int gl_tc_exponent(double x)
 // the cut), the sum rounded toward zero to FP32. A non-finite term makes it the IEEE sum; past FLT_MAX it is inf.
 // (Every |term| / q is below 2^26 and there are at most 17 of them, so the units fit an int32; a finite product
 // of two floats, or a float, is a normal double, whose exponent its bits give.)
-inline float gl_tc_sum(const double* all, int n)
+GL_NOSAN inline float gl_tc_sum(const double* all, int n)
 {
     double big = 0.0, nan_or_inf = 0.0;
     for (int i = 0; i <= n; ++i) {
@@ -70,85 +70,125 @@ inline float gl_tc_sum(const double* all, int n)
     return f;
 }
 
-// acc + sum(terms[0..n)), the terms exact products (n <= 16)
-inline float gl_tc_add(float acc, const double* terms, int n)
+// D (M x N, row stride ldd) = D + A B by the model, G products at a time along k: A is M x K (row stride lda), B is
+// K x N in doubles (row stride ldb, exact: operand values), K a multiple of G (G <= 16). Each D[m][n] is gl_tc_sum's
+// sum of its accumulator and G products, group after group down k, with the same bits in either path; where the CPU has AVX2, four n at a time.
+GL_NOSAN inline void gl_tc_matmul_scalar(float* D, int ldd, const float* A, int lda, const double* B, int ldb, int m0, int m1,
+                                int n0, int n1, int K, int G)
 {
-    double all[17];
-    all[0] = acc;
-    for (int i = 0; i < n; ++i) all[i + 1] = terms[i];
-    return gl_tc_sum(all, n);
+    for (int m = m0; m < m1; ++m)
+        for (int n = n0; n < n1; ++n) {
+            float acc = D[m * ldd + n];
+            for (int k0 = 0; k0 < K; k0 += G) {
+                double all[17];
+                all[0] = acc;
+                for (int k = 0; k < G; ++k) all[k + 1] = static_cast<double>(A[m * lda + k0 + k]) * B[(k0 + k) * ldb + n];
+                acc = gl_tc_sum(all, G);
+            }
+            D[m * ldd + n] = acc;
+        }
 }
 
-// The same sum four products at a time with AVX2 where the CPU has it (the tensor-core instructions' hot loop):
-// the same products, the same largest term and cut, the same integers, so the same bits as gl_tc_sum.
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define GL_TC_AVX2 1
 #include <immintrin.h>
-__attribute__((target("avx2"))) inline float gl_tc_dot_avx2(float acc, const float* a, const float* b, int n)
+// V x 4 outputs of row m from column n on, exactly as gl_tc_sum (the caller has made sure every term is finite): the
+// largest term's exponent, read from its bits, gives the unit of the cut, 2^(e_max - 26), and its inverse; each term
+// times the inverse, cut toward zero, is added as an int32 (17 terms below 2^26 each fit); the sum times the unit,
+// exact in double, is rounded to FP32 and stepped back toward zero where it rounded away. V independent vectors keep
+// the max and add chains from waiting on each other. False if a sum passed FLT_MAX (then nothing is stored).
+template <int V>
+GL_NOSAN __attribute__((target("avx2"))) inline bool gl_tc_row_avx2(float* d, const float* a, const double* B, int ldb, int n,
+                                                           int K, int G)
 {
-    __m256d p[4];
-    const int v = n / 4;
-    const __m256d sign = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL)), zero = _mm256_setzero_pd();
-    __m256d big = zero, bad = zero;
-    for (int j = 0; j < v; ++j) {
-        p[j] = _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(a + 4 * j)), _mm256_cvtps_pd(_mm_loadu_ps(b + 4 * j)));
-        big = _mm256_max_pd(big, _mm256_and_pd(p[j], sign));
-        bad = _mm256_add_pd(bad, _mm256_mul_pd(p[j], zero));        // NaN if any product is infinite or NaN
+    const __m256d magnitude = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+    const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0), flt_max = _mm256_set1_pd(FLT_MAX);
+    const __m256i inverse_bias = _mm256_set1_epi64x(2071), unit_bias = _mm256_set1_epi64x(25);
+    __m256d acc[V];
+    for (int v = 0; v < V; ++v) acc[v] = _mm256_cvtps_pd(_mm_loadu_ps(d + n + 4 * v));
+    for (int k0 = 0; k0 < K; k0 += G) {
+        const double* b = B + k0 * ldb + n;
+        __m256d big[V], inverse[V], unit[V];
+        __m128i units[V];
+        for (int v = 0; v < V; ++v) big[v] = _mm256_and_pd(acc[v], magnitude);
+        for (int k = 0; k < G; ++k) {
+            const __m256d x = _mm256_set1_pd(a[k0 + k]);
+            for (int v = 0; v < V; ++v)
+                big[v] = _mm256_max_pd(big[v], _mm256_and_pd(_mm256_mul_pd(x, _mm256_loadu_pd(b + k * ldb + 4 * v)),
+                                                              magnitude));
+        }
+        for (int v = 0; v < V; ++v) {
+            const __m256d nonzero = _mm256_blendv_pd(big[v], one, _mm256_cmp_pd(big[v], zero, _CMP_EQ_OQ));
+            const __m256i biased = _mm256_srli_epi64(_mm256_castpd_si256(nonzero), 52);   // (all zero: units 0)
+            inverse[v] = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_sub_epi64(inverse_bias, biased), 52));
+            unit[v] = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_sub_epi64(biased, unit_bias), 52));
+            units[v] = _mm256_cvttpd_epi32(_mm256_mul_pd(acc[v], inverse[v]));
+        }
+        for (int k = 0; k < G; ++k) {
+            const __m256d x = _mm256_set1_pd(a[k0 + k]);
+            for (int v = 0; v < V; ++v)
+                units[v] = _mm_add_epi32(units[v], _mm256_cvttpd_epi32(_mm256_mul_pd(
+                    _mm256_mul_pd(x, _mm256_loadu_pd(b + k * ldb + 4 * v)), inverse[v])));
+        }
+        __m256d over = zero;
+        for (int v = 0; v < V; ++v) {
+            const __m256d sum = _mm256_mul_pd(_mm256_cvtepi32_pd(units[v]), unit[v]);
+            const __m256d size = _mm256_and_pd(sum, magnitude);
+            over = _mm256_or_pd(over, _mm256_cmp_pd(size, flt_max, _CMP_GT_OQ));
+            const __m128 f = _mm256_cvtpd_ps(sum);                         // to nearest, then back toward zero
+            const __m256d away = _mm256_cmp_pd(_mm256_and_pd(_mm256_cvtps_pd(f), magnitude), size, _CMP_GT_OQ);
+            const __m128i step = _mm256_cvtpd_epi32(_mm256_and_pd(away, one));
+            acc[v] = _mm256_cvtps_pd(_mm_castsi128_ps(_mm_sub_epi32(_mm_castps_si128(f), step)));
+        }
+        if (_mm256_movemask_pd(over)) return false;
     }
-    alignas(32) double bigs[4], bads[4];
-    _mm256_store_pd(bigs, big);
-    _mm256_store_pd(bads, bad);
-    const double accd = acc;
-    const double nan_or_inf = accd * 0.0 + bads[0] + bads[1] + bads[2] + bads[3];
-    if (nan_or_inf != 0.0 || nan_or_inf != nan_or_inf) {          // the IEEE sum, as gl_tc_sum
-        alignas(32) double all[17];
-        all[0] = accd;
-        for (int j = 0; j < v; ++j) _mm256_storeu_pd(all + 1 + 4 * j, p[j]);
-        return gl_tc_sum(all, n);
+    for (int v = 0; v < V; ++v) _mm_storeu_ps(d + n + 4 * v, _mm256_cvtpd_ps(acc[v]));
+    return true;
+}
+
+// whether every operand and accumulator is finite (then so is every product, in double)
+GL_NOSAN inline bool gl_tc_finite(const float* D, int ldd, const float* A, int lda, const double* B, int ldb, int M, int N,
+                         int K)
+{
+    float f = 0.0f;
+    double g = 0.0;
+    for (int m = 0; m < M; ++m) {
+        for (int n = 0; n < N; ++n) f += D[m * ldd + n] * 0.0f;
+        for (int k = 0; k < K; ++k) f += A[m * lda + k] * 0.0f;
     }
-    double m = std::fabs(accd);
-    for (int i = 0; i < 4; ++i) m = bigs[i] > m ? bigs[i] : m;
-    if (m == 0.0) return acc + 0.0f;
-    std::uint64_t bits;
-    std::memcpy(&bits, &m, 8);
-    const int e_max = static_cast<int>((bits >> 52) & 0x7ff) - 1022;
-    const std::uint64_t per_bits = static_cast<std::uint64_t>(GL_TC_ALIGN_BITS - e_max + 1023) << 52;
-    const std::uint64_t q_bits = static_cast<std::uint64_t>(e_max - GL_TC_ALIGN_BITS + 1023) << 52;
-    double per_q, q;
-    std::memcpy(&per_q, &per_bits, 8);
-    std::memcpy(&q, &q_bits, 8);
-    const __m256d scale = _mm256_set1_pd(per_q);
-    __m128i sum = _mm_setzero_si128();
-    for (int j = 0; j < v; ++j) sum = _mm_add_epi32(sum, _mm256_cvttpd_epi32(_mm256_mul_pd(p[j], scale)));
-    alignas(16) std::int32_t parts[4];
-    _mm_store_si128(reinterpret_cast<__m128i*>(parts), sum);
-    const std::int32_t units = parts[0] + parts[1] + parts[2] + parts[3] + static_cast<std::int32_t>(accd * per_q);
-    const double s = static_cast<double>(units) * q;
-    if (std::fabs(s) > static_cast<double>(FLT_MAX))
-        return std::fabs(s) >= std::ldexp(1.0, 128) ? static_cast<float>(s > 0 ? INFINITY : -INFINITY)
-                                                     : (s > 0 ? FLT_MAX : -FLT_MAX);
-    float f = static_cast<float>(s);
-    if (std::fabs(static_cast<double>(f)) > std::fabs(s)) {
-        std::uint32_t u;
-        std::memcpy(&u, &f, 4);
-        --u;
-        std::memcpy(&f, &u, 4);
+    for (int k = 0; k < K; ++k)
+        for (int n = 0; n < N; ++n) g += B[k * ldb + n] * 0.0;
+    return f == 0.0f && g == 0.0;                                   // NaN (not equal) if any is infinite or NaN
+}
+
+GL_NOSAN __attribute__((target("avx2"))) inline void gl_tc_matmul_avx2(float* D, int ldd, const float* A, int lda,
+                                                              const double* B, int ldb, int M, int N, int K, int G)
+{
+    if (!gl_tc_finite(D, ldd, A, lda, B, ldb, M, N, K)) return gl_tc_matmul_scalar(D, ldd, A, lda, B, ldb, 0, M, 0, N,
+                                                                                   K, G);
+    for (int m = 0; m < M; ++m) {
+        float* d = D + m * ldd;
+        const float* a = A + m * lda;
+        int n = 0;
+        for (; n + 16 <= N; n += 16)
+            if (!gl_tc_row_avx2<4>(d, a, B, ldb, n, K, G))
+                gl_tc_matmul_scalar(D, ldd, A, lda, B, ldb, m, m + 1, n, n + 16, K, G);
+        for (; n + 4 <= N; n += 4)
+            if (!gl_tc_row_avx2<1>(d, a, B, ldb, n, K, G))
+                gl_tc_matmul_scalar(D, ldd, A, lda, B, ldb, m, m + 1, n, n + 4, K, G);
+        if (n < N) gl_tc_matmul_scalar(D, ldd, A, lda, B, ldb, m, m + 1, n, N, K, G);
     }
-    return f;
 }
 inline const bool gl_tc_has_avx2 = __builtin_cpu_supports("avx2");
 #endif
 
-// acc + sum(a[i] b[i]) over i < n (n <= 16): the products made exactly, then added as gl_tc_add adds them
-inline float gl_tc_dot(float acc, const float* a, const float* b, int n)
+GL_NOSAN inline void gl_tc_matmul(float* D, int ldd, const float* A, int lda, const double* B, int ldb, int M, int N, int K,
+                         int G)
 {
 #if defined(GL_TC_AVX2)
-    if (n % 4 == 0 && gl_tc_has_avx2) return gl_tc_dot_avx2(acc, a, b, n);
+    if (gl_tc_has_avx2) return gl_tc_matmul_avx2(D, ldd, A, lda, B, ldb, M, N, K, G);
 #endif
-    double all[17];
-    all[0] = acc;
-    for (int i = 0; i < n; ++i) all[i + 1] = static_cast<double>(a[i]) * static_cast<double>(b[i]);
-    return gl_tc_sum(all, n);
+    gl_tc_matmul_scalar(D, ldd, A, lda, B, ldb, 0, M, 0, N, K, G);
 }
 
 // A TF32 operand as the tensor cores read an FP32 register: its top 19 bits (sign, exponent, 10 mantissa bits);

@@ -8,7 +8,7 @@
 // tile in every lane; a store is shared among the warp's lanes (each element written once); each load and store
 // waits for the warp's lanes, as the .sync instructions do (gl_wmma_sync); mma_sync
 // computes D = A B + C with exact products (an FP16, BF16 or TF32 product fits in FP32) added into an
-// FP32 accumulator as the H200's tensor cores add them (gl_tc_add below): G products at a time (16 for
+// FP32 accumulator as the H200's tensor cores add them (gl_tc_matmul below): G products at a time (16 for
 // FP16 and BF16, 4 for TF32) together with the accumulator, each term cut (toward zero) to 26 bits
 // below the largest term's leading bit, the sum rounded toward zero to FP32. That model reproduces the
 // errors measured on the H200 to two or three digits at K = 256 .. 4096 (results/tensor-nvidia-h200.json,
@@ -153,7 +153,7 @@ template <class T> struct gl_tc_group { static constexpr int value = ::gl_emu::G
 #ifdef __CUDA_AMPERE_MMA__
 template <> struct gl_tc_group<precision::tf32> { static constexpr int value = ::gl_emu::GL_TC_GROUP_TF32; };
 #endif
-using ::gl_emu::gl_tc_add;               // (gl_emu_tensor.h: the tensor cores' FP32 accumulation)
+using ::gl_emu::gl_tc_matmul;            // (gl_emu_tensor.h: the tensor cores' FP32 accumulation)
 
 // 8-bit integers: exact products and sums in 32-bit integers, wrapping as the GPU's do, or with satf clamped to
 // int's range; FP64: each product added in k order with one rounding (a fused multiply-add), as DMMA does.
@@ -189,32 +189,33 @@ inline void mma_sync(fragment<accumulator, M, N, K, TD>& d, const fragment<matri
     static_assert(gl_exact<TA>::value, "wmma::mma_sync takes satf with 8-bit integer fragments only");
     gl_exact_mma(d, a, b, c, satf);
 }
-// FP16, BF16, TF32: exact products added into the accumulator as the tensor cores add them (gl_tc_add above)
+// FP16, BF16, TF32: exact products added into the accumulator as the tensor cores add them (gl_tc_matmul above)
 template <int M, int N, int K, class TA, class LA, class TB, class LB, class TC, class TD>
 inline void gl_tc_mma(fragment<accumulator, M, N, K, TD>& d, const fragment<matrix_a, M, N, K, TA, LA>& a,
                       const fragment<matrix_b, M, N, K, TB, LB>& b, const fragment<accumulator, M, N, K, TC>& c)
 {
     constexpr int G = gl_tc_group<TA>::value;
     static_assert(K % G == 0 && G <= 16, "a whole number of product groups per mma_sync");
-    float out[M * N];
-    for (int i = 0; i < M; ++i)
-        for (int j = 0; j < N; ++j) {
-            float acc = static_cast<float>(c.x[i * N + j]);
-            double terms[G];
-            for (int k0 = 0; k0 < K; k0 += G) {
-                for (int k = k0; k < k0 + G; ++k) {
-                    float av = gl_operand(a.x[i * K + k]), bv = gl_operand(b.x[k * N + j]);
-                    if (gl_is_tf32<TA>::value) { av = gl_tf32_operand(av); bv = gl_tf32_operand(bv); }
-                    terms[k - k0] = static_cast<double>(av) * static_cast<double>(bv);
-                }
-                if (std::is_same<TC, float>::value) {
-                    acc = gl_tc_add(acc, terms, G);
-                } else {                                           // a __half accumulator: in k order
-                    for (int k = 0; k < G; ++k) acc = std::fma(static_cast<float>(terms[k]), 1.0f, acc);
-                }
-            }
-            out[i * N + j] = acc;
-        }
+    float out[M * N], A[M * K];
+    double B[K * N];
+    for (int e = 0; e < M * K; ++e) {
+        const float v = gl_operand(a.x[e]);
+        A[e] = gl_is_tf32<TA>::value ? gl_tf32_operand(v) : v;
+    }
+    for (int e = 0; e < K * N; ++e) {
+        const float v = gl_operand(b.x[e]);
+        B[e] = gl_is_tf32<TA>::value ? gl_tf32_operand(v) : v;
+    }
+    for (int e = 0; e < M * N; ++e) out[e] = static_cast<float>(c.x[e]);
+    if (std::is_same<TC, float>::value) {
+        gl_tc_matmul(out, N, A, K, B, N, M, N, K, G);
+    } else {                                                        // a __half accumulator: in k order
+        for (int i = 0; i < M; ++i)
+            for (int j = 0; j < N; ++j)
+                for (int k = 0; k < K; ++k)
+                    out[i * N + j] = std::fma(static_cast<float>(static_cast<double>(A[i * K + k]) * B[k * N + j]),
+                                              1.0f, out[i * N + j]);
+    }
     for (int e = 0; e < M * N; ++e) d.x[e] = static_cast<typename fragment<accumulator, M, N, K, TD>::element_type>(out[e]);
 }
 template <int M, int N, int K, class TA, class LA, class TB, class LB, class TC, class TD>

@@ -374,7 +374,7 @@ def _newlines(source: str, start: int, end: int) -> str:
 # alone becomes a call of gl_emu::ptx::run with its PTX text and its operands
 _PTX_RUNS = ("mma.sync.", "ldmatrix.", "mbarrier.", "fence.", "membar.", "setmaxnreg.", "wgmma.", "mov.", "setp.",
              "selp.", "cvt.rna.tf32.f32", "cp.async.", "cp.reduce.async.bulk.tensor.", "bar.sync", "bar.arrive",
-             "barrier.sync", "barrier.arrive", "ld.shared", "ld.global", "ld.acquire", "ld.relaxed", "ld.weak",
+             "barrier.sync", "barrier.arrive", "barrier.cluster.", "mapa.", "ld.shared", "ld.global", "ld.acquire", "ld.relaxed", "ld.weak",
              "ld.volatile", "st.shared", "st.global", "st.release", "st.relaxed", "st.weak", "st.volatile")
 
 
@@ -445,7 +445,10 @@ def _ptx_call(statement: str):
             if m is None:
                 return None
             operands.append(f"::gl_emu::ptx::{'out' if k == 0 else 'in'}({m.group(1)}, ({m.group(2).strip()}))")
-    return f"::gl_emu::ptx::run({template}, __FILE__, __LINE__, {{{', '.join(operands)}}})"
+    call = f"::gl_emu::ptx::run({template}, __FILE__, __LINE__, {{{', '.join(operands)}}})"
+    # PTX that reaches other blocks marks the module where the code holding it is compiled in (GL_ACROSS_BLOCKS):
+    # a helper the kernels never call leaves their blocks free to run in several processes
+    return f"(::gl_emu::across_blocks(), {call})" if _PTX_ACROSS.search(strip_comments(template)) else call
 
 
 def _asm_stops(source: str, blank: bool = False) -> str:
@@ -604,21 +607,40 @@ def _preprocessed(command, unit: str, origin: str, module, cache: Path) -> dict:
     return out
 
 
-def _launch_bounds_function(signature, expr: str, symbol: str) -> str:
-    """C++ that returns the first __launch_bounds__ argument of this instance, for the compiler to evaluate
-    (constants, macros, constexpr expressions and template arguments alike); '' without launch bounds."""
-    if not signature.launch_bounds:
-        return ""
+def _instance_text(signature, expr: str, text: str) -> str:
+    """An attribute's argument of a kernel template, with this instance's template arguments in place."""
     _, args = parse_name_expression(expr) if not expr.startswith("(") else (None, [])
-    text = signature.launch_bounds[0]
     for t, value in zip(signature.template, args):
         text = re.sub(rf"\b{re.escape(t.name)}\b", f"({value})", text)
     for t in signature.template[len(args):]:
         if t.default is not None:
             text = re.sub(rf"\b{re.escape(t.name)}\b", f"({t.default})", text)
+    return text
+
+
+def _using(signature) -> str:
     space = signature.name.rsplit("::", 1)[0] if "::" in signature.name else ""
-    using = f"using namespace {space}; " if space else ""
-    return f"GL_EXPORT long {symbol}_max_threads() {{ {using}return (long)({text}); }}"
+    return f"using namespace {space}; " if space else ""
+
+
+def _launch_bounds_function(signature, expr: str, symbol: str) -> str:
+    """C++ that returns the first __launch_bounds__ argument of this instance, for the compiler to evaluate
+    (constants, macros, constexpr expressions and template arguments alike); '' without launch bounds."""
+    if not signature.launch_bounds:
+        return ""
+    text = _instance_text(signature, expr, signature.launch_bounds[0])
+    return f"GL_EXPORT long {symbol}_max_threads() {{ {_using(signature)}return (long)({text}); }}"
+
+
+def _cluster_function(signature, expr: str, symbol: str) -> str:
+    """C++ that gives this instance's __cluster_dims__ (x, y, z; 1 where not given), for the compiler to evaluate;
+    '' without them."""
+    if not signature.cluster_dims:
+        return ""
+    dims = [_instance_text(signature, expr, d) for d in signature.cluster_dims][:3]
+    dims += ["1"] * (3 - len(dims))
+    body = " ".join(f"d[{i}] = (unsigned long long)({d});" for i, d in enumerate(dims))
+    return f"GL_EXPORT GL_NOSAN void {symbol}_cluster(unsigned long long* d) {{ {_using(signature)}{body} }}"
 
 
 
@@ -668,6 +690,7 @@ def compile(module, expr: str, signature, racecheck: bool = False):
         f"GL_EXPORT void {symbol}(void** args) {{ ::gl_emu::invoke({function}, args); }}",
         f"GL_EXPORT GL_NOSAN unsigned {symbol}_sizes(unsigned long long* out) {{ return ::gl_emu::param_sizes({function}, out); }}",
         _launch_bounds_function(signature, expr, symbol),
+        _cluster_function(signature, expr, symbol),
         "GL_EXPORT long gl_emu_fork_launch(void (*body)(void**), const char* kernel, const unsigned* grid,",
         "                                  const unsigned* block, unsigned long long shared, void** args,",
         "                                  ::gl_emu::Status* status, const ::gl_emu::Region* regions,",
@@ -683,6 +706,11 @@ def compile(module, expr: str, signature, racecheck: bool = False):
     fn = EmulatedFunction(lib, symbol, expr, bound() if bound is not None else None, library,
                           "-DGL_EMU_MEMCHECK=1" in memcheck)
     fn.racecheck = "-DGL_EMU_RACECHECK=1" in memcheck
+    cluster = getattr(lib, f"{symbol}_cluster", None) if signature.cluster_dims else None
+    if cluster is not None:
+        dims = (ctypes.c_ulonglong * 3)()
+        cluster(dims)
+        fn.cluster_dims = tuple(int(d) for d in dims)
     fn.module = module
     fn.raise_hazards = fn.racecheck and not racecheck      # the setting: hazards are errors
     return fn
@@ -767,8 +795,6 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
         arch += ("-DGL_EMU_HEAP_USER=1",)
     if any(runs_ptx(t) for t in texts):                               # the inline-PTX runtime (gemmlab_ptx.h)
         arch += ("-DGL_EMU_PTX=1",)
-        if any(_PTX_ACROSS.search(strip_comments(t)) for t in texts):   # its blocks in one process
-            arch += ("-DGL_EMU_PTX_ACROSS_BLOCKS=1",)
     loops = NO_FINITE_LOOPS if _takes_no_finite_loops(cxx) else ()
     loops += CHECK_NEW if _takes_check_new(cxx) else ()
     # the module's compiler options but the GPU architecture it is compiled for (-arch=sm_90a: the emulator's

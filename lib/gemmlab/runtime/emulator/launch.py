@@ -191,7 +191,7 @@ class EmulatedFunction(Explains):
         with _LAUNCHES:
             self._launch(grid, block, args, shared_mem, timeout, workers)
 
-    def _ranges(self, grid, block, workers, device_vars):
+    def _ranges(self, grid, block, workers, device_vars, cluster=1):
         """The grid's blocks as consecutive ranges (first, count), one for each process that runs them. Several
         only where the blocks cannot see each other (blocks_independent: no atomics, fences or volatile memory,
         no __device__ variables, no device heap, no racecheck) and the grid is large enough to pay for another fork;
@@ -200,14 +200,15 @@ class EmulatedFunction(Explains):
         passed on in block order, and a failure is the lowest-numbered failing block's, as one process finds it."""
         blocks = grid[0] * grid[1] * grid[2]
         threads = blocks * block[0] * block[1] * block[2]
-        if (workers < 2 or blocks < 2 or threads < PARALLEL_THREADS or device_vars is not None
+        units = blocks // cluster                      # (a cluster's blocks run together: whole clusters a process)
+        if (workers < 2 or units < 2 or threads < PARALLEL_THREADS or device_vars is not None
                 or getattr(self, "racecheck", False) or not self.blocks_independent):
             return [(0, blocks)]
-        workers = min(workers, blocks)
-        each, extra = divmod(blocks, workers)
+        workers = min(workers, units)
+        each, extra = divmod(units, workers)
         ranges, first = [], 0
         for w in range(workers):
-            count = each + (w < extra)
+            count = (each + (w < extra)) * cluster
             ranges.append((first, count))
             first += count
         return ranges
@@ -232,8 +233,32 @@ class EmulatedFunction(Explains):
                 where.setdefault(i, []).append((at, len(args) + k))
         return extra, where
 
+    def _clusters(self, grid):
+        """The launch's clusters (the kernel's __cluster_dims__), checked as a GPU's launch checks them: a GPU of
+        compute capability 9.0 or later, at most 8 blocks a cluster (the portable size), a grid of whole clusters."""
+        dims = tuple(getattr(self, "cluster_dims", (1, 1, 1)))
+        if dims == (1, 1, 1):
+            return dims
+        from ..profiles import current
+        gpu, size = current(), dims[0] * dims[1] * dims[2]
+        shape = " x ".join(str(d) for d in dims)
+        if gpu.capability < (9, 0):
+            raise EmulatorError(f"kernel {self.name}: clusters of {shape} blocks (__cluster_dims__) need a GPU of "
+                                f"compute capability 9.0 or later; the emulated {gpu.name} is "
+                                f"{gpu.capability[0]}.{gpu.capability[1]}")
+        if min(dims) < 1 or size > 8:
+            raise EmulatorError(f"kernel {self.name}: clusters of {shape} blocks: a cluster holds 1 to 8 blocks (more "
+                                "needs cudaFuncAttributeNonPortableClusterSizeAllowed, which the emulator does not "
+                                "model)")
+        if any(g % d for g, d in zip(grid, dims)):
+            raise EmulatorError(f"kernel {self.name}: a grid of {' x '.join(map(str, grid))} blocks is not made of "
+                                f"whole clusters of {shape} (cudaErrorInvalidClusterSize on a GPU)")
+        return dims
+
     def _launch(self, grid, block, args, shared_mem, timeout, workers):
         lib = self.lib
+        cluster = self._clusters(tuple(grid))
+        lib.gl_emu_set_cluster(*cluster)
         extra, maps = self._tensor_maps(args)
         called = len(args)
         args = list(args) + extra                      # a map's matrix: copied in (and back) as the arguments are
@@ -289,7 +314,7 @@ class EmulatedFunction(Explains):
                 r.tracked = int(readonly is None or not all(i < len(readonly) and readonly[i] for i in members))
             arguments = len(regions)
             device_vars = self._device_vars_in(regions)
-            ranges = self._ranges(grid, block, workers, device_vars)
+            ranges = self._ranges(grid, block, workers, device_vars, cluster[0] * cluster[1] * cluster[2])
             self.last_processes = len(ranges)
             for w, (first, count) in enumerate(ranges):
                 status_addr = lib.gl_emu_shared_alloc(status_size)
