@@ -755,8 +755,8 @@ def test_a_cluster_of_one_block_runs_and_larger_clusters_stop_by_name(dims):
     pairs = "2, 1, 1" in dims
     if pairs and gl.backend == "emulator":
         with pytest.raises(gl.EmulatorError, match=r"kernel reverse stopped .* at <code>:8: the CPU emulator does "
-                                                   r"not support thread block clusters of more than one block "
-                                                   r"\(__cluster_dims__.*cooperative_groups::this_cluster"):
+                                                   r"not support cooperative groups' clusters of more than one "
+                                                   r"block \(__cluster_dims__.*cooperative_groups::this_cluster"):
             m.get("reverse")(2, 32, (y,))
         return
     m.get("reverse")(2, 32, (y,))

@@ -1011,3 +1011,110 @@ def test_clusters_need_a_hopper_profile(monkeypatch):
     with pytest.raises(gl.EmulatorError, match=r"clusters of 2 x 1 x 1 blocks .* need a GPU of compute capability "
                                                r"9.0 or later; the emulated .* is 8.0"):
         k(2, 32, (numpy.zeros(2, dtype=numpy.int32),))
+
+
+CLUSTER_CORNERS = r'''
+#include "common/hopper.cuh"
+using namespace gl_hopper;
+
+// the upper half of each block leaves at once (LOW 0) or the lower half does (LOW 1); the others sync as a
+// cluster, whose barrier waits for the threads that have not exited, whichever exit first
+template <int LOW>
+__global__ void __cluster_dims__(2, 1, 1) half_leaves(int* out)
+{
+    if ((threadIdx.x < 32) == (LOW == 1)) return;
+    cluster_sync();
+    out[blockIdx.x * 64 + threadIdx.x] = 1;
+}
+
+// each block of a cluster adds rank + 1 from every thread into a one-line __shared__ scalar of a type that is a
+// lone keyword, and into a pointer's target: each block has its own
+__global__ void __cluster_dims__(2, 1, 1) own_scalars(unsigned* out)
+{
+    __shared__ unsigned total;
+    __shared__ unsigned* where;
+    if (threadIdx.x == 0) {
+        total = 0;
+        where = &total;
+    }
+    cluster_sync();
+    atomicAdd(where, cluster_rank() + 1);
+    cluster_sync();
+    if (threadIdx.x == 0) out[blockIdx.x] = total;
+}
+
+// rank 0 raises a flag in rank 1's shared memory; rank 1's thread 0 polls it, sleeping between looks (the
+// blocks of a cluster run at once on a GPU, so this ends)
+__global__ void __cluster_dims__(2, 1, 1) polls_a_peer(int* out)
+{
+    __shared__ unsigned flag;
+    if (threadIdx.x == 0) flag = 0;
+    cluster_sync();
+    if (threadIdx.x == 0 && cluster_rank() == 1) {
+        unsigned v = 0;
+        while (!v) {
+            asm volatile("ld.acquire.cluster.shared::cta.u32 %0, [%1];\n" : "=r"(v) : "r"(smem(&flag)) : "memory");
+            if (!v) __nanosleep(100);
+        }
+        out[blockIdx.x] = (int)v;
+    } else if (threadIdx.x == 0) {
+        asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, 1;\n"
+                     "st.relaxed.cluster.shared::cluster.u32 [remote], 7;\n}\n" ::"r"(smem(&flag)) : "memory");
+    }
+    cluster_sync();
+}
+
+// each thread writes its word and, after a cluster barrier, reads another's: ordered, no hazard
+__global__ void __cluster_dims__(2, 1, 1) ordered_by_the_cluster(float* out)
+{
+    __shared__ float s[64];
+    s[threadIdx.x] = threadIdx.x;
+    cluster_sync();
+    out[blockIdx.x * 64 + threadIdx.x] = s[63 - threadIdx.x];
+    cluster_sync();
+}
+'''
+
+
+@pytest.fixture(scope="module")
+def corners():
+    return gl.load(code=CLUSTER_CORNERS, options=SM90)
+
+
+@needs_sm90
+@pytest.mark.parametrize("low", [0, 1])
+def test_the_cluster_barrier_waits_for_the_threads_that_have_not_exited(corners, low):
+    out = xp.zeros(4 * 64, dtype=numpy.int32)
+    corners.get(f"half_leaves<{low}>")(4, 64, (out,))
+    half = numpy.arange(64) < 32
+    assert (gl.to_host(out).reshape(4, 64) == (half if low == 0 else ~half)).all()
+
+
+@needs_sm90
+def test_each_block_of_a_cluster_has_its_own_shared_scalars(corners):
+    out = xp.zeros(4, dtype=numpy.uint32)
+    corners.get("own_scalars")(4, 64, (out,))
+    assert gl.to_host(out).tolist() == [64, 128, 64, 128]
+
+
+@needs_sm90
+def test_a_block_polling_for_its_peers_store_sees_it(corners):
+    out = xp.zeros(2, dtype=numpy.int32)
+    corners.get("polls_a_peer")(2, 32, (out,))
+    assert gl.to_host(out).tolist() == [0, 7]
+
+
+@emulator_only
+def test_a_cluster_barrier_orders_every_blocks_accesses_for_racecheck(corners):
+    out = numpy.zeros(2 * 64, dtype=f32)
+    report = gl.racecheck(corners.get("ordered_by_the_cluster"), (2,), (64,), (out,))
+    assert report.clean, str(report)
+
+
+@emulator_only
+def test_a_shared_declaration_over_two_lines_is_refused_in_a_module_with_clusters():
+    src = ("__global__ void __cluster_dims__(2, 1, 1) k(float* x)\n{\n    __shared__\n        float s[32];\n"
+           "    s[threadIdx.x] = 1.0f;\n    x[threadIdx.x] = s[threadIdx.x];\n}\n")
+    with pytest.raises(gl.CompileError, match=r"<code>:3: a __shared__ declaration the emulator can give each block "
+                                              r"of a cluster its own copy of only when it is written on one line"):
+        gl.load(code=src, options=SM90).get("k")(2, 32, (numpy.zeros(32, dtype=f32),))

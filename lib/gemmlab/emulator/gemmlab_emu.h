@@ -306,6 +306,7 @@ inline unsigned cluster_blocks = 1;                    // blocks a cluster: 1 fo
 inline ClusterBlock cluster_block[MAX_CLUSTER];
 inline unsigned cluster_rank_now = 0;                  // the block whose threads run now
 inline void (*cluster_state_hook)(unsigned rank, bool aside) = nullptr;
+inline void (*thread_exit_hook)() = nullptr;           // the PTX runtime's: a cluster barrier an exit may open
 GL_NOSAN inline bool cluster_switch();
 GL_NOSAN inline bool cluster_all_ended();
 GL_NOSAN inline void cluster_show_stuck();
@@ -632,6 +633,7 @@ GL_NOSAN inline void open_barrier()
     }
     // PTX's exit: a barrier that only exited threads hold up is released (the others go on, as on a GPU)
     if (g.at_barrier > 0 && g.at_barrier == g.live) open_barrier();
+    if (thread_exit_hook) thread_exit_hook();
     resolve_warp(base);
     run_next();
     __builtin_unreachable();
@@ -665,7 +667,14 @@ GL_NOSAN __attribute__((noinline)) inline unsigned long long syncthreads(const c
 // __nanosleep: the thread lets the others run first (a spin-wait that sleeps lets the thread it waits for on).
 GL_NOSAN __attribute__((noinline)) inline void yield()
 {
-    if (in_child && g.fibers) run_next();
+    if (!in_child || !g.fibers) return;
+    if (cluster_blocks > 1) {                          // the only thread of its block that can go on: another
+        bool others = false;                           // block of the cluster takes a turn (it may be the one
+        for (unsigned i = 0; i < g.n && !others; ++i)  // whose store this thread polls for)
+            others = i != g.cur && g.fibers[i].state == RUNNABLE;
+        if (!others && cluster_switch()) return;
+    }
+    run_next();
 }
 
 // The sync() of a group of `count` consecutive threads from `base` (a tile larger than a warp, a
@@ -2141,6 +2150,9 @@ GL_NOSAN inline void run_clusters(unsigned long long first, unsigned long long c
         cluster_bring(0);
         if (g.status) { g.status->thread[0] = g.status->thread[1] = g.status->thread[2] = 0; }
         gl_emu_switch(&g.main_sp, g.fibers[0].sp);
+#if defined(GL_EMU_RACECHECK)
+        cluster_block[cluster_rank_now].race = race_table;   // (the block that ran last was not set aside)
+#endif
         if (g.failed) return;
     }
 #if defined(GL_EMU_RACECHECK)
@@ -3142,7 +3154,7 @@ GL_NOSAN inline long fork_launch(void (*body)(void**), const char* kernel, const
     if (prepare(threads * cluster_blocks) != 0) {
         status->code = 1;
         std::snprintf(status->message, sizeof status->message, "kernel %s: the emulator could not map stacks "
-                      "for %u threads", kernel, threads);
+                      "for %u threads", kernel, threads * cluster_blocks);
         _exit(1);
     }
     g.n = threads;

@@ -842,8 +842,15 @@ GL_NOSAN inline void run_mapa(Thread& t, const Instr& in)
 {
     if (!starts(in.opcode, "mapa.shared::cluster.u32") || in.count != 3)
         stop(t, "a mapa the emulator does not run (it runs mapa.shared::cluster.u32 on shared-window addresses)");
-    const unsigned long long a = read(t, operand(t, in, 1)) & ((1ull << CLUSTER_SHIFT) - 1),
-                             r = read(t, operand(t, in, 2)) & 0xffffffffu;
+    unsigned long long a = read(t, operand(t, in, 1)) & 0xffffffffu;
+    const unsigned long long r = read(t, operand(t, in, 2)) & 0xffffffffu;
+    if (a >> CLUSTER_SHIFT == cluster_rank_now + 1ull) a &= (1ull << CLUSTER_SHIFT) - 1;    // (its own, as mapa gave it)
+    if (a >> CLUSTER_SHIFT || !shared_region((unsigned)a, 1)) {
+        char msg[200];
+        std::snprintf(msg, sizeof msg, "mapa of 0x%llx, which is not an address in this block's shared memory (a "
+                      "shared-window address: __cvta_generic_to_shared of a __shared__ variable)", a);
+        stop(t, msg);
+    }
     if (r >= cluster_blocks) {
         char msg[160];
         std::snprintf(msg, sizeof msg, "mapa to the block of rank %llu of a cluster of %u", r, cluster_blocks);
@@ -974,6 +981,9 @@ GL_NOSAN inline void mb_look_again(const unsigned long long* bar) { mb_look_agai
 GL_NOSAN inline void mb_wake(const unsigned long long* bar, unsigned rank)
 {
     ++g.epoch;
+#if defined(GL_EMU_RACECHECK)
+    if (rank != cluster_rank_now) ++cluster_block[rank].epoch;    // (another block's barrier orders its accesses)
+#endif
     mb_look_again(bar, rank);
 }
 
@@ -1156,6 +1166,35 @@ GL_NOSAN inline unsigned cluster_threads_left()
         if (r != cluster_rank_now) left += cluster_block[r].ended ? 0 : cluster_block[r].live;
     return left;
 }
+// the phase completes once every thread of the cluster still running has arrived: its waiters in every block go on
+GL_NOSAN inline void cluster_barrier_open_if_due()
+{
+    ClusterBarrier& b = cluster_barrier;
+    if (b.first_block != oldest_live_block || b.arrived == 0 || b.arrived < cluster_threads_left()) return;
+    b.arrived = 0;
+    ++b.phase;
+    ++g.epoch;
+    for (unsigned r = 0; r < cluster_blocks; ++r) {
+        Fiber* fibers = r == cluster_rank_now ? g.fibers : cluster_block[r].fibers;
+#if defined(GL_EMU_RACECHECK)
+        if (r != cluster_rank_now) ++cluster_block[r].epoch;    // (a barrier for the blocks aside too)
+#endif
+        for (unsigned i = 0; i < g.n; ++i)
+            if (fibers[i].state == AT_NAMED && fibers[i].wait_on == &b) fibers[i].state = RUNNABLE;
+    }
+}
+// a thread exits: it no longer counts, its arrival in the phase with it, and the phase may be complete now
+GL_NOSAN inline void cluster_barrier_exit()
+{
+    ClusterBarrier& b = cluster_barrier;
+    if (b.first_block != oldest_live_block) return;
+    unsigned long long& mine = cluster_arrival[cluster_rank_now][me()];
+    if (mine == b.phase + 1) --b.arrived;
+    mine = 0;
+    cluster_barrier_open_if_due();
+}
+inline const bool exit_registered = (thread_exit_hook = cluster_barrier_exit, true);
+
 GL_NOSAN inline void run_cluster_barrier(Thread& t, const Instr& in)
 {
     const char* op = in.opcode;
@@ -1172,15 +1211,8 @@ GL_NOSAN inline void run_cluster_barrier(Thread& t, const Instr& in)
     if (arrive) {
         if (mine) stop(t, "a second barrier.cluster.arrive before this thread's barrier.cluster.wait");
         mine = b.phase + 1;
-        if (++b.arrived < cluster_threads_left()) return;
-        b.arrived = 0;                                 // the last: the phase completes for every block's threads
-        ++b.phase;
-        ++g.epoch;
-        for (unsigned r = 0; r < cluster_blocks; ++r) {
-            Fiber* fibers = r == cluster_rank_now ? g.fibers : cluster_block[r].fibers;
-            for (unsigned i = 0; i < g.n; ++i)
-                if (fibers[i].state == AT_NAMED && fibers[i].wait_on == &b) fibers[i].state = RUNNABLE;
-        }
+        ++b.arrived;
+        cluster_barrier_open_if_due();
         return;
     }
     if (!mine) stop(t, "a barrier.cluster.wait with no barrier.cluster.arrive of this thread before it");
@@ -1356,7 +1388,7 @@ struct Copy {
     int line;
     const void* pc;
 };
-constexpr int MAX_COPIES = 2048;
+constexpr int MAX_COPIES = 8192;                       // (2048 a block, for a cluster of up to 4 at once)
 inline Copy copies[MAX_COPIES];
 inline int copy_top = 0;                               // the block's copies lie below it (a try_wait looks at them)
 inline unsigned long long copy_seq = 0;
@@ -1364,13 +1396,17 @@ inline unsigned long long copy_seq = 0;
 GL_NOSAN inline void queue_copy(const Thread& t, const Copy& c, unsigned long long block = 0)
 {
     on_block();
+    block = block ? block : block_serial;              // (a multicast's copy for another block of the cluster)
+    int mine = 0;
+    for (int i = 0; i < copy_top; ++i) mine += copies[i].used && copies[i].block == block;
+    if (mine == MAX_COPIES / 4) stop(t, "more than 2048 TMA copies in flight in one block");
     for (int i = 0; i <= copy_top && i < MAX_COPIES; ++i) {
         Copy& slot = copies[i];
         if (i == copy_top || !slot.used || slot.block < oldest_live_block) {
             copy_top += i == copy_top;
             slot = c;
             slot.used = true;
-            slot.block = block ? block : block_serial;     // (a multicast's copy for another block of the cluster)
+            slot.block = block;
             slot.seq = ++copy_seq;
             slot.file = t.file;
             slot.line = t.line;
@@ -1378,7 +1414,7 @@ GL_NOSAN inline void queue_copy(const Thread& t, const Copy& c, unsigned long lo
             return;
         }
     }
-    stop(t, "more than 2048 TMA copies in flight in one block");
+    stop(t, "more than 8192 TMA copies in flight in the blocks of one cluster");
 }
 GL_NOSAN inline void check_wgmma_overlap(const Thread& t, unsigned long long lo, unsigned long long hi);
 GL_NOSAN inline void perform(Copy& c)
@@ -1602,7 +1638,7 @@ struct Pending {
     int src[128][128];                  // a pending wgmma's slot * 256 + its element, whose result is this input; -1
     float res[128][128];
 };
-constexpr int MAX_PENDING = 48;
+constexpr int MAX_PENDING = 192;                       // (48 a block, for a cluster of up to 4 at once)
 inline Pending pending_wgmma[MAX_PENDING];
 inline unsigned long long wgmma_seq = 0;
 
@@ -1698,9 +1734,13 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
     }
     const unsigned base = me() & ~127u;
     Pending* p = nullptr;
-    for (Pending& q : pending_wgmma)
-        if (!q.used || q.block < oldest_live_block) { p = &q; break; }
-    if (!p) stop_here(w, "more than 48 wgmma in flight in one block (no wgmma.wait_group?)");
+    int mine = 0;
+    for (Pending& q : pending_wgmma) {
+        mine += pending_here(q);
+        if (!p && (!q.used || q.block < oldest_live_block)) p = &q;
+    }
+    if (mine == MAX_PENDING / 4) stop_here(w, "more than 48 wgmma in flight in one block (no wgmma.wait_group?)");
+    if (!p) stop_here(w, "more than 192 wgmma in flight in the blocks of one cluster");
     p->used = true;
     p->computed = false;
     p->block = block_serial;

@@ -74,16 +74,16 @@ public:
 inline grid_group this_grid() { return grid_group(); }
 
 // A thread block cluster (this_cluster). A kernel launched without clusters is, on a Hopper GPU, a cluster of its
-// one block, and so it is here: sync() is the block's barrier, rank 0, its own shared memory. A module that
-// declares clusters of more blocks (__cluster_dims__: GL_EMU_CLUSTERS) needs those blocks running together and
-// reading each other's shared memory, which blocks run one after another cannot give: using the cluster stops
-// the launch, by name.
+// one block, and so it is here: sync() is the block's barrier, rank 0, its own shared memory. In a module that
+// declares clusters of more blocks (__cluster_dims__: GL_EMU_CLUSTERS) the blocks of a cluster run together (inline
+// PTX reaches them: mapa, barrier.cluster), but this class does not model them yet: using it stops the launch, by
+// name.
 class cluster_group : public thread_group {
     static void together(const char* what)
     {
 #if defined(GL_EMU_CLUSTERS)
-        ::gl_emu::unsupported("thread block clusters of more than one block (__cluster_dims__: a GPU runs their "
-                              "blocks together, the emulator one after another)", what);
+        ::gl_emu::unsupported("cooperative groups' clusters of more than one block (__cluster_dims__; the emulator "
+                              "runs such clusters through inline PTX: mapa, barrier.cluster)", what);
 #else
         (void)what;
 #endif

@@ -10,6 +10,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define GL_TC_AVX2 1
+#include <immintrin.h>
+#endif
 
 namespace gl_emu {
 constexpr int GL_TC_GROUP_16BIT = 16, GL_TC_GROUP_TF32 = 4;   // products added at a time into FP32
@@ -89,9 +93,7 @@ GL_NOSAN inline void gl_tc_matmul_scalar(float* D, int ldd, const float* A, int 
         }
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define GL_TC_AVX2 1
-#include <immintrin.h>
+#if defined(GL_TC_AVX2)
 // V x 4 outputs of row m from column n on, exactly as gl_tc_sum (the caller has made sure every term is finite): the
 // largest term's exponent, read from its bits, gives the unit of the cut, 2^(e_max - 26), and its inverse; each term
 // times the inverse, cut toward zero, is added as an int32 (17 terms below 2^26 each fit); the sum times the unit,

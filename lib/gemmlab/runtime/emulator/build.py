@@ -227,7 +227,8 @@ _ALIGNMENT = r"(?:__align__|alignas)\s*\((?P<{}>(?:[^()]|\([^()]*\))*)\)\s*"
 # the type of a __shared__ declaration: `float`, `unsigned int`, `float4`, `Tile<T, 4>`, a qualified one with
 # template arguments a level deep (`typename cub::BlockReduce<float, 256>::TempStorage`)
 _TEMPLATE_ARGS = r"(?:\s*<(?:[^<>;{}\n]|<[^<>;{}\n]*>)*>)?"
-_SHARED_TYPE = (r"(?:typename\s+)?(?:(?:const|volatile|unsigned|signed|short|long)\s+)*(?:::)?[A-Za-z_]\w*"
+_SHARED_TYPE = (r"(?:typename\s+|(?:struct|class|union)\s+)?(?:(?:const|volatile|unsigned|signed|short|long)\s+)*"
+                r"(?:::)?[A-Za-z_]\w*"
                 + _TEMPLATE_ARGS + r"(?:::[A-Za-z_]\w*" + _TEMPLATE_ARGS + r")*")
 
 
@@ -236,7 +237,7 @@ _SHARED_TYPE = (r"(?:typename\s+)?(?:(?:const|volatile|unsigned|signed|short|lon
 _SHARED_ARRAY = re.compile(
     r"(?<![\w.])(?:" + _ALIGNMENT.format("n0") + r")?(?:static\s+)?__shared__\s+"
     r"(?:" + _ALIGNMENT.format("n1") + r")?"
-    r"(?P<type>" + _SHARED_TYPE + r")[ \t]+"
+    r"(?P<type>" + _SHARED_TYPE + r"(?:[ \t]*\*+)?)[ \t]*(?<=[ \t*])"
     r"(?:" + _ALIGNMENT.format("n2") + r")?"
     r"(?P<name>[A-Za-z_]\w*)[ \t]*(?P<dims>(?:\[[^\[\];{}\n]+\][ \t]*)+);")
 
@@ -246,7 +247,7 @@ _SHARED_ARRAY = re.compile(
 _SHARED_SCALAR = re.compile(
     r"(?<![\w.])(?:" + _ALIGNMENT.format("n0") + r")?(?:static\s+)?__shared__\s+"
     r"(?:" + _ALIGNMENT.format("n1") + r")?"
-    r"(?P<type>" + _SHARED_TYPE + r")[ \t]+"
+    r"(?P<type>" + _SHARED_TYPE + r"(?:[ \t]*\*+)?)[ \t]*(?<=[ \t*])"
     r"(?:" + _ALIGNMENT.format("n2") + r")?"
     r"(?P<name>[A-Za-z_]\w*)[ \t]*;")
 
@@ -548,8 +549,8 @@ def translate(source: str) -> str:
 
     def scalar(m):
         t, name = m.group("type"), m.group("name")
-        if t in ("const", "volatile", "unsigned", "signed", "short", "long"):
-            return m.group(0)                 # `__shared__ unsigned x;`: the type is the whole of it, left as it is
+        if t in ("const", "volatile"):
+            return m.group(0)                 # (no type: not C++, left for the compiler to say so)
         probe, align = _alignment(m, name)
         return (f"{probe}static {t}& {name} = (*::gl_emu::shared_array<{t}[1]>(\"{name}\", __FILE__, __LINE__, "
                 f"{align}))[0];")
@@ -791,6 +792,7 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
         arch += (f"-DGL_EMU_SM_COUNT={current().sm_count}",)
     if any(_clusters_of_more_than_one(strip_comments(t)) for t in texts):   # (cooperative_groups.h's this_cluster)
         arch += ("-DGL_EMU_CLUSTERS=1",)
+        _one_static_per_block(module)
     if any(_HEAP_USE.search(strip_comments(t)) for t in texts):      # its blocks in one process (blocks_independent)
         arch += ("-DGL_EMU_HEAP_USER=1",)
     if any(runs_ptx(t) for t in texts):                               # the inline-PTX runtime (gemmlab_ptx.h)
@@ -831,6 +833,19 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
 LAUNCHER_LINE = 100000
 _MMA_INCLUDE = re.compile(r'#\s*include\s*[<"]mma\.h[>"]')
 _CLUSTER_DIMS = re.compile(r"\b__cluster_dims__\s*\(([^()]*)\)")
+
+
+def _one_static_per_block(module):
+    """In a module with clusters, every __shared__ variable must be one of the arena's (translate): a cluster's
+    blocks run at once, and a plain static would be one variable for all of them. A form translate leaves (a
+    declaration over several lines) is refused by name."""
+    for name, text in [(module.display, module.source), *((str(p), t) for p, t in module.headers.items())]:
+        clean = strip_comments(translate(text))
+        for m in re.finditer(r"\b__shared__\b", clean):
+            line = clean.count("\n", 0, m.start()) + 1
+            raise CompileError(f"{name}:{line}: a __shared__ declaration the emulator can give each block of a "
+                               f"cluster its own copy of only when it is written on one line (this module declares "
+                               f"clusters of more than one block)")
 
 
 def _clusters_of_more_than_one(text: str) -> bool:
