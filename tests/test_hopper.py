@@ -69,7 +69,8 @@ def test_tensor_maps_need_cuda_python_and_16_byte_rows(monkeypatch):
     import sys
     import types
     from gemmlab import hardware as hw, tma
-    monkeypatch.setitem(sys.modules, "cuda", None)                    # cuda-python not installed
+    for name in ("cuda", "cuda.bindings", "cuda.bindings.driver"):      # cuda-python not installed (nor imported
+        monkeypatch.setitem(sys.modules, name, None)                    # by an earlier test)
     tma._encoded.cache_clear()
     host = numpy.zeros((64, 64), dtype=numpy.float16)                  # the emulator's maps need no driver
     monkeypatch.setattr(tma.hw, "on_gpu", False)
