@@ -1118,3 +1118,27 @@ def test_a_shared_declaration_over_two_lines_is_refused_in_a_module_with_cluster
     with pytest.raises(gl.CompileError, match=r"<code>:3: a __shared__ declaration the emulator can give each block "
                                               r"of a cluster its own copy of only when it is written on one line"):
         gl.load(code=src, options=SM90).get("k")(2, 32, (numpy.zeros(32, dtype=f32),))
+
+
+ELECT = r'''
+// each warp elects one leader (elect.sync over the whole warp), which counts the warp in; every lane writes the
+// leader's lane and whether it was elected
+__global__ void elect(int* leader, int* elected, int* warps)
+{
+    unsigned who, me;
+    asm volatile("{\n.reg .pred p;\nelect.sync %0|p, 0xffffffff;\nselp.u32 %1, 1, 0, p;\n}\n" : "=r"(who), "=r"(me));
+    leader[threadIdx.x] = (int)who;
+    elected[threadIdx.x] = (int)me;
+    if (me) atomicAdd(warps, 1);
+}
+'''
+
+
+@needs_sm90
+def test_elect_sync_chooses_one_leader_a_warp():
+    m = gl.load(code=ELECT, options=SM90)
+    leader, elected, warps = (xp.zeros(n, dtype=numpy.int32) for n in (96, 96, 1))
+    m.get("elect")(1, 96, (leader, elected, warps))
+    assert (gl.to_host(leader) == 0).all() and int(gl.to_host(warps)[0]) == 3
+    assert gl.to_host(elected).reshape(3, 32).sum(axis=1).tolist() == [1, 1, 1]
+    assert (gl.to_host(elected).reshape(3, 32)[:, 0] == 1).all()

@@ -295,11 +295,13 @@ GL_NOSAN inline bool parse_statement(Program& p, const char* s, const char* end)
     in.opcode[s - op] = 0;
     // the operands: split at commas outside braces and brackets
     int list[200], count = 0, depth = 0;
+    const bool pair = std::strncmp(in.opcode, "elect.sync", 10) == 0;
     const char* q = s;
     for (const char* c = s; c <= end; ++c) {
         if (c < end && (*c == '{' || *c == '[')) ++depth;
         if (c < end && (*c == '}' || *c == ']')) --depth;
-        if (c == end || (*c == ',' && depth == 0)) {
+        // (elect.sync's first operand, d|p, is two: the leader's lane and whether this thread is it)
+        if (c == end || ((*c == ',' || (*c == '|' && pair)) && depth == 0)) {
             if (skip(q, c) != c) {
                 const int e = parse_operand(p, q, c);
                 if (e < 0 || count == 200) return fail_parse(p, "an operand", q, c);
@@ -632,6 +634,28 @@ GL_NOSAN inline void ldmatrix_compute(Lane* const* lanes, unsigned)
             const unsigned lo = trans ? m[i][b][a] : m[i][a][b], hi = trans ? m[i][b + 1][a] : m[i][a][b + 1];
             lanes[l]->out[i] = lo | (hi << 16);
         }
+}
+
+// elect.sync d|p, membermask: one leader among the warp's lanes, the lowest in the mask (the whole warp: every lane
+// waits for the others, as .sync asks); d its lane, p whether this thread is it
+GL_NOSAN inline void elect_compute(Lane* const* lanes, unsigned)
+{
+    for (unsigned l = 0; l < 32; ++l) {
+        lanes[l]->out[0] = 0;
+        lanes[l]->out[1] = l == 0;
+    }
+}
+GL_NOSAN inline void run_elect(Thread& t, const Instr& in)
+{
+    if (!starts(in.opcode, "elect.sync") || in.count != 3)
+        stop(t, "elect.sync takes d|p (a register or _, and a predicate) and a member mask");
+    if ((read(t, operand(t, in, 2)) & 0xffffffffu) != 0xffffffffu)
+        stop(t, "an elect.sync whose member mask is not the whole warp (the emulator runs 0xffffffff)");
+    Lane mine{};
+    mine.instr = &in;
+    warp_together(&mine, t, elect_compute);
+    write(t, operand(t, in, 0), mine.out[0]);
+    write(t, operand(t, in, 1), mine.out[1]);
 }
 
 GL_NOSAN inline void run_ldmatrix(Thread& t, const Instr& in)
@@ -2070,7 +2094,7 @@ namespace ptx {
 
 // ---- the statement -------------------------------------------------------------------------------------------
 enum Family : unsigned char { F_UNREAD, F_MMA, F_LDMATRIX, F_MBARRIER, F_BAR, F_SETMAXNREG, F_FENCE, F_PROXY_FENCE,
-                              F_WGMMA, F_BULK, F_CP_ASYNC, F_SCALAR, F_MEMORY, F_MAPA, F_CLUSTER_BAR, F_UNKNOWN };
+                              F_WGMMA, F_BULK, F_CP_ASYNC, F_SCALAR, F_MEMORY, F_MAPA, F_CLUSTER_BAR, F_ELECT, F_UNKNOWN };
 GL_NOSAN inline Family family_of(const char* op)
 {
     if (starts(op, "mma.sync.")) return F_MMA;
@@ -2079,6 +2103,7 @@ GL_NOSAN inline Family family_of(const char* op)
     if (starts(op, "bar.") || starts(op, "barrier.sync") || starts(op, "barrier.arrive")) return F_BAR;
     if (starts(op, "barrier.cluster.")) return F_CLUSTER_BAR;
     if (starts(op, "mapa.")) return F_MAPA;
+    if (starts(op, "elect.sync")) return F_ELECT;
     if (starts(op, "setmaxnreg.")) return F_SETMAXNREG;
     if (is_fence(op)) return starts(op, "fence.proxy.async") && !has(op, ".global") ? F_PROXY_FENCE : F_FENCE;
     if (starts(op, "wgmma.")) return F_WGMMA;
@@ -2107,6 +2132,7 @@ GL_NOSAN inline void run_instr(Thread& t, const Instr& in)
     case F_SCALAR: return run_scalar(t, in);
     case F_MEMORY: return run_memory(t, in);
     case F_MAPA: return run_mapa(t, in);
+    case F_ELECT: return run_elect(t, in);
     case F_CLUSTER_BAR: return run_cluster_barrier(t, in);
     default: break;
     }

@@ -375,7 +375,7 @@ def _newlines(source: str, start: int, end: int) -> str:
 # alone becomes a call of gl_emu::ptx::run with its PTX text and its operands
 _PTX_RUNS = ("mma.sync.", "ldmatrix.", "mbarrier.", "fence.", "membar.", "setmaxnreg.", "wgmma.", "mov.", "setp.",
              "selp.", "cvt.rna.tf32.f32", "cp.async.", "cp.reduce.async.bulk.tensor.", "bar.sync", "bar.arrive",
-             "barrier.sync", "barrier.arrive", "barrier.cluster.", "mapa.", "ld.shared", "ld.global", "ld.acquire", "ld.relaxed", "ld.weak",
+             "barrier.sync", "barrier.arrive", "barrier.cluster.", "mapa.", "elect.sync", "ld.shared", "ld.global", "ld.acquire", "ld.relaxed", "ld.weak",
              "ld.volatile", "st.shared", "st.global", "st.release", "st.relaxed", "st.weak", "st.volatile")
 
 
