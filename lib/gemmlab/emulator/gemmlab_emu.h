@@ -1929,67 +1929,57 @@ GL_NOSAN inline void mark_bounds(const Region* regions, unsigned count, unsigned
     fail_with(msg);
 }
 
-// ---- running a grid (in the child process) ---------------------------------------------------
-// The blocks first .. first + count - 1, numbered x fastest, then y, then z.
 // ---- clusters: putting a block aside and bringing another back -------------------------------------------------
-GL_NOSAN inline void cluster_aside(unsigned r)
+// n bytes of a block's state between where the running block keeps it (live) and where a block aside keeps it
+GL_NOSAN inline void keep(void* live, void* kept, size_t n, bool aside)
+{
+    if (aside) std::memcpy(kept, live, n);
+    else std::memcpy(live, kept, n);
+}
+template <class T>
+GL_NOSAN inline void keep(T& live, T& kept, bool aside) { keep(&live, &kept, sizeof live, aside); }
+// Block r's state goes aside (the block leaves) or is put back (it runs): its threads' place, the warp operations
+// waiting, its shared memory and proxy-fence records, the PTX runtime's state of it, its racecheck table.
+GL_NOSAN inline void cluster_keep(unsigned r, bool aside)
 {
     ClusterBlock& b = cluster_block[r];
-    b.live = g.live;
-    b.at_barrier = g.at_barrier;
-    b.cur = g.cur;
-    b.coalesce = pending_coalesce;
-    b.steps = pending_steps;
-    std::memcpy(b.image, shared_arena, shared_used);
-    std::memcpy(b.image + SHARED_ARENA_BYTES, dynamic_shared, dynamic_shared_given);
+    if (!aside) {
+        cluster_rank_now = r;
+        g.fibers = b.fibers;
+        g.block_idx = b.block_idx;
+        block_serial = b.serial;
+        if (g.status) { g.status->block[0] = b.block_idx.x; g.status->block[1] = b.block_idx.y; g.status->block[2] = b.block_idx.z; }
+    }
+    keep(g.live, b.live, aside);
+    keep(g.at_barrier, b.at_barrier, aside);
+    keep(g.cur, b.cur, aside);
+    keep(pending_coalesce, b.coalesce, aside);
+    keep(pending_steps, b.steps, aside);
+    keep(shared_arena, b.image, shared_used, aside);
+    keep(dynamic_shared, b.image + SHARED_ARENA_BYTES, dynamic_shared_given, aside);
     if (watch_shared) {
         const size_t s = (shared_used + 7) / 8, d = (dynamic_shared_given + 7) / 8, at = SHARED_ARENA_BYTES / 8;
-        std::memcpy(b.writers, proxy_writer, s * sizeof *proxy_writer);
-        std::memcpy(b.writers + at, proxy_writer + at, d * sizeof *proxy_writer);
-        std::memcpy(b.fence_at, proxy_fence_at, s * sizeof *proxy_fence_at);
-        std::memcpy(b.fence_at + at, proxy_fence_at + at, d * sizeof *proxy_fence_at);
-        std::memcpy(b.fences, proxy_fences, g.n * sizeof *proxy_fences);
+        keep(proxy_writer, b.writers, s * sizeof *proxy_writer, aside);
+        keep(proxy_writer + at, b.writers + at, d * sizeof *proxy_writer, aside);
+        keep(proxy_fence_at, b.fence_at, s * sizeof *proxy_fence_at, aside);
+        keep(proxy_fence_at + at, b.fence_at + at, d * sizeof *proxy_fence_at, aside);
+        keep(proxy_fences, b.fences, g.n * sizeof *proxy_fences, aside);
     }
-    if (cluster_state_hook) cluster_state_hook(r, true);
+    if (cluster_state_hook) cluster_state_hook(r, aside);
 #if defined(GL_EMU_RACECHECK)
-    resolve_pending();                                 // (a store judged by what the block's memory holds now)
-    b.race = race_table;
-    b.epoch = g.epoch;
-    std::memcpy(b.warp_epoch, g.warp_epoch, sizeof b.warp_epoch);
-    b.global_block = global_block;
+    if (aside) resolve_pending();                      // (a store judged by what the block's memory holds now)
+    void* table = race_table;
+    keep(table, b.race, aside);                        // (nullptr: made at its first access)
+    race_table = static_cast<WordState*>(table);
+    keep(g.epoch, b.epoch, aside);
+    keep(g.warp_epoch, b.warp_epoch, aside);
+    keep(global_block, b.global_block, aside);
 #endif
 }
-GL_NOSAN inline void cluster_bring(unsigned r)
-{
-    ClusterBlock& b = cluster_block[r];
-    cluster_rank_now = r;
-    g.fibers = b.fibers;
-    g.live = b.live;
-    g.at_barrier = b.at_barrier;
-    g.cur = b.cur;
-    g.block_idx = b.block_idx;
-    pending_coalesce = b.coalesce;
-    pending_steps = b.steps;
-    block_serial = b.serial;
-    std::memcpy(shared_arena, b.image, shared_used);
-    std::memcpy(dynamic_shared, b.image + SHARED_ARENA_BYTES, dynamic_shared_given);
-    if (watch_shared) {
-        const size_t s = (shared_used + 7) / 8, d = (dynamic_shared_given + 7) / 8, at = SHARED_ARENA_BYTES / 8;
-        std::memcpy(proxy_writer, b.writers, s * sizeof *proxy_writer);
-        std::memcpy(proxy_writer + at, b.writers + at, d * sizeof *proxy_writer);
-        std::memcpy(proxy_fence_at, b.fence_at, s * sizeof *proxy_fence_at);
-        std::memcpy(proxy_fence_at + at, b.fence_at + at, d * sizeof *proxy_fence_at);
-        std::memcpy(proxy_fences, b.fences, g.n * sizeof *proxy_fences);
-    }
-    if (cluster_state_hook) cluster_state_hook(r, false);
-#if defined(GL_EMU_RACECHECK)
-    race_table = static_cast<WordState*>(b.race);      // (nullptr: made at its first access)
-    g.epoch = b.epoch;
-    std::memcpy(g.warp_epoch, b.warp_epoch, sizeof g.warp_epoch);
-    global_block = b.global_block;
-#endif
-    if (g.status) { g.status->block[0] = b.block_idx.x; g.status->block[1] = b.block_idx.y; g.status->block[2] = b.block_idx.z; }
-}
+GL_NOSAN inline void cluster_aside(unsigned r) { cluster_keep(r, true); }
+GL_NOSAN inline void cluster_bring(unsigned r) { cluster_keep(r, false); }
+// the threads of the cluster's block of rank r (the running block's are g.fibers)
+GL_NOSAN inline Fiber* fibers_of(unsigned r) { return r == cluster_rank_now ? g.fibers : cluster_block[r].fibers; }
 GL_NOSAN inline bool cluster_runnable(const ClusterBlock& b)
 {
     if (b.ended) return false;
@@ -2065,6 +2055,8 @@ GL_NOSAN inline void start_fibers(Fiber* fibers)
     }
 }
 
+// ---- running a grid (in the child process) ---------------------------------------------------
+// The blocks first .. first + count - 1, numbered x fastest, then y, then z.
 GL_NOSAN inline void run_clusters(unsigned long long first, unsigned long long count);
 GL_NOSAN inline void run_grid(unsigned long long first, unsigned long long count)
 {

@@ -995,13 +995,12 @@ GL_NOSAN inline unsigned long long* mbarrier_at(const Thread& t, unsigned long l
 // copies in flight); a change of the barrier's state also orders what came before it (racecheck, conservatively)
 // (bar: the barrier's address as the block's code holds it; rank: the cluster's block whose barrier it is, whose
 // threads look again, the running block's by default)
-GL_NOSAN inline void mb_look_again(const unsigned long long* bar, unsigned rank)
+GL_NOSAN inline void mb_look_again(const unsigned long long* bar, unsigned rank = cluster_rank_now)
 {
-    Fiber* fibers = rank == cluster_rank_now ? g.fibers : cluster_block[rank].fibers;
+    Fiber* fibers = fibers_of(rank);
     for (unsigned i = 0; i < g.n; ++i)
         if (fibers[i].state == AT_MBARRIER && fibers[i].wait_on == bar) fibers[i].state = RUNNABLE;
 }
-GL_NOSAN inline void mb_look_again(const unsigned long long* bar) { mb_look_again(bar, cluster_rank_now); }
 GL_NOSAN inline void mb_wake(const unsigned long long* bar, unsigned rank)
 {
     ++g.epoch;
@@ -1013,12 +1012,17 @@ GL_NOSAN inline void mb_wake(const unsigned long long* bar, unsigned rank)
 
 // arrivals and transaction bytes on a barrier; completes its phase when both are in
 GL_NOSAN inline void land(unsigned long long* bar);
-GL_NOSAN inline void mb_update(const Thread& t, unsigned long long* bar, unsigned long long arrivals, long long bytes,
-                               unsigned rank)
+// the word of the barrier at bar (as the block's code holds its address) of the cluster's block of rank r: where
+// it lies while that block is aside
+GL_NOSAN inline unsigned long long& mb_of(unsigned long long* bar, unsigned r)
 {
-    unsigned long long* word = reinterpret_cast<unsigned long long*>(
-        cluster_memory(rank, reinterpret_cast<unsigned char*>(bar), 8));      // (another block's: where it lies)
-    const unsigned long long w = *word;
+    return *reinterpret_cast<unsigned long long*>(cluster_memory(r, reinterpret_cast<unsigned char*>(bar), 8));
+}
+GL_NOSAN inline void mb_update(const Thread& t, unsigned long long* bar, unsigned long long arrivals, long long bytes,
+                               unsigned rank = cluster_rank_now)
+{
+    unsigned long long& word = mb_of(bar, rank);
+    const unsigned long long w = word;
     long long tx = mb_tx(w) - bytes;
     if (arrivals > mb_pending(w)) {
         char what[200];
@@ -1035,12 +1039,8 @@ GL_NOSAN inline void mb_update(const Thread& t, unsigned long long* bar, unsigne
         pending = mb_expected(w);
         phase ^= 1u;
     }
-    *word = mb_word(pending, mb_expected(w), tx, phase);
+    word = mb_word(pending, mb_expected(w), tx, phase);
     mb_wake(bar, rank);
-}
-GL_NOSAN inline void mb_update(const Thread& t, unsigned long long* bar, unsigned long long arrivals, long long bytes)
-{
-    mb_update(t, bar, arrivals, bytes, cluster_rank_now);
 }
 
 GL_NOSAN inline void run_mbarrier(Thread& t, const Instr& in)
@@ -1070,8 +1070,7 @@ GL_NOSAN inline void run_mbarrier(Thread& t, const Instr& in)
         const unsigned long long w = cluster_address(t, address_of(t, operand(t, in, 1)), has(op, ".shared::cluster"),
                                                      rank, "an mbarrier arrival");
         unsigned long long* bar = mbarrier_at(t, w);
-        const unsigned long long before =
-            *reinterpret_cast<unsigned long long*>(cluster_memory(rank, reinterpret_cast<unsigned char*>(bar), 8));
+        const unsigned long long before = mb_of(bar, rank);
         if (mb_expected(before) == 0) stop(t, "an arrival on an mbarrier that mbarrier.init has not set up");
         mb_update(t, bar, 1, expect ? -(long long)read(t, operand(t, in, 2)) : 0, rank);
         write(t, operand(t, in, 0), (unsigned long long)mb_phase(before));   // the state: the phase arrived on
@@ -1187,7 +1186,7 @@ GL_NOSAN inline unsigned cluster_threads_left()
 {
     unsigned left = g.live;
     for (unsigned r = 0; r < cluster_blocks; ++r)
-        if (r != cluster_rank_now) left += cluster_block[r].ended ? 0 : cluster_block[r].live;
+        if (r != cluster_rank_now) left += cluster_block[r].live;     // (an ended block's is 0)
     return left;
 }
 // the phase completes once every thread of the cluster still running has arrived: its waiters in every block go on
@@ -1199,7 +1198,7 @@ GL_NOSAN inline void cluster_barrier_open_if_due()
     ++b.phase;
     ++g.epoch;
     for (unsigned r = 0; r < cluster_blocks; ++r) {
-        Fiber* fibers = r == cluster_rank_now ? g.fibers : cluster_block[r].fibers;
+        Fiber* fibers = fibers_of(r);
 #if defined(GL_EMU_RACECHECK)
         if (r != cluster_rank_now) ++cluster_block[r].epoch;    // (a barrier for the blocks aside too)
 #endif
@@ -1264,17 +1263,10 @@ inline BlockState blocks_aside[MAX_CLUSTER];
 GL_NOSAN inline void cluster_state(unsigned r, bool aside)
 {
     BlockState& b = blocks_aside[r];
-    if (aside) {
-        b.state_block = state_block;
-        std::memcpy(b.bulk, bulk_commits, g.n * sizeof *bulk_commits);
-        std::memcpy(b.wgmma, wgmma_commits, g.n * sizeof *wgmma_commits);
-        std::memcpy(b.named, named, sizeof named);
-    } else {
-        state_block = b.state_block;
-        std::memcpy(bulk_commits, b.bulk, g.n * sizeof *bulk_commits);
-        std::memcpy(wgmma_commits, b.wgmma, g.n * sizeof *wgmma_commits);
-        std::memcpy(named, b.named, sizeof named);
-    }
+    keep(state_block, b.state_block, aside);
+    keep(bulk_commits, b.bulk, g.n * sizeof *bulk_commits, aside);
+    keep(wgmma_commits, b.wgmma, g.n * sizeof *wgmma_commits, aside);
+    keep(named, b.named, aside);
 }
 inline const bool cluster_state_registered = (cluster_state_hook = cluster_state, true);
 
@@ -1549,9 +1541,7 @@ GL_NOSAN inline void run_bulk(Thread& t, const Instr& in)
                           "whose threads have all exited", b.block_idx.x, b.block_idx.y, b.block_idx.z, r);
             stop(t, what);
         }
-        const unsigned long long word =
-            *reinterpret_cast<unsigned long long*>(cluster_memory(r, reinterpret_cast<unsigned char*>(bar), 8));
-        if (mb_expected(word) == 0)
+        if (mb_expected(mb_of(bar, r)) == 0)
             stop(t, r == cluster_rank_now ? "a TMA load that completes on an mbarrier that mbarrier.init has not set "
                                             "up" : "a multicast TMA load that completes on an mbarrier another block "
                                                    "of the cluster has not set up (mbarrier.init, then a cluster "
