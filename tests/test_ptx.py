@@ -625,6 +625,51 @@ __global__ void wgmma_tile(const unsigned short* a, const unsigned short* b, flo
     out[(r + 8) * 8 + c + 1] = d[3];
 }
 
+// three wgmma m64n16k16 in flight at once, each onto the accumulators of the one before (A 64 x 16 and B 16 x 16, as
+// wgmma_tile lays them out), waited for together; a thread writes its 12 registers e[0..11]. MODE 0: all three into
+// e[0..7], listed in order (one array's elements: the loader passes them as one); 1: the same, listed from e[7] down
+// to e[0] (the fragment's element i in e[7 - i]); 2: the first into e[0..7], the second into e[4..11] (its first
+// four take the first's last four), the third into e[0..7] again
+template <int MODE>
+__global__ void wgmma_chain(const unsigned short* a, const unsigned short* b, float* out)
+{
+    __shared__ __align__(128) unsigned short As[64 * 16], Bs[16 * 16];
+    const int t = threadIdx.x;
+    for (int i = t; i < 64 * 16; i += 128) {
+        const int m = i / 16, k = i % 16;
+        As[(m / 8) * 128 + (k / 8) * 64 + (m % 8) * 8 + k % 8] = a[i];
+    }
+    for (int i = t; i < 16 * 16; i += 128) {
+        const int k = i / 16, n = i % 16;
+        Bs[(n / 8) * 128 + (k / 8) * 64 + (n % 8) * 8 + k % 8] = b[i];
+    }
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    float e[12] = {};
+    const unsigned long long da = plain_desc(smem(As), 128, 256), db = plain_desc(smem(Bs), 128, 256);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    for (int r = 0; r < 3; ++r) {
+        if (MODE == 1)
+            asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
+                         "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, 1, 1, 1, 0, 0;\n"
+                         : "+f"(e[7]), "+f"(e[6]), "+f"(e[5]), "+f"(e[4]), "+f"(e[3]), "+f"(e[2]), "+f"(e[1]),
+                           "+f"(e[0]) : "l"(da), "l"(db));
+        else if (MODE == 2 && r == 1)
+            asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
+                         "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, 1, 1, 1, 0, 0;\n"
+                         : "+f"(e[4]), "+f"(e[5]), "+f"(e[6]), "+f"(e[7]), "+f"(e[8]), "+f"(e[9]), "+f"(e[10]),
+                           "+f"(e[11]) : "l"(da), "l"(db));
+        else
+            asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
+                         "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, 1, 1, 1, 0, 0;\n"
+                         : "+f"(e[0]), "+f"(e[1]), "+f"(e[2]), "+f"(e[3]), "+f"(e[4]), "+f"(e[5]), "+f"(e[6]),
+                           "+f"(e[7]) : "l"(da), "l"(db));
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    for (int j = 0; j < 12; ++j) out[12 * t + j] = e[j];
+}
+
 // thread 0 sets up the barrier full (the block waits for it), then loads the 128 x 64 FP16 box at row `row` into tile
 __device__ void load_box(unsigned short* tile, const TensorMap* map, unsigned long long* full, int row)
 {
@@ -720,6 +765,46 @@ def test_a_wgmma_from_unswizzled_k_major_tiles(wgmma, mode):
     wgmma.get(f"wgmma_tile<{mode}>")(1, 128, (xp.asarray(a.view(numpy.uint16)), xp.asarray(b.view(numpy.uint16)),
                                               out))
     assert (gl.to_host(out).reshape(64, 8) == want).all()
+
+
+@needs_sm90
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_wgmma_in_flight_onto_each_others_accumulators(wgmma, mode):
+    rng = numpy.random.default_rng(5)
+    a = rng.integers(-4, 5, (64, 16)).astype(numpy.float16)
+    b = rng.integers(-4, 5, (16, 16)).astype(numpy.float16)
+    product = a.astype(f64) @ b.astype(f64)
+    t = numpy.arange(128)[:, None]
+    i = numpy.arange(8)[None, :]                         # a thread's fragment element i: its row and column
+    rows = 16 * (t // 32) + (t % 32) // 4 + 8 * ((i % 4) // 2)
+    cols = 8 * (i // 4) + 2 * (t % 4) + i % 2
+    p = product[rows, cols]                              # (128, 8): thread t's element i of A B
+    want = numpy.zeros((128, 12))
+    if mode == 0:
+        want[:, :8] = 3 * p
+    elif mode == 1:
+        want[:, :8] = 3 * p[:, ::-1]
+    else:                                                # e[0..7] += p, e[4..11] += p, e[0..7] += p
+        want[:, :8] += 2 * p
+        want[:, 4:12] += p
+    out = xp.zeros(128 * 12, dtype=f32)
+    wgmma.get(f"wgmma_chain<{mode}>")(1, 128, (xp.asarray(a.view(numpy.uint16)), xp.asarray(b.view(numpy.uint16)),
+                                               out))
+    assert (gl.to_host(out).reshape(128, 12) == want).all()
+
+
+def test_the_loader_passes_an_arrays_elements_in_order_as_one_operand():
+    from gemmlab.runtime.emulator.build import _ptx_call
+    ordered = ", ".join(f'"+f"(acc.d[{j}])' for j in range(4, 16))
+    call = _ptx_call(f'asm volatile("wgmma ..." : {ordered}, "+f"(x[0]) : "l"(a));')
+    assert '::gl_emu::ptx::outs("+f", &(acc.d)[4], 12)' in call and 'out("+f", (x[0]))' in call
+    def listed(order, constraint=lambda j: '"+f"', base=lambda j: "d"):
+        return ", ".join(f"{constraint(j)}({base(j)}[{j}])" for j in order)
+    for broken in (listed([0, 1, 2, 3, 5, 4, 6, 7, 8, 9]),                 # out of order
+                   listed(range(10), constraint=lambda j: '"+f"' if j < 5 else '"=f"'),
+                   listed(range(10), base=lambda j: "d" if j % 2 else "e"),
+                   listed(range(7))):                                      # too few to be worth it
+        assert "outs(" not in _ptx_call(f'asm volatile("x" : {broken} : "l"(a));')
 
 
 @needs_sm90

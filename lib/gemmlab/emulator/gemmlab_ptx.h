@@ -31,6 +31,7 @@ struct Op {
     unsigned char size;
     char mode;
     char kind;
+    unsigned char run;     // outs: this many operands, the elements of one array from addr on (run() spreads them)
 };
 
 GL_NOSAN inline char constraint_kind(const char* c)
@@ -44,6 +45,14 @@ GL_NOSAN inline Op out(const char* c, T& v)
     Op o{&v, 0, (unsigned char)(sizeof(T) < 8 ? sizeof(T) : 8), c[0] == '+' ? '+' : '=', constraint_kind(c)};
     if (o.mode == '+') std::memcpy(&o.bits, &v, o.size);
     return o;
+}
+// n output operands that are one array's elements in order (the loader writes `"+f"(d[0]), ..., "+f"(d[127])`
+// as one of these): cheaper to pass than n outs
+template <class T>
+GL_NOSAN inline Op outs(const char* c, T* v, int n)
+{
+    return Op{v, 0, (unsigned char)(sizeof(T) < 8 ? sizeof(T) : 8), c[0] == '+' ? '+' : '=', constraint_kind(c),
+              (unsigned char)n};
 }
 template <class T>
 GL_NOSAN inline Op in(const char* c, const T& v)
@@ -78,6 +87,8 @@ struct Instr {
     // what its first run read from the opcode, for the runs after it (the checks that name a fault need a thread)
     mutable unsigned char family;      // which run_ function runs it (0: not looked at yet)
     mutable short shape_n, shape_k;    // a wgmma's N and K (0: not read yet)
+    mutable unsigned char variant;     // a wgmma's: 1 fence, 2 commit_group, 3 wait_group, 4 mma_async (0: not read)
+    mutable unsigned char precision;   // an mma_async's operand type (a Precision), read with its shape
     mutable unsigned char bytes, lanes;  // an ld's or st's element size and vector length (0: not read yet)
     mutable bool shared;               // an ld or st of shared memory (else global)
 };
@@ -1632,6 +1643,18 @@ GL_NOSAN inline float shared_element(const unsigned char* at, Precision p, const
 // operands, not yet waited for) takes them from it.
 constexpr unsigned UNREADY = 0x7fedbeefu;
 constexpr int MAX_SOURCES = 8;
+struct PendingLanes {                   // a pending wgmma's operands and results, thread by thread (l: 0-127)
+    unsigned a_in[128][4];
+    bool waited[128];
+    bool in_order[128];                 // thread l's accumulators are one array, in order (then only dst[l][0] is kept)
+    float* dst[128][128];
+    uintptr_t dst_lo[128], dst_hi[128];  // the lowest and highest of each thread's dst (a quick "not among them")
+    float din[128][128];
+    int src[128][128];                  // a pending wgmma's slot * 256 + its element, whose result is this input; -1
+    float res[128][128];
+};
+// thread l's accumulator i (a register: its address)
+GL_NOSAN inline float* reg(const PendingLanes& x, unsigned l, int i) { return x.in_order[l] ? x.dst[l][0] + i : x.dst[l][i]; }
 struct Pending {
     bool used, computed;
     unsigned long long block, seq, group;
@@ -1644,33 +1667,49 @@ struct Pending {
     unsigned long long a_lo, a_hi, b_lo, b_hi;       // the shared memory its operands lie in
     const unsigned char* a_at;          // where a_lo is (the span lies in one array)
     const unsigned char* b_at;
-    unsigned a_in[128][4];
-    bool waited[128];
-    float* dst[128][128];
-    uintptr_t dst_lo[128], dst_hi[128];  // the lowest and highest of each thread's dst (a quick "not among them")
-    float din[128][128];
-    int src[128][128];                  // a pending wgmma's slot * 256 + its element, whose result is this input; -1
-    float res[128][128];
+    PendingLanes* x;                    // (apart: the table of Pending is scanned often, and these are large)
 };
 constexpr int MAX_PENDING = 192;                       // (48 a block, for a cluster of up to 4 at once)
 inline Pending pending_wgmma[MAX_PENDING];
+inline PendingLanes pending_lanes[MAX_PENDING];
+inline int live_slots[MAX_PENDING], n_live = 0;        // the slots in use, in no order (only these are scanned)
 inline unsigned long long wgmma_seq = 0;
 
 GL_NOSAN inline bool pending_here(const Pending& p) { return p.used && p.block == block_serial; }
+
+// the wgmma in flight of this block's warpgroup at `base`, each given to f (which may free its slot)
+template <class F>
+GL_NOSAN inline void each_pending(unsigned base, F&& f)
+{
+    for (int s = n_live - 1; s >= 0; --s)
+        if (Pending& p = pending_wgmma[live_slots[s]]; pending_here(p) && p.base == base) f(p);
+}
+GL_NOSAN inline void free_pending(Pending& p)
+{
+    p.used = false;
+    const int slot = (int)(&p - pending_wgmma);
+    for (int s = 0; s < n_live; ++s)
+        if (live_slots[s] == slot) {
+            live_slots[s] = live_slots[--n_live];
+            return;
+        }
+}
 
 // which of q's accumulators of thread l is register a (first tried: the one at `hint`, then where a lies from the
 // first if they are an array in order), or -1
 GL_NOSAN inline int accumulator_index(const Pending& q, unsigned l, const float* a, int hint)
 {
-    if (hint < q.n_acc && q.dst[l][hint] == a) return hint;
+    const PendingLanes& x = *q.x;
+    if (hint < q.n_acc && reg(x, l, hint) == a) return hint;
     const uintptr_t at = reinterpret_cast<uintptr_t>(a);
-    if (q.n_acc == 0 || at < q.dst_lo[l] || at > q.dst_hi[l]) return -1;
-    const uintptr_t first = reinterpret_cast<uintptr_t>(q.dst[l][0]);
+    if (q.n_acc == 0 || at < x.dst_lo[l] || at > x.dst_hi[l]) return -1;
+    const uintptr_t first = reinterpret_cast<uintptr_t>(x.dst[l][0]);
     if (at >= first && (at - first) % sizeof(float) == 0 && (at - first) / sizeof(float) < (uintptr_t)q.n_acc &&
-        q.dst[l][(at - first) / sizeof(float)] == a)
+        reg(x, l, (int)((at - first) / sizeof(float))) == a)
         return (int)((at - first) / sizeof(float));
+    if (x.in_order[l]) return -1;
     for (int j = 0; j < q.n_acc; ++j)
-        if (q.dst[l][j] == a) return j;
+        if (x.dst[l][j] == a) return j;
     return -1;
 }
 
@@ -1724,7 +1763,8 @@ GL_NOSAN inline const unsigned char* operand_span(const Wgmma& w, char which, un
 // a TMA load about to write [lo, hi) of shared memory: no wgmma in flight may still read it
 GL_NOSAN inline void check_wgmma_overlap(const Thread& t, unsigned long long lo, unsigned long long hi)
 {
-    for (const Pending& p : pending_wgmma) {
+    for (int s = 0; s < n_live; ++s) {
+        const Pending& p = pending_wgmma[live_slots[s]];
         if (!pending_here(p) || p.computed) continue;
         const bool a = !p.w.a_regs && lo < p.a_hi && p.a_lo < hi, b = lo < p.b_hi && p.b_lo < hi;
         if (!a && !b) continue;
@@ -1749,11 +1789,19 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
     const unsigned base = me() & ~127u;
     Pending* p = nullptr;
     int mine = 0;
-    for (Pending& q : pending_wgmma) {
+    for (int s = 0; s < n_live; ++s) {                 // a slot of a block that is gone, or a free one
+        Pending& q = pending_wgmma[live_slots[s]];
         mine += pending_here(q);
-        if (!p && (!q.used || q.block < oldest_live_block)) p = &q;
+        if (!p && q.block < oldest_live_block) p = &q;
     }
     if (mine == MAX_PENDING / 4) stop_here(w, "more than 48 wgmma in flight in one block (no wgmma.wait_group?)");
+    if (!p && n_live < MAX_PENDING)
+        for (Pending& q : pending_wgmma)
+            if (!q.used) {
+                p = &q;
+                live_slots[n_live++] = (int)(p - pending_wgmma);
+                break;
+            }
     if (!p) stop_here(w, "more than 192 wgmma in flight in the blocks of one cluster");
     p->used = true;
     p->computed = false;
@@ -1766,47 +1814,60 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
     p->n_waited = 0;
     p->n_sources = 0;
     p->dependents = 0;
+    p->x = &pending_lanes[p - pending_wgmma];
+    PendingLanes& x = *p->x;
     const unsigned es = w.p == P_TF32 ? 4 : 2;
     p->a_at = w.a_regs ? nullptr : operand_span(w, 'A', w.desc_a, 64, es, w.a_kmajor, p->a_lo, p->a_hi);
     p->b_at = operand_span(w, 'B', w.desc_b, (unsigned)w.N, es, w.b_kmajor, p->b_lo, p->b_hi);
     const Pending* recent[MAX_PENDING];                // the warpgroup's other wgmma in flight, the latest first
     int n_recent = 0;
-    for (const Pending& q : pending_wgmma) {
-        if (!pending_here(q) || &q == p || q.base != base) continue;
+    each_pending(base, [&](const Pending& q) {
+        if (&q == p) return;
         int at = n_recent++;
         for (; at > 0 && recent[at - 1]->seq < q.seq; --at) recent[at] = recent[at - 1];
         recent[at] = &q;
-    }
+    });
     for (unsigned l = 0; l < 128; ++l) {
         const Lane& L = *lanes[l];
-        p->waited[l] = false;
-        for (int i = 0; i < 4; ++i) p->a_in[l][i] = (unsigned)L.in[i];
+        x.waited[l] = false;
+        for (int i = 0; i < 4; ++i) x.a_in[l][i] = (unsigned)L.in[i];
         uintptr_t lo = UINTPTR_MAX, hi = 0;
+        bool in_order = true;
         for (int i = 0; i < p->n_acc; ++i) {
             const uintptr_t at = reinterpret_cast<uintptr_t>(L.dst[i]);
             lo = at < lo ? at : lo;
             hi = at > hi ? at : hi;
+            in_order = in_order && L.dst[i] == L.dst[0] + i;
         }
-        p->dst_lo[l] = lo;
-        p->dst_hi[l] = hi;
+        x.dst_lo[l] = lo;
+        x.dst_hi[l] = hi;
+        x.in_order[l] = in_order;
+        std::memcpy(x.dst[l], L.dst, (in_order ? 1 : p->n_acc) * sizeof(float*));
+        std::memcpy(x.din[l], L.acc, p->n_acc * sizeof(float));
+        const Pending* whole = nullptr;                // the latest in flight that writes every one of them, in order
+        if (in_order && w.accumulate)
+            for (int r = 0; r < n_recent; ++r) {
+                const Pending& q = *recent[r];
+                if (q.x->waited[l] || lo > q.x->dst_hi[l] || hi < q.x->dst_lo[l]) continue;
+                if (q.x->in_order[l] && q.x->dst[l][0] == L.dst[0] && q.n_acc == p->n_acc) whole = &q;
+                break;
+            }
         for (int i = 0; i < p->n_acc; ++i) {
-            p->dst[l][i] = L.dst[i];
-            p->din[l][i] = L.acc[i];
-            p->src[l][i] = -1;
+            x.src[l][i] = -1;
             unsigned bits;
             std::memcpy(&bits, &L.acc[i], 4);
             if (bits != UNREADY || !w.accumulate) continue;
-            const Pending* from = nullptr;              // the latest wgmma in flight that writes this operand
-            int at = -1;
+            const Pending* from = whole;               // the latest wgmma in flight that writes this operand
+            int at = whole ? i : -1;
             for (int r = 0; r < n_recent && !from; ++r) {
                 const Pending& q = *recent[r];
-                if (q.waited[l]) continue;
+                if (q.x->waited[l]) continue;
                 const int k = accumulator_index(q, l, L.dst[i], i);
                 if (k >= 0) { from = &q; at = k; }
             }
             if (!from) continue;
             const int slot = (int)(from - pending_wgmma);
-            p->src[l][i] = slot * 256 + at;
+            x.src[l][i] = slot * 256 + at;
             bool known = false;
             for (int j = 0; j < p->n_sources; ++j) known = known || p->sources[j] == slot;
             if (known) continue;
@@ -1818,35 +1879,55 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
     }
 }
 
+// the values of an operand in shared memory (mns rows or columns, K deep) times scale, into out[mn * ld_mn + k *
+// ld_k]: read a 16-byte chunk at a time (every layout and swizzle of a descriptor moves 16-byte chunks whole, and a
+// chunk holds consecutive k of a K-major operand, consecutive m or n of an MN-major one)
+template <class T>
+GL_NOSAN inline void gather(const Wgmma& w, unsigned long long desc, bool k_major, const unsigned char* at,
+                            unsigned long long lo, unsigned mns, T* out, int ld_mn, int ld_k, float scale)
+{
+    const Descriptor d = descriptor(desc);
+    const unsigned es = w.p == P_TF32 ? 4 : 2, per = 16 / es;
+    const unsigned outer = k_major ? mns : (unsigned)w.K, inner = k_major ? (unsigned)w.K : mns;
+    for (unsigned o = 0; o < outer; ++o)
+        for (unsigned i0 = 0; i0 < inner; i0 += per) {
+            const unsigned mn = k_major ? o : i0, k = k_major ? i0 : o;
+            const unsigned char* chunk = at + (operand_address(d, mn, k, es, k_major) - lo);
+            T* to = out + (size_t)mn * ld_mn + (size_t)k * ld_k;
+            const int step = k_major ? ld_k : ld_mn;
+#if defined(GL_EMU_RACECHECK)
+            for (unsigned e = 0; e < per; ++e) to[e * step] = scale * shared_element(chunk + e * es, w.p, w.pc);
+#else
+            unsigned short h[8];
+            unsigned u[4];
+            if (es == 4) std::memcpy(u, chunk, 16);
+            else std::memcpy(h, chunk, 16);
+            for (unsigned e = 0; e < per; ++e) to[e * step] = scale * (es == 4 ? element(u[e], w.p) : element(h[e], w.p));
+#endif
+        }
+}
+
 GL_NOSAN inline void wgmma_compute(Pending& p)
 {
     const Wgmma& w = p.w;
-    const unsigned es = w.p == P_TF32 ? 4 : 2;
     const int G = w.p == P_TF32 ? GL_TC_GROUP_TF32 : GL_TC_GROUP_16BIT;
-    const Descriptor da = descriptor(w.desc_a), db = descriptor(w.desc_b);
     static float A[64][16], D[64][256];
     static double B[16][256];
-    for (int m = 0; m < 64; ++m)
-        for (int k = 0; k < w.K; ++k)
-            A[m][k] = w.a_regs ? 0.0f
-                               : w.scale_a * shared_element(p.a_at + (operand_address(da, m, k, es, w.a_kmajor) -
-                                                                      p.a_lo), w.p, w.pc);
     if (w.a_regs) {                                    // the mma.sync layout, warp by warp (16 rows each)
-        for (int l = 0; l < 128; ++l) a_fragment(A, 16 * (l / 32), l % 32, p.a_in[l], w.p);
+        for (int l = 0; l < 128; ++l) a_fragment(A, 16 * (l / 32), l % 32, p.x->a_in[l], w.p);
         for (int m = 0; m < 64; ++m)
             for (int k = 0; k < w.K; ++k) A[m][k] *= w.scale_a;
+    } else {
+        gather(w, w.desc_a, w.a_kmajor, p.a_at, p.a_lo, 64, &A[0][0], 16, 1, w.scale_a);
     }
-    for (int k = 0; k < w.K; ++k)
-        for (int n = 0; n < w.N; ++n)
-            B[k][n] = w.scale_b * shared_element(p.b_at + (operand_address(db, n, k, es, w.b_kmajor) - p.b_lo), w.p,
-                                                  w.pc);
+    gather(w, w.desc_b, w.b_kmajor, p.b_at, p.b_lo, (unsigned)w.N, &B[0][0], 1, 256, w.scale_b);
     for (int l = 0; l < 128; ++l) {                    // D in: as issued, or another wgmma's result
         const int r0 = 16 * (l / 32), g8 = (l % 32) / 4, t = l % 4;
         for (int j = 0; j < w.N / 8; ++j)
             for (int e = 0; e < 4; ++e) {
-                const int i = 4 * j + e, src = p.src[l][i];
+                const int i = 4 * j + e, src = p.x->src[l][i];
                 D[r0 + g8 + 8 * (e / 2)][8 * j + 2 * t + e % 2] =
-                    src < 0 ? p.din[l][i] : pending_wgmma[src / 256].res[l][src % 256];
+                    src < 0 ? p.x->din[l][i] : pending_lanes[src / 256].res[l][src % 256];
             }
     }
     if (!w.accumulate)
@@ -1856,7 +1937,7 @@ GL_NOSAN inline void wgmma_compute(Pending& p)
     for (int l = 0; l < 128; ++l) {
         const int r0 = 16 * (l / 32), g8 = (l % 32) / 4, t = l % 4;
         for (int j = 0; j < w.N / 8; ++j)
-            for (int e = 0; e < 4; ++e) p.res[l][4 * j + e] = D[r0 + g8 + 8 * (e / 2)][8 * j + 2 * t + e % 2];
+            for (int e = 0; e < 4; ++e) p.x->res[l][4 * j + e] = D[r0 + g8 + 8 * (e / 2)][8 * j + 2 * t + e % 2];
     }
     p.computed = true;
     for (int j = 0; j < p.n_sources; ++j) --pending_wgmma[p.sources[j]].dependents;
@@ -1867,8 +1948,13 @@ GL_NOSAN inline void wgmma_compute(Pending& p)
 GL_NOSAN inline bool rewritten_later(const Pending& p, const Pending* const* later, int n_later, unsigned l, int i)
 {
     for (int r = 0; r < n_later; ++r)
-        if (accumulator_index(*later[r], l, p.dst[l][i], i) >= 0) return true;
+        if (accumulator_index(*later[r], l, reg(*p.x, l, i), i) >= 0) return true;
     return false;
+}
+// whether q writes every accumulator of p's thread l (both arrays in order from the same register)
+GL_NOSAN __attribute__((always_inline)) inline bool writes_all(const Pending& q, const Pending& p, unsigned l)
+{
+    return q.x->in_order[l] && p.x->in_order[l] && q.x->dst[l][0] == p.x->dst[l][0] && q.n_acc >= p.n_acc;
 }
 
 // The statement's output operands ordered by address, to find those an accumulator's register is (a wait_group in
@@ -1909,47 +1995,66 @@ GL_NOSAN inline void wgmma_wait(Thread& t, unsigned long long n)
     const Outputs outputs(t);
     for (;;) {
         Pending* first = nullptr;                     // the oldest of those this thread still has to take
-        for (Pending& p : pending_wgmma)
-            if (pending_here(p) && p.base == base && p.group < done - n && !p.waited[l] &&
-                (!first || p.seq < first->seq))
-                first = &p;
+        each_pending(base, [&](Pending& p) {
+            if (p.group < done - n && !p.x->waited[l] && (!first || p.seq < first->seq)) first = &p;
+        });
         if (!first) break;
-        for (Pending& p : pending_wgmma)               // (and every older one of the warpgroup: its inputs)
-            if (pending_here(p) && p.base == base && !p.computed && p.seq <= first->seq && &p != first)
-                wgmma_compute(p);
-        if (!first->computed) wgmma_compute(*first);
-        const Pending* later[MAX_PENDING];
-        int n_later = 0;
-        for (const Pending& q : pending_wgmma)
-            if (pending_here(q) && q.base == base && q.seq > first->seq && !q.waited[l]) later[n_later++] = &q;
-        for (int i = 0; i < first->n_acc; ++i) {
-            if (n_later && rewritten_later(*first, later, n_later, l, i)) continue;
-            *first->dst[l][i] = first->res[l][i];
-            outputs.write(first->dst[l][i], first->res[l][i]);    // (an operand of this statement too)
+        if (!first->computed) {                        // (and every older one of the warpgroup, oldest first: its
+            Pending* older[MAX_PENDING];               // inputs)
+            int n_older = 0;
+            each_pending(base, [&](Pending& p) {
+                if (p.computed || p.seq > first->seq) return;
+                int at = n_older++;
+                for (; at > 0 && older[at - 1]->seq > p.seq; --at) older[at] = older[at - 1];
+                older[at] = &p;
+            });
+            for (int r = 0; r < n_older; ++r) wgmma_compute(*older[r]);
         }
-        first->waited[l] = true;
+        const Pending* later[MAX_PENDING];             // those after it that write some of the same registers
+        int n_later = 0;
+        bool none = false;                             // (one of them writes them all: none is ready)
+        const PendingLanes& x = *first->x;
+        each_pending(base, [&](const Pending& q) {
+            if (q.seq <= first->seq || q.x->waited[l] || q.x->dst_lo[l] > x.dst_hi[l] || q.x->dst_hi[l] < x.dst_lo[l])
+                return;
+            later[n_later++] = &q;
+            none = none || writes_all(q, *first, l);
+        });
+        if (!none && !n_later && !outputs.n && x.in_order[l])
+            std::memcpy(x.dst[l][0], x.res[l], first->n_acc * sizeof(float));
+        else if (!none)
+            for (int i = 0; i < first->n_acc; ++i) {
+                if (n_later && rewritten_later(*first, later, n_later, l, i)) continue;
+                *reg(x, l, i) = x.res[l][i];
+                outputs.write(reg(x, l, i), x.res[l][i]);    // (an operand of this statement too)
+            }
+        first->x->waited[l] = true;
         ++first->n_waited;
     }
     // a wgmma every thread has taken, whose results no wgmma still to be computed takes, is done
-    for (Pending& p : pending_wgmma)
-        if (pending_here(p) && p.base == base && p.n_waited == 128 && p.dependents == 0) p.used = false;
+    each_pending(base, [&](Pending& p) {
+        if (p.n_waited == 128 && p.dependents == 0) free_pending(p);
+    });
 }
 
 GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
 {
     const char* op = in.opcode;
     on_block();
-    if (starts(op, "wgmma.fence.")) return;
-    if (starts(op, "wgmma.commit_group.")) {
+    if (!in.variant)
+        in.variant = starts(op, "wgmma.fence.") ? 1 : starts(op, "wgmma.commit_group.") ? 2
+                   : starts(op, "wgmma.wait_group.") ? 3 : starts(op, "wgmma.mma_async.sync.aligned.m64n") ? 4 : 5;
+    if (in.variant == 1) return;
+    if (in.variant == 2) {
         ++wgmma_commits[me()];
         return;
     }
-    if (starts(op, "wgmma.wait_group.")) {
+    if (in.variant == 3) {
         if (in.count != 1) stop(t, "wgmma.wait_group takes the number of groups that may stay pending");
         wgmma_wait(t, read(t, operand(t, in, 0)));
         return;
     }
-    if (!starts(op, "wgmma.mma_async.sync.aligned.m64n"))
+    if (in.variant != 4)
         stop(t, "a wgmma instruction the emulator does not run (it runs mma_async, fence, commit_group, wait_group)");
     Wgmma w{};
     if (!in.shape_n) {                                 // (read once: the same for every thread and every run)
@@ -1962,10 +2067,11 @@ GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
                     ".f32.tf32.tf32 at k8)");
         in.shape_k = (short)k;
         in.shape_n = (short)n;
+        in.precision = (unsigned char)mma_precision(op);
     }
     w.N = in.shape_n;
     const int k = w.K = in.shape_k;
-    w.p = mma_precision(op);
+    w.p = (Precision)in.precision;
     const bool sixteen = w.p != P_TF32;
     const int want = sixteen ? 8 : 6;                  // d, a, b, scale-d, scale-a, scale-b (, tnsp-a, tnsp-b)
     const Operand& a = operand(t, in, 1);
@@ -2007,11 +2113,13 @@ GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
     float acc[128];
     float* dst[128];
     for (int i = 0; i < nd; ++i) {
-        if (d[i]->kind != K_C || t.c[d[i]->value].mode == 'i' || t.c[d[i]->value].size != 4)
+        const Operand& o = *d[i];
+        if (o.kind == K_C && o.value >= t.n_c) stop(t, "an operand number past the statement's operands");
+        if (o.kind != K_C || t.c[o.value].mode == 'i' || t.c[o.value].size != 4)
             stop(t, "wgmma's accumulators must be the statement's own float operands (\"+f\")");
-        const unsigned long long bits = read(t, *d[i]);
-        std::memcpy(&acc[i], &bits, 4);
-        dst[i] = static_cast<float*>(t.c[d[i]->value].addr);
+        const Op& c = t.c[o.value];
+        std::memcpy(&acc[i], &c.bits, 4);
+        dst[i] = static_cast<float*>(c.addr);
     }
     Lane mine{};
     mine.instr = &in;
@@ -2024,7 +2132,7 @@ GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
         for (int i = 0; i < 4; ++i) mine.in[i] = read(t, *ar[i]);
     }
     mine.extra = &w;
-    for (int i = 0; i < nd; ++i) write(t, *d[i], UNREADY);     // (until this thread waits for the results; the
+    for (int i = 0; i < nd; ++i) t.c[d[i]->value].bits = UNREADY;   // (until this thread waits for the results; the
     group_together(&mine, t, wgmma_issue, 128);                // issue reads them from acc)
 }
 
@@ -2041,8 +2149,8 @@ GL_NOSAN inline void fresh_block()
 GL_NOSAN inline void block_end()
 {
     char what[400];
-    for (const Pending& p : pending_wgmma)
-        if (pending_here(p) && p.n_waited < 128) {
+    for (int s = 0; s < n_live; ++s)
+        if (const Pending& p = pending_wgmma[live_slots[s]]; pending_here(p) && p.n_waited < 128) {
             std::snprintf(what, sizeof what, "inline PTX at %s:%d: a wgmma whose results %u of its warpgroup's 128 "
                           "threads never waited for (wgmma.commit_group, then wgmma.wait_group) before the block "
                           "ended", p.w.file, p.w.line, 128 - p.n_waited);
@@ -2137,8 +2245,16 @@ GL_NOSAN __attribute__((noinline)) inline void run(const char* text, const char*
     Op c[160];
     int n = 0;
     for (const Op& o : operands) {
-        if (n == 160) break;
-        c[n++] = o;
+        if (!o.run) {
+            if (n < 160) c[n++] = o;
+            continue;
+        }
+        unsigned char* at = static_cast<unsigned char*>(o.addr);
+        for (int k = 0; k < o.run && n < 160; ++k, at += o.size) {
+            c[n] = Op{at, 0, o.size, o.mode, o.kind, 0};
+            if (o.mode == '+') std::memcpy(&c[n].bits, at, o.size);
+            ++n;
+        }
     }
     Thread t{};
     t.program = program_for(text);
@@ -2155,8 +2271,15 @@ GL_NOSAN __attribute__((noinline)) inline void run(const char* text, const char*
         if (in.pred >= 0 && ((t.regs[in.pred] != 0) == in.negated)) continue;
         run_instr(t, in);
     }
-    for (int i = 0; i < n; ++i)
-        if (c[i].mode != 'i') std::memcpy(c[i].addr, &c[i].bits, c[i].size);
+    for (int i = 0; i < n; ++i) {
+        if (c[i].mode == 'i') continue;
+        switch (c[i].size) {                           // (fixed sizes: copied in place, not by a call)
+            case 4: std::memcpy(c[i].addr, &c[i].bits, 4); break;
+            case 8: std::memcpy(c[i].addr, &c[i].bits, 8); break;
+            case 2: std::memcpy(c[i].addr, &c[i].bits, 2); break;
+            default: std::memcpy(c[i].addr, &c[i].bits, c[i].size);
+        }
+    }
 }
 
 }  // namespace ptx

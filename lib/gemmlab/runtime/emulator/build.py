@@ -430,6 +430,28 @@ def _split_top(text: str, sep: str) -> list:
 _OPERAND = re.compile(r'\s*("(?:\\.|[^"\\])*")\s*\((.*)\)\s*$', re.S)
 
 
+_ELEMENT = re.compile(r"^([A-Za-z_][\w.]*(?:->[A-Za-z_]\w*)*)\s*\[\s*(\d+)\s*\]$")
+_RUN_LEAST = 8
+
+
+def _element_run(pieces, i):
+    """How many output operands from pieces[i] on are one array's elements in order (`"+f"(d[4]), "+f"(d[5]),
+    ...`) with the same constraint: 0 where pieces[i] is not such an element."""
+    out, constraint, expression = pieces[i]
+    m = _ELEMENT.match(expression)
+    if not out or m is None:
+        return 0
+    base, first = m.group(1), int(m.group(2))
+    n = 1
+    while i + n < len(pieces):
+        o, c, e = pieces[i + n]
+        k = _ELEMENT.match(e)
+        if not o or c != constraint or k is None or k.group(1) != base or int(k.group(2)) != first + n:
+            break
+        n += 1
+    return n
+
+
 def _ptx_call(statement: str):
     """An asm statement (`asm volatile ( template : outputs : inputs : clobbers )`) as a call of gl_emu::ptx::run
     on one line, or None where its operands are in a form the runtime does not take (named operands)."""
@@ -437,7 +459,7 @@ def _ptx_call(statement: str):
     inner = statement[head.end():statement.rstrip().rfind(")")]
     sections = _split_top(inner, ":")
     template = sections[0].strip()
-    operands = []
+    pieces = []                                  # (out?, constraint, expression)
     for k, section in enumerate(sections[1:3]):
         for piece in _split_top(section, ","):
             if not piece.strip():
@@ -445,7 +467,18 @@ def _ptx_call(statement: str):
             m = _OPERAND.match(piece)
             if m is None:
                 return None
-            operands.append(f"::gl_emu::ptx::{'out' if k == 0 else 'in'}({m.group(1)}, ({m.group(2).strip()}))")
+            pieces.append((k == 0, m.group(1), m.group(2).strip()))
+    operands, i = [], 0
+    while i < len(pieces):
+        out, constraint, expression = pieces[i]
+        run = _element_run(pieces, i)
+        if run >= _RUN_LEAST:                    # x[j], x[j + 1], ...: one entry for them all (wgmma's accumulators)
+            base, first = _ELEMENT.match(expression).groups()
+            operands.append(f"::gl_emu::ptx::outs({constraint}, &({base})[{first}], {run})")
+            i += run
+            continue
+        operands.append(f"::gl_emu::ptx::{'out' if out else 'in'}({constraint}, ({expression}))")
+        i += 1
     call = f"::gl_emu::ptx::run({template}, __FILE__, __LINE__, {{{', '.join(operands)}}})"
     # PTX that reaches other blocks marks the module where the code holding it is compiled in (GL_ACROSS_BLOCKS):
     # a helper the kernels never call leaves their blocks free to run in several processes
