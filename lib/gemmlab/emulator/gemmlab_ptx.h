@@ -372,10 +372,20 @@ GL_NOSAN inline Program* program_for(const char* text)
 }
 
 // ---- running it ---------------------------------------------------------------------------------------------
+// n "+" operands from c[first] on that are one array's elements (an outs), read from and written to the array
+// itself until an instruction other than wgmma names one of them (then its Op is filled in: mode 'L' until then)
+struct Span {
+    int first, count;
+    unsigned char* base;
+    unsigned char size;
+    char kind;
+};
 struct Thread {                        // one thread's run of one statement
     const Program* program;
     Op* c;                             // the C operands
     int n_c;
+    const Span* spans;
+    int n_spans;
     unsigned long long regs[MAX_REGS];
     const char* file;
     int line;
@@ -410,13 +420,27 @@ GL_NOSAN inline unsigned long long sreg(int which)
     }
 }
 
+// C operand k, its Op filled in from its array if it is an element of a Span not yet read
+GL_NOSAN inline Op& c_operand(const Thread& t, long long k)
+{
+    Op& c = t.c[k];
+    if (c.mode != 'L') return c;
+    for (int s = 0; s < t.n_spans; ++s) {
+        const Span& r = t.spans[s];
+        if (k < r.first || k >= r.first + r.count) continue;
+        unsigned char* at = r.base + (size_t)(k - r.first) * r.size;
+        c = Op{at, 0, r.size, '+', r.kind, 0};
+        std::memcpy(&c.bits, at, r.size);
+    }
+    return c;
+}
 // a scalar operand's bits
 GL_NOSAN inline unsigned long long read(const Thread& t, const Operand& o)
 {
     switch (o.kind) {
         case K_C:
             if (o.value >= t.n_c) stop(t, "an operand number past the statement's operands");
-            return t.c[o.value].bits;
+            return c_operand(t, o.value).bits;
         case K_REG: return t.regs[o.value];
         case K_IMM: return (unsigned long long)o.value;
         case K_FLOAT: {
@@ -434,7 +458,7 @@ GL_NOSAN inline void write(Thread& t, const Operand& o, unsigned long long v)
     if (o.kind == K_SINK) return;
     if (o.kind == K_REG) { t.regs[o.value] = v; return; }
     if (o.kind != K_C || o.value >= t.n_c) stop(t, "a destination that is not a register");
-    Op& c = t.c[o.value];
+    Op& c = c_operand(t, o.value);
     if (c.mode == 'i') stop(t, "a write to an input operand");
     c.bits = c.size < 8 ? v & ((1ull << (8 * c.size)) - 1) : v;
 }
@@ -1650,7 +1674,8 @@ struct PendingLanes {                   // a pending wgmma's operands and result
     float* dst[128][128];
     uintptr_t dst_lo[128], dst_hi[128];  // the lowest and highest of each thread's dst (a quick "not among them")
     float din[128][128];
-    int src[128][128];                  // a pending wgmma's slot * 256 + its element, whose result is this input; -1
+    int from[128];                      // a pending wgmma's slot whose result i is thread l's input i for every i; or -1,
+    int src[128][128];                  // then a pending wgmma's slot * 256 + its element, whose result is input i; -1
     float res[128][128];
 };
 // thread l's accumulator i (a register: its address)
@@ -1677,12 +1702,12 @@ inline unsigned long long wgmma_seq = 0;
 
 GL_NOSAN inline bool pending_here(const Pending& p) { return p.used && p.block == block_serial; }
 
-// the wgmma in flight of this block's warpgroup at `base`, each given to f (which may free its slot)
-template <class F>
-GL_NOSAN inline void each_pending(unsigned base, F&& f)
+// the wgmma in slot live_slots[s] if it is in flight in this block's warpgroup at `base`, else null (the loops
+// over them go from n_live - 1 down, so that free_pending may take the slot out as they go)
+GL_NOSAN inline Pending* live_at(int s, unsigned base)
 {
-    for (int s = n_live - 1; s >= 0; --s)
-        if (Pending& p = pending_wgmma[live_slots[s]]; pending_here(p) && p.base == base) f(p);
+    Pending& p = pending_wgmma[live_slots[s]];
+    return pending_here(p) && p.base == base ? &p : nullptr;
 }
 GL_NOSAN inline void free_pending(Pending& p)
 {
@@ -1722,14 +1747,19 @@ GL_NOSAN inline const unsigned char* operand_span(const Wgmma& w, char which, un
     const Descriptor d = descriptor(desc);
     lo = ~0ull;
     hi = 0;
-    for (unsigned mn = 0; mn < mns; ++mn)
-        for (int k = 0; k < w.K; ++k) {
-            const unsigned long long a = operand_address(d, mn, (unsigned)k, es, k_major);
-            if (a < lo) lo = a;
-            if (a + es > hi) hi = a + es;
+    const unsigned per = 16 / es, mn_step = k_major ? 1 : per, k_step = k_major ? per : 1;
+    for (unsigned mn = 0; mn < mns; mn += mn_step)     // (a 16-byte chunk of consecutive elements at a time: k of a
+        for (unsigned k = 0; k < (unsigned)w.K; k += k_step) {    // K-major operand, m or n of an MN-major one)
+            const unsigned long long a = operand_address(d, mn, k, es, k_major);
+            lo = a < lo ? a : lo;
+            hi = a + 16 > hi ? a + 16 : hi;
         }
     const unsigned char* at = shared_region(lo, hi - lo);
-    if (at && !proxy_dirty) return at;                 // (no ordinary store to shared memory in this block yet)
+    bool clean = at != nullptr;                        // (in one array; no ordinary store to it the proxy may miss)
+    for (unsigned mn = 0; clean && proxy_dirty && mn < mns; mn += mn_step)
+        for (unsigned k = 0; clean && k < (unsigned)w.K; k += k_step)
+            clean = !unfenced_writer(at + (operand_address(d, mn, k, es, k_major) - lo), 16);
+    if (clean) return at;
     for (unsigned mn = 0; mn < mns; ++mn)              // each element: where it lies, who stored to it
         for (int k = 0; k < w.K; ++k) {
             const unsigned long long a = operand_address(d, mn, (unsigned)k, es, k_major);
@@ -1821,12 +1851,13 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
     p->b_at = operand_span(w, 'B', w.desc_b, (unsigned)w.N, es, w.b_kmajor, p->b_lo, p->b_hi);
     const Pending* recent[MAX_PENDING];                // the warpgroup's other wgmma in flight, the latest first
     int n_recent = 0;
-    each_pending(base, [&](const Pending& q) {
-        if (&q == p) return;
+    for (int s = n_live - 1; s >= 0; --s) {
+        const Pending* q = live_at(s, base);
+        if (!q || q == p) continue;
         int at = n_recent++;
-        for (; at > 0 && recent[at - 1]->seq < q.seq; --at) recent[at] = recent[at - 1];
-        recent[at] = &q;
-    });
+        for (; at > 0 && recent[at - 1]->seq < q->seq; --at) recent[at] = recent[at - 1];
+        recent[at] = q;
+    }
     for (unsigned l = 0; l < 128; ++l) {
         const Lane& L = *lanes[l];
         x.waited[l] = false;
@@ -1843,7 +1874,6 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
         x.dst_hi[l] = hi;
         x.in_order[l] = in_order;
         std::memcpy(x.dst[l], L.dst, (in_order ? 1 : p->n_acc) * sizeof(float*));
-        std::memcpy(x.din[l], L.acc, p->n_acc * sizeof(float));
         const Pending* whole = nullptr;                // the latest in flight that writes every one of them, in order
         if (in_order && w.accumulate)
             for (int r = 0; r < n_recent; ++r) {
@@ -1852,6 +1882,25 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
                 if (q.x->in_order[l] && q.x->dst[l][0] == L.dst[0] && q.n_acc == p->n_acc) whole = &q;
                 break;
             }
+        bool all = whole != nullptr;                   // (then every input is its result: none was read since)
+        for (int i = 0; all && i < p->n_acc; ++i) {
+            unsigned bits;
+            std::memcpy(&bits, &L.acc[i], 4);
+            all = bits == UNREADY;
+        }
+        x.from[l] = all ? (int)(whole - pending_wgmma) : -1;
+        if (all) {
+            bool known = false;
+            for (int j = 0; j < p->n_sources; ++j) known = known || p->sources[j] == x.from[l];
+            if (!known) {
+                if (p->n_sources == MAX_SOURCES)
+                    stop_here(w, "a wgmma whose accumulators come from more than 8 others in flight");
+                p->sources[p->n_sources++] = x.from[l];
+                ++pending_wgmma[x.from[l]].dependents;
+            }
+            continue;
+        }
+        std::memcpy(x.din[l], L.acc, p->n_acc * sizeof(float));
         for (int i = 0; i < p->n_acc; ++i) {
             x.src[l][i] = -1;
             unsigned bits;
@@ -1879,6 +1928,18 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
     }
 }
 
+#if defined(GL_TC_AVX2)
+inline const bool has_f16c = __builtin_cpu_supports("f16c");
+// eight FP16 values (the 16 bytes at `at`) as floats, exactly; false if one is infinite or NaN (element() reads those)
+GL_NOSAN __attribute__((target("avx2,f16c"))) inline bool halves_to_floats(const unsigned char* at, float* out)
+{
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at)), top = _mm_set1_epi16(0x7c00);
+    if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(h, top), top))) return false;
+    _mm256_storeu_ps(out, _mm256_cvtph_ps(h));
+    return true;
+}
+#endif
+
 // the values of an operand in shared memory (mns rows or columns, K deep) times scale, into out[mn * ld_mn + k *
 // ld_k]: read a 16-byte chunk at a time (every layout and swizzle of a descriptor moves 16-byte chunks whole, and a
 // chunk holds consecutive k of a K-major operand, consecutive m or n of an MN-major one)
@@ -1898,6 +1959,13 @@ GL_NOSAN inline void gather(const Wgmma& w, unsigned long long desc, bool k_majo
 #if defined(GL_EMU_RACECHECK)
             for (unsigned e = 0; e < per; ++e) to[e * step] = scale * shared_element(chunk + e * es, w.p, w.pc);
 #else
+#if defined(GL_TC_AVX2)
+            float f[8];
+            if (w.p == P_F16 && has_f16c && halves_to_floats(chunk, f)) {
+                for (unsigned e = 0; e < 8; ++e) to[e * step] = scale * f[e];
+                continue;
+            }
+#endif
             unsigned short h[8];
             unsigned u[4];
             if (es == 4) std::memcpy(u, chunk, 16);
@@ -1922,7 +1990,13 @@ GL_NOSAN inline void wgmma_compute(Pending& p)
     }
     gather(w, w.desc_b, w.b_kmajor, p.b_at, p.b_lo, (unsigned)w.N, &B[0][0], 1, 256, w.scale_b);
     for (int l = 0; l < 128; ++l) {                    // D in: as issued, or another wgmma's result
-        const int r0 = 16 * (l / 32), g8 = (l % 32) / 4, t = l % 4;
+        const int r0 = 16 * (l / 32), g8 = (l % 32) / 4, t = l % 4, from = p.x->from[l];
+        if (from >= 0) {
+            const float* res = pending_lanes[from].res[l];
+            for (int j = 0; j < w.N / 8; ++j)
+                for (int e = 0; e < 4; ++e) D[r0 + g8 + 8 * (e / 2)][8 * j + 2 * t + e % 2] = res[4 * j + e];
+            continue;
+        }
         for (int j = 0; j < w.N / 8; ++j)
             for (int e = 0; e < 4; ++e) {
                 const int i = 4 * j + e, src = p.x->src[l][i];
@@ -1966,7 +2040,7 @@ struct Outputs {
     GL_NOSAN explicit Outputs(Thread& t)
     {
         for (int j = 0; j < t.n_c; ++j) {
-            if (t.c[j].mode == 'i') continue;
+            if (c_operand(t, j).mode == 'i') continue;
             int at = n++;
             for (; at > 0 && key(by_address[at - 1]) > key(&t.c[j]); --at) by_address[at] = by_address[at - 1];
             by_address[at] = &t.c[j];
@@ -1995,31 +2069,35 @@ GL_NOSAN inline void wgmma_wait(Thread& t, unsigned long long n)
     const Outputs outputs(t);
     for (;;) {
         Pending* first = nullptr;                     // the oldest of those this thread still has to take
-        each_pending(base, [&](Pending& p) {
-            if (p.group < done - n && !p.x->waited[l] && (!first || p.seq < first->seq)) first = &p;
-        });
+        for (int s = n_live - 1; s >= 0; --s)
+            if (Pending* p = live_at(s, base); p && p->group < done - n && !p->x->waited[l] &&
+                                               (!first || p->seq < first->seq))
+                first = p;
         if (!first) break;
         if (!first->computed) {                        // (and every older one of the warpgroup, oldest first: its
             Pending* older[MAX_PENDING];               // inputs)
             int n_older = 0;
-            each_pending(base, [&](Pending& p) {
-                if (p.computed || p.seq > first->seq) return;
+            for (int s = n_live - 1; s >= 0; --s) {
+                Pending* p = live_at(s, base);
+                if (!p || p->computed || p->seq > first->seq) continue;
                 int at = n_older++;
-                for (; at > 0 && older[at - 1]->seq > p.seq; --at) older[at] = older[at - 1];
-                older[at] = &p;
-            });
+                for (; at > 0 && older[at - 1]->seq > p->seq; --at) older[at] = older[at - 1];
+                older[at] = p;
+            }
             for (int r = 0; r < n_older; ++r) wgmma_compute(*older[r]);
         }
         const Pending* later[MAX_PENDING];             // those after it that write some of the same registers
         int n_later = 0;
         bool none = false;                             // (one of them writes them all: none is ready)
         const PendingLanes& x = *first->x;
-        each_pending(base, [&](const Pending& q) {
-            if (q.seq <= first->seq || q.x->waited[l] || q.x->dst_lo[l] > x.dst_hi[l] || q.x->dst_hi[l] < x.dst_lo[l])
-                return;
-            later[n_later++] = &q;
-            none = none || writes_all(q, *first, l);
-        });
+        for (int s = n_live - 1; s >= 0; --s) {
+            const Pending* q = live_at(s, base);
+            if (!q || q->seq <= first->seq || q->x->waited[l] || q->x->dst_lo[l] > x.dst_hi[l] ||
+                q->x->dst_hi[l] < x.dst_lo[l])
+                continue;
+            later[n_later++] = q;
+            none = none || writes_all(*q, *first, l);
+        }
         if (!none && !n_later && !outputs.n && x.in_order[l])
             std::memcpy(x.dst[l][0], x.res[l], first->n_acc * sizeof(float));
         else if (!none)
@@ -2032,9 +2110,8 @@ GL_NOSAN inline void wgmma_wait(Thread& t, unsigned long long n)
         ++first->n_waited;
     }
     // a wgmma every thread has taken, whose results no wgmma still to be computed takes, is done
-    each_pending(base, [&](Pending& p) {
-        if (p.n_waited == 128 && p.dependents == 0) free_pending(p);
-    });
+    for (int s = n_live - 1; s >= 0; --s)
+        if (Pending* p = live_at(s, base); p && p->n_waited == 128 && p->dependents == 0) free_pending(*p);
 }
 
 GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
@@ -2112,10 +2189,22 @@ GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
     w.pc = t.pc;
     float acc[128];
     float* dst[128];
-    for (int i = 0; i < nd; ++i) {
+    const Span* whole = nullptr;                       // the accumulators are a Span's elements, in order, unread
+    for (int s = 0; s < t.n_spans && !whole; ++s) {
+        const Span& r = t.spans[s];
+        bool all = r.count >= nd && r.size == 4 && r.kind == 'f';
+        for (int i = 0; all && i < nd; ++i)
+            all = d[i]->kind == K_C && d[i]->value == r.first + i && t.c[r.first + i].mode == 'L';
+        if (all) whole = &r;
+    }
+    for (int i = 0; i < nd && whole; ++i) {           // (read from the array and, below, written there)
+        std::memcpy(&acc[i], whole->base + 4 * i, 4);
+        dst[i] = reinterpret_cast<float*>(whole->base) + i;
+    }
+    for (int i = 0; i < nd && !whole; ++i) {
         const Operand& o = *d[i];
         if (o.kind == K_C && o.value >= t.n_c) stop(t, "an operand number past the statement's operands");
-        if (o.kind != K_C || t.c[o.value].mode == 'i' || t.c[o.value].size != 4)
+        if (o.kind != K_C || c_operand(t, o.value).mode == 'i' || t.c[o.value].size != 4)
             stop(t, "wgmma's accumulators must be the statement's own float operands (\"+f\")");
         const Op& c = t.c[o.value];
         std::memcpy(&acc[i], &c.bits, 4);
@@ -2132,8 +2221,11 @@ GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
         for (int i = 0; i < 4; ++i) mine.in[i] = read(t, *ar[i]);
     }
     mine.extra = &w;
-    for (int i = 0; i < nd; ++i) t.c[d[i]->value].bits = UNREADY;   // (until this thread waits for the results; the
-    group_together(&mine, t, wgmma_issue, 128);                // issue reads them from acc)
+    for (int i = 0; i < nd; ++i) {                    // (until this thread waits for the results; the issue reads
+        if (whole) std::memcpy(dst[i], &UNREADY, 4);   // them from acc)
+        else t.c[d[i]->value].bits = UNREADY;
+    }
+    group_together(&mine, t, wgmma_issue, 128);
 }
 
 // ---- what a block must have finished when its threads are done ----------------------------------------------
@@ -2243,36 +2335,45 @@ GL_NOSAN __attribute__((noinline)) inline void run(const char* text, const char*
                                                     std::initializer_list<Op> operands)
 {
     Op c[160];
-    int n = 0;
+    Span spans[8];
+    int n = 0, n_spans = 0;
     for (const Op& o : operands) {
         if (!o.run) {
             if (n < 160) c[n++] = o;
             continue;
         }
         unsigned char* at = static_cast<unsigned char*>(o.addr);
+        if (o.mode == '+' && n_spans < 8 && n + o.run <= 160) {      // (filled in when an instruction reads them)
+            spans[n_spans++] = Span{n, o.run, at, o.size, o.kind};
+            for (int k = 0; k < o.run; ++k) c[n++].mode = 'L';
+            continue;
+        }
         for (int k = 0; k < o.run && n < 160; ++k, at += o.size) {
             c[n] = Op{at, 0, o.size, o.mode, o.kind, 0};
             if (o.mode == '+') std::memcpy(&c[n].bits, at, o.size);
             ++n;
         }
     }
-    Thread t{};
+    Thread t;                                          // (its registers zeroed below: those the text declares)
     t.program = program_for(text);
     t.c = c;
     t.n_c = n;
+    t.spans = spans;
+    t.n_spans = n_spans;
     t.file = file;
     t.line = line;
     t.pc = __builtin_return_address(0);
     if (!t.program)
         stop(t, "more than 256 different inline-PTX statements in one module (the emulator's table is full)");
     if (t.program->error[0]) stop(t, t.program->error);
+    std::memset(t.regs, 0, sizeof(t.regs[0]) * (size_t)t.program->n_regs);
     for (int i = 0; i < t.program->n_instr; ++i) {
         const Instr& in = t.program->instr[i];
         if (in.pred >= 0 && ((t.regs[in.pred] != 0) == in.negated)) continue;
         run_instr(t, in);
     }
     for (int i = 0; i < n; ++i) {
-        if (c[i].mode == 'i') continue;
+        if (c[i].mode == 'i' || c[i].mode == 'L') continue;   // (an unread Span's element: its array is current)
         switch (c[i].size) {                           // (fixed sizes: copied in place, not by a call)
             case 4: std::memcpy(c[i].addr, &c[i].bits, 4); break;
             case 8: std::memcpy(c[i].addr, &c[i].bits, 8); break;
