@@ -87,13 +87,39 @@ def test_a_kernel_above_the_gpu_is_refused_in_one_line_of_one_type(monkeypatch):
     with pytest.raises(gl.UnsupportedGPU, match=r"tc/01_wmma in BF16 needs compute capability 8.0") as err:
         one.runner(bf16)
     assert isinstance(err.value, gl.BackendError) and isinstance(err.value, ValueError)
-    assert one.verdict(bf16).startswith("skipped here: tc/01_wmma in BF16 needs compute capability 8.0")
+    assert one.verdict(bf16).endswith("checked on the CPU emulator as an NVIDIA H200, 9.0 (tc/01_wmma in BF16 needs "
+                                      "compute capability 8.0 (WMMA fragments of BF16 and TF32); this is "
+                                      f"{profiles.current().describe()})")
     assert one.verdict(ops.TcGemm(m=48, n=80, k=32, precision="fp16")) == "max rel. error < 1e-03: True" or \
         one.verdict(ops.TcGemm(m=48, n=80, k=32, precision="fp16")).endswith("True")
     monkeypatch.setenv("GEMMLAB_DEVICE", "A100")
     six = registry.get("tc/06_wgmma_tma")
     assert "needs compute capability 9.0 exactly (sm_90a" in six.unsupported(fp16)
     assert five.unsupported(fp16) is None
+
+
+@pytest.mark.parametrize("where", ["T4", "A100"])
+def test_a_check_the_gpu_cannot_run_runs_on_the_emulator_as_the_books_gpu(monkeypatch, where):
+    monkeypatch.setenv("GEMMLAB_DEVICE", where)
+    six = registry.get("tc/06_wgmma_tma")
+    line = six.verdict(ops.TcGemm(m=136, n=264, k=72, precision="bf16"))
+    assert line.startswith("tc/06_wgmma_tma: rel. error < 1e-05: True, checked on the CPU emulator as an NVIDIA "
+                           "H200, 9.0 (tc/06_wgmma_tma needs compute capability 9.0 exactly") and "\n" not in line
+    assert line.endswith(f"this is {profiles.current().describe()})") and where in profiles.current().describe()
+    with pytest.raises(ValueError, match=r"tc/05_mma_sync with .*: M, N and K must be multiples of 16"):
+        registry.get("tc/05_mma_sync").verdict(ops.TcGemm(m=200, n=136, k=72, precision="fp16"))  # (as on a GPU)
+
+
+def test_a_check_on_the_emulator_that_fails_says_why_and_one_no_gpu_can_run_is_skipped(monkeypatch):
+    from gemmlab import variant
+    monkeypatch.setenv("GEMMLAB_DEVICE", "T4")
+    monkeypatch.setenv("GEMMLAB_EMULATOR_WORKERS", "several")          # (the child's launch refuses it)
+    six, problem = registry.get("tc/06_wgmma_tma"), ops.TcGemm(m=64, n=64, k=64, precision="fp16")
+    with pytest.raises(variant.ElsewhereError, match=r"tc/06_wgmma_tma's check on the CPU emulator as an NVIDIA "
+                                                     r"H200, 9.0 failed: .*GEMMLAB_EMULATOR_WORKERS='several'"):
+        six.verdict(problem)
+    monkeypatch.setattr(profiles, "BOOK", "A100")                       # a book's GPU that cannot run it either
+    assert six.verdict(problem).startswith("skipped here: tc/06_wgmma_tma needs compute capability 9.0 exactly")
 
 
 def test_a_candidate_that_does_not_fit_the_gpu_is_skipped_with_the_reason(monkeypatch):

@@ -178,10 +178,7 @@ class Variant:
         reason = self.unsupported(problem)
         if reason:
             raise hw.UnsupportedGPU(reason)
-        if self.refuse is not None:
-            reason = self.refuse(problem, full)
-            if reason:
-                raise ValueError(f"{self.key} with {full}: {reason}")
+        self._refused(problem, full)
         reason = self.does_not_fit(problem, full)
         if reason:
             raise hw.UnsupportedGPU(reason)
@@ -197,13 +194,27 @@ class Variant:
         run.__name__ = f"run_{self.key.replace('/', '_')}"
         return run
 
-    def verdict(self, problem, *, seed=None, **params) -> str:
-        """A chapter's check line: the verdict of :meth:`check`, or, where the GPU in use (or the emulator)
-        cannot run this variant on ``problem``, one line saying it was skipped and why."""
-        reason = self._not_here(problem, self.resolve(**params))
+    def _refused(self, problem, full: dict) -> None:
+        """A ValueError where the kernel refuses ``problem`` with these parameters (its sizes, say)."""
+        reason = self.refuse(problem, full) if self.refuse is not None else None
         if reason:
+            raise ValueError(f"{self.key} with {full}: {reason}")
+
+    def verdict(self, problem, *, seed=None, **params) -> str:
+        """A chapter's check line: the verdict of :meth:`check`. Where the GPU in use (or the profile the emulator
+        runs as) cannot run this variant on ``problem``, the same check on the CPU emulator as the book's GPU, in
+        a child process, with why on the same line; where that cannot run it either, one line saying it was
+        skipped and why."""
+        from .runtime import profiles
+        full = self.resolve(**params)
+        reason = self._not_here(problem, full)
+        if not reason:
+            return self.check(problem, seed=seed, **params).verdict()
+        book = profiles.PROFILES[profiles.BOOK]
+        if self._not_here(problem, full, book):
             return f"skipped here: {reason}"
-        return self.check(problem, seed=seed, **params).verdict()
+        self._refused(problem, full)                   # (as the check here would say it)
+        return f"{_check_on_emulator(self.key, problem, seed, params, book)}, checked on {book.on_emulator()} ({reason})"
 
     def check(self, problem, *, seed=None, **params):
         """Check this variant on ``problem`` against float64 (fresh random inputs, NaN-poisoned output)."""
@@ -213,6 +224,34 @@ class Variant:
 
 
 FLOOR = (7, 5)     # the oldest GPU the book runs on: compute capability 7.5 (Turing, Colab's T4)
+
+# the child of _check_on_emulator: (key, problem, seed, params) pickled on its standard input, the verdict out
+_CHECK_CHILD = ("import pickle, sys\n"
+                "import gemmlab as gl\n"
+                "key, problem, seed, params = pickle.load(sys.stdin.buffer)\n"
+                "print(gl.registry.get(key).check(problem, seed=seed, **params).verdict())\n")
+
+
+class ElsewhereError(RuntimeError):
+    """The check that ran on the emulator for a GPU that cannot run the kernel failed; its message is the child's."""
+
+
+def _check_on_emulator(key: str, problem, seed, params: dict, profile) -> str:
+    """Variant ``key``'s check on ``problem`` in a child process on the CPU emulator as ``profile``: its verdict."""
+    import os
+    import pickle
+    import subprocess
+    import sys
+    from . import processes
+    env = {**os.environ, "GEMMLAB_BACKEND": "emulator", "GEMMLAB_DEVICE": profile.key}
+    done = processes.run([sys.executable, "-c", _CHECK_CHILD], input=pickle.dumps((key, problem, seed, params)),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out = done.stdout.decode(errors="replace").strip().splitlines()
+    if done.returncode != 0 or not out:
+        err = done.stderr.decode(errors="replace").strip().splitlines()
+        raise ElsewhereError(f"{key}'s check on {profile.on_emulator()} failed: "
+                             f"{err[-1] if err else f'exit status {done.returncode}'}")
+    return out[-1]
 
 
 def block_threads(block) -> int:

@@ -108,9 +108,13 @@ class Profile:
         a GPU) or 'the CPU emulator as an NVIDIA H200, 9.0'."""
         this = f"{_article(self.name)} {self.name}, {self.cc}"
         if not hw.on_gpu:
-            return f"the CPU emulator as {this}"
+            return self.on_emulator()
         gpu = device_name()
         return this if gpu == self.name else f"{_article(gpu)} {gpu} running as {this}"
+
+    def on_emulator(self) -> str:
+        """'the CPU emulator as an NVIDIA H200, 9.0', whatever the backend in use."""
+        return f"the CPU emulator as {_article(self.name)} {self.name}, {self.cc}"
 
     def matches(self, device: str) -> bool:
         return bool(self.match) and re.search(self.match, device, re.I) is not None
