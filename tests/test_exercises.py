@@ -2,6 +2,8 @@
 does not: an exercise can neither rot nor be solved by running it unchanged."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import gemmlab as gl
@@ -13,8 +15,55 @@ def test_the_solution_passes_and_the_scaffold_does_not(name, capsys):
     assert e.scaffold_path.is_file() and e.solution_path.is_file()
     assert gl.exercises.check(name, gl.exercises.solution(name)) is True
     printed = capsys.readouterr().out
-    assert printed.count(": True") == len(e.problems) and ": False" not in printed
+    # (an exercise checked on the emulator before the GPU runs it prints its verdicts from both)
+    assert printed.count(": True") == len(e.problems) * (2 if e.emulator_first and gl.on_gpu else 1)
+    assert ": False" not in printed
     assert gl.exercises.check(name, gl.exercises.scaffold(name), quiet=True) is False
+
+
+def test_an_exercise_the_gpu_cannot_run_is_checked_on_the_emulator_as_the_books_gpu(capsys, monkeypatch):
+    monkeypatch.setenv("GEMMLAB_DEVICE", "T4")
+    assert gl.exercises.check("mma_ldmatrix", gl.exercises.solution("mma_ldmatrix")) is True
+    first, *rest = capsys.readouterr().out.splitlines()
+    assert first == ("mma_ldmatrix: checked on the CPU emulator as an NVIDIA H200, 9.0 (mma_ldmatrix needs compute "
+                     "capability 8.0 (mma.sync m16n8k16 with FP16 operands); this is the CPU emulator as a Tesla "
+                     "T4, 7.5)")
+    assert len(rest) == 4 and all(line.endswith(": True") for line in rest)
+    wrong = gl.exercises.scaffold("mma_ldmatrix")
+    assert gl.exercises.check("mma_ldmatrix", wrong) is False
+    assert capsys.readouterr().out.count("outputs never written") == 4
+    monkeypatch.setenv("GEMMLAB_EMULATOR_WORKERS", "several")          # (the child's launch refuses it)
+    from gemmlab.variant import ElsewhereError
+    with pytest.raises(ElsewhereError, match=r"mma_ldmatrix's check on the CPU emulator as an NVIDIA "
+                                               r"H200, 9.0 failed: .*GEMMLAB_EMULATOR_WORKERS='several'"):
+        gl.exercises.check("mma_ldmatrix", wrong, quiet=True)
+
+
+@pytest.mark.skipif(gl.on_gpu, reason="a wrong pipeline can hang a GPU: the exercise's check runs it on the emulator")
+def test_a_pipeline_that_refills_a_stage_too_soon_or_waits_on_the_wrong_phase_is_caught(capsys):
+    right = gl.exercises.solution("tma_pipeline")
+    early = right.replace("bar_wait(smem(&empty[s]), (i / STAGES) & 1);", "")
+    stale = right.replace("bar_wait(smem(&full[s]), (i / STAGES) & 1);", "bar_wait(smem(&full[s]), 1);")
+    assert early != right and stale != right
+    assert gl.exercises.check("tma_pipeline", early, draws=1) is False
+    said = capsys.readouterr().out
+    assert "the emulator stopped it: deadlock: no thread can go on in kernel tma_pipeline" in said
+    assert re.search(r"wait at .*hopper.cuh:\d+ on the mbarrier at shared address \d+ for the phase of parity",
+                     said)
+    assert gl.exercises.check("tma_pipeline", stale, draws=1) is False    # (the first phase: read before it lands)
+    assert ": False" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_on_a_gpu_a_pipeline_runs_there_only_once_the_emulator_found_it_right(capsys, monkeypatch):
+    monkeypatch.setattr(gl.exercises, "on_gpu", True)  # (here the "GPU" is the emulator too: the order is tested)
+    assert gl.exercises.check("tma_pipeline", gl.exercises.solution("tma_pipeline")) is True
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ("tma_pipeline: checked on the CPU emulator as an NVIDIA H200, 9.0 (first: a wait that never "
+                        "ends, which would hang this GPU, is named there)")
+    assert lines[5] == "tma_pipeline: and on the GPU in use:" and len(lines) == 10
+    assert all(line.endswith(": True") for line in lines[1:5] + lines[6:])
+    assert gl.exercises.check("tma_pipeline", gl.exercises.scaffold("tma_pipeline")) is False
+    assert "and on the GPU in use" not in capsys.readouterr().out
 
 
 def test_a_kernel_that_does_not_compile_is_reported_not_raised(capsys):

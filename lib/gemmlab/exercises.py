@@ -30,7 +30,9 @@ from .check import check as check_run
 from .runtime.limits import cdiv
 from .runtime.loader import CompileError, load
 from .paths import KERNELS
+from .runtime.backend import on_gpu
 from .runtime.emulator import EmulatorError, EmulatorTimeout
+from .variant import ElsewhereError, Need, last_line
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,9 @@ class Exercise:
     args: Callable              # (problem, inputs, out) -> kernel arguments
     tolerance: float = FP32_TOLERANCE
     prepare: Callable | None = None     # out -> None, before each launch (an output the kernel adds into)
+    need: Need | None = None            # a GPU that lacks it has the check run on the CPU emulator as the book's GPU
+    options: tuple = ()                 # the compiler's (-arch=sm_90a for Hopper's own instructions)
+    emulator_first: bool = False        # on a GPU, run only a kernel the emulator found right (a wrong wait can hang it)
 
     @property
     def scaffold_path(self):
@@ -118,11 +123,31 @@ EXERCISES = {e.name: e for e in (
              launch=lambda p: (cdiv((p.m // 32) * (p.n // 16), 4), 128),
              args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
              tolerance=1e-5),
+    Exercise("mma_ldmatrix", "15-hopper", "one mma.sync tile fed by ldmatrix", "mma_ldmatrix",
+             tuple(problem_of("tc", *s, precision="fp16") for s in ((16, 8, 16), (48, 24, 64), (80, 40, 208),
+                                                                       (144, 16, 48))),
+             launch=lambda p: ((p.n // 8, p.m // 16), 32),
+             args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k),
+             tolerance=1e-5, need=Need((8, 0), "mma.sync m16n8k16 with FP16 operands")),
+    Exercise("tma_pipeline", "16-past-cublas", "a two-stage TMA pipeline with full and empty barriers",
+             "tma_pipeline",
+             tuple(problem_of("tc", *s, precision="fp16") for s in ((64, 64, 64), (100, 136, 72), (130, 72, 264),
+                                                                       (33, 200, 136))),
+             launch=lambda p: ((cdiv(p.n, 64), cdiv(p.m, 64)), 128),
+             args=lambda p, inputs, out: (*_tensor_maps(inputs, 64, 64), out, p.m, p.n, p.k),
+             tolerance=1e-5, need=Need((9, 0), "sm_90a: TMA copies and mbarriers", only=True),
+             options=("-arch=sm_90a",), emulator_first=True),
     Exercise("gemm_bt", "09-gemm", "a tiled SGEMM of C = A B^T", "gemm_bt",
              tuple(problem_of("gemm-bt", *s) for s in GEMM_SHAPES),
              launch=lambda p: ((cdiv(p.n, 16), cdiv(p.m, 16)), (16, 16)),
              args=lambda p, inputs, out: (inputs[0], inputs[1], out, p.m, p.n, p.k)),
 )}
+
+
+def _tensor_maps(inputs, rows: int, cols: int) -> tuple:
+    """TMA tensor maps of A and B (FP16, row-major), boxes of rows x cols elements."""
+    from .runtime import tma
+    return tuple(tma.tensor_map(a, "fp16", rows, cols) for a in inputs[:2])
 
 
 def get(name: str) -> Exercise:
@@ -147,8 +172,16 @@ def check(name: str, code: str, draws: int = 2, seed=None, quiet: bool = False) 
     if isinstance(draws, bool) or not isinstance(draws, numbers.Integral) or draws < 1:
         raise ValueError(f"draws is how many fresh inputs each size is checked on: a whole number from 1, got {draws!r}")
     say = (lambda s: None) if quiet else print
+    reason = _cannot_run(e)
+    if reason:
+        return _check_elsewhere(e, code, draws, seed, say, reason)
+    if e.emulator_first and on_gpu:
+        if not _check_elsewhere(e, code, draws, seed, say, "first: a wait that never ends, which would hang this GPU, "
+                                                           "is named there"):
+            return False
+        say(f"{name}: and on the GPU in use:")
     try:
-        kernel = load(code=code).get(e.entry)
+        kernel = load(code=code, options=e.options).get(e.entry)
     except (CompileError, ValueError) as exc:
         say(f"{name}: does not compile:\n{exc}")
         return False
@@ -176,7 +209,9 @@ def check(name: str, code: str, draws: int = 2, seed=None, quiet: bool = False) 
                     f"({'; '.join(q.label for q in rest)}): fix the endless loop first")
             return False
         except EmulatorError as exc:
-            say(f"{name}, {p.label}: the emulator stopped it: {str(exc).splitlines()[0]}")
+            lines = str(exc).splitlines()               # (a deadlock's first line is followed by who waits on what)
+            say(f"{name}, {p.label}: the emulator stopped it: " + "\n".join(lines[:4] if lines[0].endswith(":")
+                                                                            else lines[:1]))
             ok = False
             continue
         right = unwritten == 0 and numpy.isfinite(worst) and worst < e.tolerance
@@ -184,3 +219,38 @@ def check(name: str, code: str, draws: int = 2, seed=None, quiet: bool = False) 
         note = f" ({unwritten} outputs never written)" if unwritten else ""
         say(f"{name}, {p.label}: rel. error < {e.tolerance:g}: {right}{note}")
     return ok
+
+
+def _cannot_run(e: Exercise) -> str | None:
+    """Why the GPU in use (or the profile the emulator runs as) cannot run exercise ``e``; None when it can."""
+    from .runtime import profiles
+    here = profiles.current()
+    if e.need is None or e.need.met_by(here.capability):
+        return None
+    return (f"{e.name} needs compute capability {e.need.cc}{' exactly' if e.need.only else ''} ({e.need.feature}); "
+            f"this is {here.describe()}")
+
+
+# the child of _check_elsewhere: (name, code, draws, seed) on its standard input; exit status 0 right, 3 wrong
+_CHECK_CHILD = ("import pickle, sys\n"
+                "import gemmlab as gl\n"
+                "name, code, draws, seed = pickle.load(sys.stdin.buffer)\n"
+                "sys.exit(0 if gl.exercises.check(name, code, draws, seed) else 3)\n")
+
+
+def _check_elsewhere(e: Exercise, code: str, draws: int, seed, say, reason: str) -> bool:
+    """The check of ``code`` in a child process on the CPU emulator as the book's GPU, for a GPU that cannot
+    run it: its verdicts, after one line that says where and why."""
+    from . import processes
+    from .runtime import profiles
+    book = profiles.PROFILES[profiles.BOOK]
+    if e.need is not None and not e.need.met_by(book.capability):
+        say(f"{e.name}: skipped here: {reason}")
+        return False
+    say(f"{e.name}: checked on {book.on_emulator()} ({reason})")
+    done = processes.python_on_emulator(_CHECK_CHILD, (e.name, code, draws, seed), book.key)
+    if done.returncode not in (0, 3):
+        raise ElsewhereError(f"{e.name}'s check on {book.on_emulator()} failed: {last_line(done)}")
+    for line in done.stdout.splitlines():
+        say(line)
+    return done.returncode == 0

@@ -112,3 +112,16 @@ def run(command, *, group: bool = False, **kwargs) -> subprocess.CompletedProces
     if check:
         done.check_returncode()
     return done
+
+
+def python_on_emulator(script: str, payload, profile: str) -> subprocess.CompletedProcess:
+    """``script`` run by a child Python on the CPU emulator as GPU profile ``profile`` (GEMMLAB_BACKEND=emulator,
+    GEMMLAB_DEVICE=profile): ``payload`` pickled on its standard input, its standard output and error captured
+    as text. What a GPU cannot run (a kernel above its capability) is checked this way, in a process of its own,
+    since the backend is chosen once per process."""
+    import pickle
+    env = {**os.environ, "GEMMLAB_BACKEND": "emulator", "GEMMLAB_DEVICE": profile}
+    done = run([sys.executable, "-c", script], input=pickle.dumps(payload), stdout=subprocess.PIPE,
+               stderr=subprocess.PIPE, env=env)
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(errors="replace"),
+                                       done.stderr.decode(errors="replace"))

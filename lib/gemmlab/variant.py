@@ -238,20 +238,18 @@ class ElsewhereError(RuntimeError):
 
 def _check_on_emulator(key: str, problem, seed, params: dict, profile) -> str:
     """Variant ``key``'s check on ``problem`` in a child process on the CPU emulator as ``profile``: its verdict."""
-    import os
-    import pickle
-    import subprocess
-    import sys
     from . import processes
-    env = {**os.environ, "GEMMLAB_BACKEND": "emulator", "GEMMLAB_DEVICE": profile.key}
-    done = processes.run([sys.executable, "-c", _CHECK_CHILD], input=pickle.dumps((key, problem, seed, params)),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    out = done.stdout.decode(errors="replace").strip().splitlines()
+    done = processes.python_on_emulator(_CHECK_CHILD, (key, problem, seed, params), profile.key)
+    out = done.stdout.strip().splitlines()
     if done.returncode != 0 or not out:
-        err = done.stderr.decode(errors="replace").strip().splitlines()
-        raise ElsewhereError(f"{key}'s check on {profile.on_emulator()} failed: "
-                             f"{err[-1] if err else f'exit status {done.returncode}'}")
+        raise ElsewhereError(f"{key}'s check on {profile.on_emulator()} failed: {last_line(done)}")
     return out[-1]
+
+
+def last_line(done) -> str:
+    """The last line a finished child wrote to its standard error, or its exit status."""
+    err = done.stderr.strip().splitlines()
+    return err[-1] if err else f"exit status {done.returncode}"
 
 
 def block_threads(block) -> int:
