@@ -3,6 +3,7 @@ import pytest
 
 import gemmlab as gl
 from gemmlab import ops
+from gemmlab.check import rel_error
 
 
 def test_rel_error():
@@ -48,3 +49,14 @@ def test_inputs_are_fresh_random_and_never_zero():
     assert not numpy.array_equal(a1, a2)
     assert numpy.count_nonzero(a1) == a1.size
     assert numpy.isnan(gl.to_host(op.output())).all()
+
+
+def test_the_relative_error_of_a_large_output_is_the_whole_arrays_and_a_nan_anywhere_shows():
+    rng = numpy.random.default_rng(3)
+    ref = rng.standard_normal((700, 1000))                     # (more than one of rel_error's chunks)
+    out = (ref + 1e-7 * rng.standard_normal(ref.shape)).astype(numpy.float32)
+    whole = numpy.linalg.norm(out.astype(numpy.float64) - ref) / numpy.linalg.norm(ref)
+    assert abs(rel_error(out, ref) - whole) <= 1e-12 * whole
+    assert abs(rel_error(out, ref, scale=2.0) - numpy.linalg.norm(out.astype(numpy.float64) - ref) / 2.0) < 1e-15
+    out[-1, -1] = numpy.nan
+    assert numpy.isnan(rel_error(out, ref))

@@ -226,3 +226,17 @@ def test_a_gpu_runs_as_an_older_profile_on_real_hardware(monkeypatch, key):
         assert registry.get("tc/05_mma_sync").check(fp16).ok
     with pytest.raises(gl.UnsupportedGPU, match="needs compute capability 9.0 exactly"):
         registry.get("tc/06_wgmma_tma").runner(fp16)
+
+
+def test_the_checks_a_gpu_cannot_run_go_to_one_child_and_come_back_in_order(monkeypatch):
+    from gemmlab import variant
+    monkeypatch.setenv("GEMMLAB_DEVICE", "T4")
+    calls, real = [], variant._check_on_emulator
+    monkeypatch.setattr(variant, "_check_on_emulator", lambda *a: calls.append(a) or real(*a))
+    one = registry.get("tc/01_wmma")
+    lines = one.verdicts([ops.TcGemm(m=48, n=80, k=32, precision="bf16"), ops.TcGemm(m=48, n=80, k=32, precision="fp16"),
+                          ops.TcGemm(m=112, n=48, k=208, precision="tf32")])
+    assert len(calls) == 1 and [p.precision for p in calls[0][1]] == ["bf16", "tf32"]
+    assert all(line.startswith("tc/01_wmma WARPS_M=2,WARPS_N=2: rel. error < ") and ": True" in line for line in lines)
+    assert "in BF16 needs compute capability 8.0" in lines[0] and "in TF32 needs" in lines[2]
+    assert "checked on" not in lines[1]                                  # (FP16 runs as a T4)

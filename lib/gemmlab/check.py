@@ -22,13 +22,23 @@ def rel_error(out, ref, scale: float | None = None) -> float:
     ``scale`` replaces ||ref|| where that is the wrong yardstick: a dot product can cancel to nearly
     zero, so its error is measured against sum |x_i y_i| instead (what rounding actually scales with).
     """
-    out = hw.to_host(out).astype(numpy.float64)
-    ref = numpy.asarray(ref, dtype=numpy.float64)
+    out = numpy.asarray(hw.to_host(out))
+    ref = numpy.asarray(ref)
     if out.shape != ref.shape:
         raise ValueError(f"output shape {out.shape} does not match the reference shape {ref.shape}")
-    scale = numpy.linalg.norm(ref) if scale is None else scale
-    diff = numpy.linalg.norm(out - ref)
+    out, ref = out.reshape(-1), ref.reshape(-1)
+    squares = [0.0, 0.0]                                # ||out - ref||^2, ||ref||^2: a chunk at a time (a large
+    for at in range(0, out.size, _CHUNK):               # product's float64 copies would be hundreds of MB each)
+        r = ref[at:at + _CHUNK].astype(numpy.float64)
+        d = out[at:at + _CHUNK].astype(numpy.float64) - r
+        squares[0] += float(d @ d)
+        squares[1] += float(r @ r)
+    diff = squares[0] ** 0.5
+    scale = squares[1] ** 0.5 if scale is None else scale
     return float(diff / scale) if scale else float(diff)
+
+
+_CHUNK = 1 << 18
 
 
 @dataclass(frozen=True)

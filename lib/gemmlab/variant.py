@@ -205,16 +205,29 @@ class Variant:
         runs as) cannot run this variant on ``problem``, the same check on the CPU emulator as the book's GPU, in
         a child process, with why on the same line; where that cannot run it either, one line saying it was
         skipped and why."""
+        return self.verdicts([problem], seed=seed, **params)[0]
+
+    def verdicts(self, problems, *, seed=None, **params) -> list:
+        """:meth:`verdict` of each of ``problems``, those the GPU cannot run checked in one child process."""
         from .runtime import profiles
         full = self.resolve(**params)
-        reason = self._not_here(problem, full)
-        if not reason:
-            return self.check(problem, seed=seed, **params).verdict()
         book = profiles.PROFILES[profiles.BOOK]
-        if self._not_here(problem, full, book):
-            return f"skipped here: {reason}"
-        self._refused(problem, full)                   # (as the check here would say it)
-        return f"{_check_on_emulator(self.key, problem, seed, params, book)}, checked on {book.on_emulator()} ({reason})"
+        lines, elsewhere = [], []
+        for problem in problems:
+            reason = self._not_here(problem, full)
+            if not reason:
+                lines.append(self.check(problem, seed=seed, **params).verdict())
+            elif self._not_here(problem, full, book):
+                lines.append(f"skipped here: {reason}")
+            else:
+                self._refused(problem, full)           # (as the check here would say it)
+                elsewhere.append((len(lines), reason))
+                lines.append(problem)
+        if elsewhere:
+            checked = _check_on_emulator(self.key, [lines[at] for at, _ in elsewhere], seed, params, book)
+            for (at, reason), line in zip(elsewhere, checked):
+                lines[at] = f"{line}, checked on {book.on_emulator()} ({reason})"
+        return lines
 
     def check(self, problem, *, seed=None, **params):
         """Check this variant on ``problem`` against float64 (fresh random inputs, NaN-poisoned output)."""
@@ -225,25 +238,27 @@ class Variant:
 
 FLOOR = (7, 5)     # the oldest GPU the book runs on: compute capability 7.5 (Turing, Colab's T4)
 
-# the child of _check_on_emulator: (key, problem, seed, params) pickled on its standard input, the verdict out
+# the child of _check_on_emulator: (key, problems, seed, params) pickled on its standard input, a verdict a line
 _CHECK_CHILD = ("import pickle, sys\n"
                 "import gemmlab as gl\n"
-                "key, problem, seed, params = pickle.load(sys.stdin.buffer)\n"
-                "print(gl.registry.get(key).check(problem, seed=seed, **params).verdict())\n")
+                "key, problems, seed, params = pickle.load(sys.stdin.buffer)\n"
+                "for p in problems:\n"
+                "    print(gl.registry.get(key).check(p, seed=seed, **params).verdict(), flush=True)\n")
 
 
 class ElsewhereError(RuntimeError):
     """The check that ran on the emulator for a GPU that cannot run the kernel failed; its message is the child's."""
 
 
-def _check_on_emulator(key: str, problem, seed, params: dict, profile) -> str:
-    """Variant ``key``'s check on ``problem`` in a child process on the CPU emulator as ``profile``: its verdict."""
+def _check_on_emulator(key: str, problems: list, seed, params: dict, profile) -> list:
+    """Variant ``key``'s checks on ``problems`` in one child process on the CPU emulator as ``profile``: their
+    verdicts."""
     from . import processes
-    done = processes.python_on_emulator(_CHECK_CHILD, (key, problem, seed, params), profile.key)
+    done = processes.python_on_emulator(_CHECK_CHILD, (key, problems, seed, params), profile.key)
     out = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not out:
+    if done.returncode != 0 or len(out) != len(problems):
         raise ElsewhereError(f"{key}'s check on {profile.on_emulator()} failed: {last_line(done)}")
-    return out[-1]
+    return out
 
 
 def last_line(done) -> str:

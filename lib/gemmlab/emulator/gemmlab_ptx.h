@@ -18,6 +18,7 @@
 #include "gemmlab_emu.h"
 #include "gl_emu_half.h"
 #include "gl_emu_tensor.h"
+#include <algorithm>
 #include <initializer_list>
 
 namespace gl_emu {
@@ -89,8 +90,10 @@ struct Instr {
     mutable short shape_n, shape_k;    // a wgmma's N and K (0: not read yet)
     mutable unsigned char variant;     // a wgmma's: 1 fence, 2 commit_group, 3 wait_group, 4 mma_async (0: not read)
     mutable unsigned char precision;   // an mma_async's operand type (a Precision), read with its shape
+    mutable short acc_first;           // and the C operand of its first accumulator when they are consecutive, or -1
     mutable unsigned char bytes, lanes;  // an ld's or st's element size and vector length (0: not read yet)
     mutable bool shared;               // an ld or st of shared memory (else global)
+    mutable bool cluster;              // an ld or st of .shared::cluster (another block's shared memory, maybe)
 };
 constexpr int MAX_INSTR = 48, MAX_OPERANDS = 640, MAX_REGS = 32;
 struct Program {
@@ -373,18 +376,23 @@ GL_NOSAN inline Program* program_for(const char* text)
 
 // ---- running it ---------------------------------------------------------------------------------------------
 // n "+" operands from c[first] on that are one array's elements (an outs), read from and written to the array
-// itself until an instruction other than wgmma names one of them (then its Op is filled in: mode 'L' until then)
+// itself until an instruction other than wgmma names one of them (then its Op is filled in, and its bit of
+// `filled` set; the others' Ops are never looked at)
 struct Span {
     int first, count;
     unsigned char* base;
     unsigned char size;
     char kind;
+    unsigned long long filled[4];
+    GL_NOSAN bool has(long long k) const { return k >= first && k < first + count; }
+    GL_NOSAN bool is_filled(long long k) const { return (filled[(k - first) >> 6] >> ((k - first) & 63)) & 1; }
+    GL_NOSAN bool any_filled() const { return filled[0] | filled[1] | filled[2] | filled[3]; }
 };
 struct Thread {                        // one thread's run of one statement
     const Program* program;
     Op* c;                             // the C operands
     int n_c;
-    const Span* spans;
+    Span* spans;
     int n_spans;
     unsigned long long regs[MAX_REGS];
     const char* file;
@@ -424,13 +432,13 @@ GL_NOSAN inline unsigned long long sreg(int which)
 GL_NOSAN inline Op& c_operand(const Thread& t, long long k)
 {
     Op& c = t.c[k];
-    if (c.mode != 'L') return c;
     for (int s = 0; s < t.n_spans; ++s) {
-        const Span& r = t.spans[s];
-        if (k < r.first || k >= r.first + r.count) continue;
+        Span& r = t.spans[s];
+        if (!r.has(k) || r.is_filled(k)) continue;
         unsigned char* at = r.base + (size_t)(k - r.first) * r.size;
         c = Op{at, 0, r.size, '+', r.kind, 0};
         std::memcpy(&c.bits, at, r.size);
+        r.filled[(k - r.first) >> 6] |= 1ull << ((k - r.first) & 63);
     }
     return c;
 }
@@ -484,7 +492,8 @@ struct Lane {
     unsigned long long out[8];         // its results
     const unsigned char* row;          // ldmatrix: the row it addresses (lanes 0 .. 8 x - 1)
     float* acc;                        // wgmma: its accumulators' values when it issued
-    float* const* dst;                 // wgmma: its accumulator operands' addresses
+    float* const* dst;                 // wgmma: its accumulator operands' addresses (or null:)
+    float* base;                       // wgmma: they are base[0 .. n_acc - 1], in order
     int n_acc;
     const void* extra;                 // wgmma: its view of the instruction's operands (a Wgmma)
 };
@@ -942,6 +951,7 @@ GL_NOSAN inline void run_memory(Thread& t, const Instr& in)
         const bool shared = has(op, ".shared"), global = has(op, ".global");
         if (!shared && !global) stop(t, "an ld or st the emulator does not run (it runs .shared and .global ones)");
         in.shared = shared;
+        in.cluster = has(op, ".shared::cluster");
         in.lanes = has(op, ".v4") ? 4 : has(op, ".v2") ? 2 : 1;
         in.bytes = (unsigned char)element_bytes(op);
     }
@@ -953,7 +963,7 @@ GL_NOSAN inline void run_memory(Thread& t, const Instr& in)
     if (elements(t, value, v, 4) != (int)lanes) stop(t, "a vector ld or st with as many registers as its .v2 or .v4");
     unsigned rank = cluster_rank_now;
     const char* what = load ? "a shared load" : "a shared store";
-    const unsigned long long a = shared ? cluster_address(t, address_of(t, at), has(op, ".shared::cluster"), rank, what)
+    const unsigned long long a = shared ? cluster_address(t, address_of(t, at), in.cluster, rank, what)
                                         : address_of(t, at);
     unsigned char* p = shared ? shared_at(t, a, es * lanes, es * lanes, what) : reinterpret_cast<unsigned char*>(a);
     if (rank != cluster_rank_now) {                    // distributed shared memory: another block's, aside
@@ -1666,6 +1676,8 @@ GL_NOSAN inline float shared_element(const unsigned char* at, Precision p, const
 // the tensor cores have not written yet. A wgmma that accumulates onto another's pending results (the same
 // operands, not yet waited for) takes them from it.
 constexpr unsigned UNREADY = 0x7fedbeefu;
+inline unsigned unready_words[128];
+inline const bool unready_filled = (std::fill_n(unready_words, 128, UNREADY), true);
 constexpr int MAX_SOURCES = 8;
 struct PendingLanes {                   // a pending wgmma's operands and results, thread by thread (l: 0-127)
     unsigned a_in[128][4];
@@ -1863,31 +1875,33 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
         x.waited[l] = false;
         for (int i = 0; i < 4; ++i) x.a_in[l][i] = (unsigned)L.in[i];
         uintptr_t lo = UINTPTR_MAX, hi = 0;
-        bool in_order = true;
-        for (int i = 0; i < p->n_acc; ++i) {
+        bool in_order = L.base != nullptr;
+        float* const first = in_order ? L.base : L.dst[0];
+        if (in_order) {
+            lo = reinterpret_cast<uintptr_t>(L.base);
+            hi = reinterpret_cast<uintptr_t>(L.base + p->n_acc - 1);
+        }
+        for (int i = 0; i < p->n_acc && !L.base; ++i) {
             const uintptr_t at = reinterpret_cast<uintptr_t>(L.dst[i]);
             lo = at < lo ? at : lo;
             hi = at > hi ? at : hi;
-            in_order = in_order && L.dst[i] == L.dst[0] + i;
+            in_order = (i == 0 || in_order) && L.dst[i] == L.dst[0] + i;
         }
         x.dst_lo[l] = lo;
         x.dst_hi[l] = hi;
         x.in_order[l] = in_order;
-        std::memcpy(x.dst[l], L.dst, (in_order ? 1 : p->n_acc) * sizeof(float*));
+        if (in_order) x.dst[l][0] = first;
+        else std::memcpy(x.dst[l], L.dst, p->n_acc * sizeof(float*));
         const Pending* whole = nullptr;                // the latest in flight that writes every one of them, in order
         if (in_order && w.accumulate)
             for (int r = 0; r < n_recent; ++r) {
                 const Pending& q = *recent[r];
                 if (q.x->waited[l] || lo > q.x->dst_hi[l] || hi < q.x->dst_lo[l]) continue;
-                if (q.x->in_order[l] && q.x->dst[l][0] == L.dst[0] && q.n_acc == p->n_acc) whole = &q;
+                if (q.x->in_order[l] && q.x->dst[l][0] == first && q.n_acc == p->n_acc) whole = &q;
                 break;
             }
-        bool all = whole != nullptr;                   // (then every input is its result: none was read since)
-        for (int i = 0; all && i < p->n_acc; ++i) {
-            unsigned bits;
-            std::memcpy(&bits, &L.acc[i], 4);
-            all = bits == UNREADY;
-        }
+        // (then every input is its result: none was written since)
+        const bool all = whole != nullptr && std::memcmp(L.acc, unready_words, sizeof(float) * p->n_acc) == 0;
         x.from[l] = all ? (int)(whole - pending_wgmma) : -1;
         if (all) {
             bool known = false;
@@ -1911,7 +1925,7 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
             for (int r = 0; r < n_recent && !from; ++r) {
                 const Pending& q = *recent[r];
                 if (q.x->waited[l]) continue;
-                const int k = accumulator_index(q, l, L.dst[i], i);
+                const int k = accumulator_index(q, l, reg(x, l, i), i);
                 if (k >= 0) { from = &q; at = k; }
             }
             if (!from) continue;
@@ -2145,6 +2159,13 @@ GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
         in.shape_k = (short)k;
         in.shape_n = (short)n;
         in.precision = (unsigned char)mma_precision(op);
+        const Operand& v = operand(t, in, 0);
+        bool consecutive = v.kind == K_VEC && v.count > 0;
+        for (int i = 0; consecutive && i < v.count; ++i) {
+            const Operand& e = t.program->ops[v.first + i];
+            consecutive = e.kind == K_C && e.value == t.program->ops[v.first].value + i;
+        }
+        in.acc_first = consecutive ? (short)t.program->ops[v.first].value : (short)-1;
     }
     w.N = in.shape_n;
     const int k = w.K = in.shape_k;
@@ -2156,8 +2177,8 @@ GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
     if (in.count != (w.a_regs && sixteen ? 7 : w.a_regs ? 6 : want))
         stop(t, "wgmma takes d, a, b, scale-d, imm-scale-a, imm-scale-b and, for 16-bit operands from shared memory, "
                 "imm-trans-a and imm-trans-b");
-    const Operand* d[160];
-    const int nd = elements(t, operand(t, in, 0), d, 160);
+    const Operand& dv = operand(t, in, 0);
+    const int nd = dv.kind == K_VEC ? dv.count : 1;
     if (nd != w.N / 2) {
         char what[160];
         std::snprintf(what, sizeof what, "wgmma m64n%dk%d takes %d accumulator registers, not %d", w.N, k, w.N / 2, nd);
@@ -2189,19 +2210,17 @@ GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
     w.pc = t.pc;
     float acc[128];
     float* dst[128];
-    const Span* whole = nullptr;                       // the accumulators are a Span's elements, in order, unread
-    for (int s = 0; s < t.n_spans && !whole; ++s) {
-        const Span& r = t.spans[s];
-        bool all = r.count >= nd && r.size == 4 && r.kind == 'f';
-        for (int i = 0; all && i < nd; ++i)
-            all = d[i]->kind == K_C && d[i]->value == r.first + i && t.c[r.first + i].mode == 'L';
-        if (all) whole = &r;
+    float* base = nullptr;                             // the accumulators are a Span's elements, in order, unread:
+    for (int s = 0; s < t.n_spans && in.acc_first >= 0 && !base; ++s) {     // read from the array, and written
+        const Span& r = t.spans[s];                                          // there below
+        if (r.size != 4 || r.kind != 'f' || in.acc_first < r.first || in.acc_first + nd > r.first + r.count) continue;
+        if (!r.any_filled())                           // (an instruction before it in the statement may have read one)
+            base = reinterpret_cast<float*>(r.base) + (in.acc_first - r.first);
     }
-    for (int i = 0; i < nd && whole; ++i) {           // (read from the array and, below, written there)
-        std::memcpy(&acc[i], whole->base + 4 * i, 4);
-        dst[i] = reinterpret_cast<float*>(whole->base) + i;
-    }
-    for (int i = 0; i < nd && !whole; ++i) {
+    const Operand* d[160];
+    if (base) std::memcpy(acc, base, sizeof(float) * nd);
+    else elements(t, dv, d, 160);
+    for (int i = 0; i < nd && !base; ++i) {
         const Operand& o = *d[i];
         if (o.kind == K_C && o.value >= t.n_c) stop(t, "an operand number past the statement's operands");
         if (o.kind != K_C || c_operand(t, o.value).mode == 'i' || t.c[o.value].size != 4)
@@ -2213,7 +2232,8 @@ GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
     Lane mine{};
     mine.instr = &in;
     mine.acc = acc;
-    mine.dst = dst;
+    mine.dst = base ? nullptr : dst;
+    mine.base = base;
     mine.n_acc = nd;
     if (w.a_regs) {
         const Operand* ar[8];
@@ -2221,10 +2241,8 @@ GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
         for (int i = 0; i < 4; ++i) mine.in[i] = read(t, *ar[i]);
     }
     mine.extra = &w;
-    for (int i = 0; i < nd; ++i) {                    // (until this thread waits for the results; the issue reads
-        if (whole) std::memcpy(dst[i], &UNREADY, 4);   // them from acc)
-        else t.c[d[i]->value].bits = UNREADY;
-    }
+    if (base) std::memcpy(base, unready_words, sizeof(float) * nd);     // (until this thread waits for the
+    for (int i = 0; i < nd && !base; ++i) t.c[d[i]->value].bits = UNREADY;  // results; the issue reads them from acc)
     group_together(&mine, t, wgmma_issue, 128);
 }
 
@@ -2331,6 +2349,16 @@ GL_NOSAN inline void run_instr(Thread& t, const Instr& in)
     unsupported("inline PTX assembly (asm)", what);
 }
 
+GL_NOSAN inline void write_back(const Op& c)          // an output operand's bits to its C variable
+{
+    switch (c.size) {                                  // (fixed sizes: copied in place, not by a call)
+        case 4: std::memcpy(c.addr, &c.bits, 4); break;
+        case 8: std::memcpy(c.addr, &c.bits, 8); break;
+        case 2: std::memcpy(c.addr, &c.bits, 2); break;
+        default: std::memcpy(c.addr, &c.bits, c.size);
+    }
+}
+
 GL_NOSAN __attribute__((noinline)) inline void run(const char* text, const char* file, int line,
                                                     std::initializer_list<Op> operands)
 {
@@ -2344,8 +2372,8 @@ GL_NOSAN __attribute__((noinline)) inline void run(const char* text, const char*
         }
         unsigned char* at = static_cast<unsigned char*>(o.addr);
         if (o.mode == '+' && n_spans < 8 && n + o.run <= 160) {      // (filled in when an instruction reads them)
-            spans[n_spans++] = Span{n, o.run, at, o.size, o.kind};
-            for (int k = 0; k < o.run; ++k) c[n++].mode = 'L';
+            spans[n_spans++] = Span{n, o.run, at, o.size, o.kind, {0, 0, 0, 0}};
+            n += o.run;
             continue;
         }
         for (int k = 0; k < o.run && n < 160; ++k, at += o.size) {
@@ -2372,14 +2400,15 @@ GL_NOSAN __attribute__((noinline)) inline void run(const char* text, const char*
         if (in.pred >= 0 && ((t.regs[in.pred] != 0) == in.negated)) continue;
         run_instr(t, in);
     }
-    for (int i = 0; i < n; ++i) {
-        if (c[i].mode == 'i' || c[i].mode == 'L') continue;   // (an unread Span's element: its array is current)
-        switch (c[i].size) {                           // (fixed sizes: copied in place, not by a call)
-            case 4: std::memcpy(c[i].addr, &c[i].bits, 4); break;
-            case 8: std::memcpy(c[i].addr, &c[i].bits, 8); break;
-            case 2: std::memcpy(c[i].addr, &c[i].bits, 2); break;
-            default: std::memcpy(c[i].addr, &c[i].bits, c[i].size);
+    for (int i = 0, s = 0; i < n; ++i) {
+        if (s < n_spans && i == spans[s].first) {     // a Span: only the elements read (its array is current)
+            const Span& r = spans[s++];
+            for (int k = r.first; r.any_filled() && k < r.first + r.count; ++k)
+                if (r.is_filled(k)) write_back(c[k]);
+            i = r.first + r.count - 1;
+            continue;
         }
+        if (c[i].mode != 'i') write_back(c[i]);
     }
 }
 
