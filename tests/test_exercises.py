@@ -26,8 +26,8 @@ def test_an_exercise_the_gpu_cannot_run_is_checked_on_the_emulator_as_the_books_
     assert gl.exercises.check("mma_ldmatrix", gl.exercises.solution("mma_ldmatrix")) is True
     first, *rest = capsys.readouterr().out.splitlines()
     assert first == ("mma_ldmatrix: checked on the CPU emulator as an NVIDIA H200, 9.0 (mma_ldmatrix needs compute "
-                     "capability 8.0 (mma.sync m16n8k16 with FP16 operands); this is the CPU emulator as a Tesla "
-                     "T4, 7.5)")
+                     f"capability 8.0 (mma.sync m16n8k16 with FP16 operands); this is {gl.profiles.current().describe()})")
+    assert first.endswith("Tesla T4, 7.5)")
     assert len(rest) == 4 and all(line.endswith(": True") for line in rest)
     wrong = gl.exercises.scaffold("mma_ldmatrix")
     assert gl.exercises.check("mma_ldmatrix", wrong) is False
