@@ -1058,3 +1058,63 @@ def test_a_group_dies_with_a_parent_that_ignores_sigterm(tmp_path):
     proc.wait()
     alive = _running(marker)
     assert alive == [], f"left running: {alive}"
+
+
+ASYNC_COPIES = r'''
+#include <cuda_pipeline.h>
+// each thread copies in[t] into shared memory asynchronously (WAIT 0: and never waits, only __syncthreads), then
+// reads it back
+template <int WAIT>
+__global__ void staged(const float* in, float* out)
+{
+    __shared__ __align__(16) float tile[128];
+    const int t = threadIdx.x;
+    __pipeline_memcpy_async(&tile[t], &in[t], sizeof(float));
+    __pipeline_commit();
+    if (WAIT) __pipeline_wait_prior(0);
+    __syncthreads();
+    out[t] = tile[t];
+}
+// PTX: two groups of copies, x into a, then y into b; wait_group 1 lets the second stay in flight
+__global__ void two_groups(const float* x, const float* y, float* out)
+{
+    __shared__ __align__(16) float a[32], b[32];
+    const int t = threadIdx.x;
+    const unsigned sa = static_cast<unsigned>(__cvta_generic_to_shared(&a[t]));
+    const unsigned sb = static_cast<unsigned>(__cvta_generic_to_shared(&b[t]));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(sa), "l"(x + t) : "memory");
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(sb), "l"(y + t) : "memory");
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+    out[t] = a[t];
+    out[32 + t] = b[t];                                  // (not waited for: a race on a GPU)
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    out[64 + t] = b[t];
+}
+'''
+
+
+@pytest.mark.parametrize("wait", [1, 0])
+def test_an_asynchronous_copy_read_before_its_wait_is_not_there_yet(wait):
+    if not wait and gl.backend != "emulator":
+        pytest.skip("a race on a GPU: the emulator makes its wrong answer certain")
+    mod = gl.load(code=ASYNC_COPIES)
+    x = gl.xp.arange(1, 129, dtype=numpy.float32)
+    out = gl.xp.full(128, -1.0, dtype=numpy.float32)
+    mod.get(f"staged<{wait}>")(1, 128, (x, out))
+    got = gl.to_host(out)
+    if wait:
+        assert (got == numpy.arange(1, 129)).all()
+    else:                                                # (its copy lands when the thread exits)
+        assert (got == 0).all()
+
+
+@emulator_only
+def test_a_ptx_wait_group_lands_the_older_groups_only():
+    mod = gl.load(code=ASYNC_COPIES, options=("-arch=sm_80",))
+    x = numpy.arange(32, dtype=numpy.float32) + 1
+    y = 100 + x
+    out = numpy.full(96, -1.0, dtype=numpy.float32)
+    mod.get("two_groups")(1, 32, (x, y, out))
+    assert (out[:32] == x).all() and (out[32:64] == 0).all() and (out[64:] == y).all()

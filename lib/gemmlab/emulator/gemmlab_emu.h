@@ -620,10 +620,12 @@ GL_NOSAN inline void open_barrier()
     ++g.epoch;
 }
 
+GL_NOSAN inline void async_land(unsigned thread, unsigned long long below);
 [[noreturn]] GL_NOSAN inline void fiber_main()
 {
     g.body(g.args);
     Fiber& me = g.fibers[g.cur];
+    async_land(me.linear, ~0ull);                      // (its copies still in flight land, as on a GPU, eventually)
     me.state = EXITED;
     --g.live;
     const unsigned base = me.linear & ~31u, lane = me.linear & 31u;
@@ -1943,6 +1945,7 @@ GL_NOSAN inline void keep(T& live, T& kept, bool aside) { keep(&live, &kept, siz
 GL_NOSAN inline void cluster_keep(unsigned r, bool aside)
 {
     ClusterBlock& b = cluster_block[r];
+    for (unsigned i = 0; aside && i < g.n; ++i) async_land(i, ~0ull);    // (its copies to its shared memory land)
     if (!aside) {
         cluster_rank_now = r;
         g.fibers = b.fibers;
@@ -2044,9 +2047,11 @@ GL_NOSAN inline unsigned char* cluster_memory(unsigned r, unsigned char* p, size
 }
 
 // a block's threads, each at the start of the kernel
+GL_NOSAN inline void async_reset(unsigned thread);
 GL_NOSAN inline void start_fibers(Fiber* fibers)
 {
     for (unsigned i = 0; i < g.n; ++i) {
+        async_reset(i);
         Fiber& f = fibers[i];
         f.state = RUNNABLE;
         f.line = 0;
@@ -2276,6 +2281,56 @@ GL_NOSAN inline void shadow_check(uintptr_t a, size_t n, bool write, const void*
 #else
     (void)a; (void)n; (void)write; (void)ret;
 #endif
+}
+}  // namespace gl_emu
+
+// ---- asynchronous copies to shared memory (cp.async; <cuda_pipeline.h>'s __pipeline_memcpy_async) ----------
+// A copy is checked as its thread's access when issued, and lands when its thread waits for its group
+// (cp.async.wait_group, __pipeline_wait_prior), when the thread exits, when its block goes aside for another
+// of its cluster, or when the thread has 64 in flight (the oldest then): as late as a GPU may land it. A thread
+// that reads the destination before waiting reads what was there before, the wrong answer a GPU can give.
+namespace gl_emu {
+struct AsyncCopy {
+    unsigned char* dst;
+    const unsigned char* src;
+    unsigned size, given;                              // (the bytes past `given` are zeros)
+    unsigned long long group;
+};
+constexpr unsigned ASYNC_RING = 64;
+inline AsyncCopy async_copies[1024][ASYNC_RING];
+inline unsigned async_head[1024], async_count[1024];
+inline unsigned long long async_groups[1024];          // each thread's groups committed so far
+GL_NOSAN inline void async_reset(unsigned thread) { async_head[thread] = async_count[thread] = 0, async_groups[thread] = 0; }
+// thread's copies of groups below `below` (all: ~0), oldest first
+GL_NOSAN inline void async_land(unsigned thread, unsigned long long below)
+{
+    while (async_count[thread] && async_copies[thread][async_head[thread]].group < below) {
+        const AsyncCopy& c = async_copies[thread][async_head[thread]];
+        std::memcpy(c.dst, c.src, c.given);
+        std::memset(c.dst + c.given, 0, c.size - c.given);
+        async_head[thread] = (async_head[thread] + 1) % ASYNC_RING;
+        --async_count[thread];
+    }
+}
+GL_NOSAN inline void async_copy(void* dst, const void* src, size_t size, size_t given, const void* ret)
+{
+    shadow_check(reinterpret_cast<uintptr_t>(dst), size, true, ret);
+    if (given) shadow_check(reinterpret_cast<uintptr_t>(src), given, false, ret);
+    const unsigned t = g.fibers[g.cur].linear;
+    if (async_count[t] == ASYNC_RING) {                // the oldest lands: it may have by now
+        const unsigned long long oldest = async_copies[t][async_head[t]].group;
+        async_land(t, oldest + 1);
+    }
+    async_copies[t][(async_head[t] + async_count[t]++) % ASYNC_RING] =
+        AsyncCopy{static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), (unsigned)size,
+                  (unsigned)given, async_groups[t]};
+}
+GL_NOSAN inline void async_commit() { ++async_groups[g.fibers[g.cur].linear]; }
+// until at most n of this thread's committed groups are still in flight
+GL_NOSAN inline void async_wait(unsigned long long n)
+{
+    const unsigned t = g.fibers[g.cur].linear;
+    if (async_groups[t] > n) async_land(t, async_groups[t] - n);
 }
 }  // namespace gl_emu
 

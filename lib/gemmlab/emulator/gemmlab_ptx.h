@@ -984,13 +984,20 @@ GL_NOSAN inline void run_memory(Thread& t, const Instr& in)
     }
 }
 
-// ---- cp.async (Ampere's copies to shared memory): made at once, as <cuda_pipeline.h>'s are here, so that its
-// ---- groups and waits have nothing left to do (a correct kernel waits before it reads, and the data is there)
+// ---- cp.async (Ampere's copies to shared memory): each lands when its thread waits for its group, as late as a
+// ---- GPU may land it (gemmlab_emu.h's asynchronous copies, which <cuda_pipeline.h>'s copies are too)
 GL_NOSAN inline void run_cp_async(Thread& t, const Instr& in)
 {
     const char* op = in.opcode;
-    if (starts(op, "cp.async.commit_group") || starts(op, "cp.async.wait_group") || starts(op, "cp.async.wait_all"))
-        return;
+    if (starts(op, "cp.async.commit_group")) return async_commit();
+    if (starts(op, "cp.async.wait_group")) {
+        if (in.count != 1) stop(t, "cp.async.wait_group takes the number of groups that may stay in flight");
+        return async_wait(read(t, operand(t, in, 0)));
+    }
+    if (starts(op, "cp.async.wait_all")) {            // (commit_group, then wait_group 0)
+        async_commit();
+        return async_wait(0);
+    }
     if (!(starts(op, "cp.async.ca.shared") || starts(op, "cp.async.cg.shared")) || !has(op, ".global"))
         stop(t, "a cp.async the emulator does not run (it runs cp.async.ca and .cg from global to shared memory, "
                 "commit_group, wait_group and wait_all)");
@@ -1004,10 +1011,7 @@ GL_NOSAN inline void run_cp_async(Thread& t, const Instr& in)
     unsigned char* dst = shared_at(t, address_of(t, operand(t, in, 0)), size, size, "a cp.async destination");
     const unsigned long long src = address_of(t, operand(t, in, 1));
     if (src % size) stop(t, "a cp.async source that is not aligned to its size");
-    shadow_check(reinterpret_cast<uintptr_t>(dst), size, true, t.pc);
-    if (given) shadow_check((uintptr_t)src, given, false, t.pc);
-    std::memcpy(dst, reinterpret_cast<const void*>(src), given);
-    std::memset(dst + given, 0, size - given);       // the bytes past the source size are zeros
+    async_copy(dst, reinterpret_cast<const void*>(src), size, given, t.pc);    // (the bytes past `given`: zeros)
 }
 
 // ---- mbarriers --------------------------------------------------------------------------------------------

@@ -1,15 +1,14 @@
-// Emulator version of <cuda_pipeline.h>: the primitives copy at once (synchronously), so that commits
-// and waits have nothing left to do; the results are the GPU's, and so is every ordering a correct
-// kernel relies on (it must wait before it reads, and the data is there by then).
+// Emulator version of <cuda_pipeline.h>: a copy is made when its thread waits for its batch (or exits), as late
+// as a GPU may make it (gemmlab_emu.h's asynchronous copies), so that a kernel that reads before it waits reads
+// what was there before, as it may on a GPU.
 #pragma once
 #include "gemmlab_emu.h"
 
 inline void __pipeline_memcpy_async(void* dst, const void* src, size_t size, size_t zfill = 0)
 {
-    // size bytes copied, then zfill more bytes set to zero (cp.async's src-size form)
-    std::memcpy(dst, src, size - zfill);
-    if (zfill) std::memset(static_cast<char*>(dst) + (size - zfill), 0, zfill);
+    // size bytes, of which the last zfill are zeros (cp.async's src-size form)
+    ::gl_emu::async_copy(dst, src, size, size - zfill, __builtin_return_address(0));
 }
-inline void __pipeline_commit() {}
-inline void __pipeline_wait_prior(size_t) {}
+inline void __pipeline_commit() { ::gl_emu::async_commit(); }
+inline void __pipeline_wait_prior(size_t n) { ::gl_emu::async_wait(n); }
 inline void __pipeline_arrive_on(void*) {}
