@@ -721,12 +721,17 @@ __global__ void two_issuers(const __grid_constant__ TensorMap map, unsigned shor
 }
 
 // the box read without waiting on its barrier
+// (WAIT: and waits for it afterwards; else no thread ever does, and the block ends with the copy in flight)
+template <bool WAIT>
 __global__ void read_before_landing(const __grid_constant__ TensorMap map, unsigned short* out)
 {
     __shared__ __align__(1024) unsigned short tile[128 * 64];
     __shared__ unsigned long long full;
     load_box(tile, &map, &full, 0);
     for (int i = threadIdx.x; i < 128 * 64; i += blockDim.x) out[i] = tile[i];
+    if (!WAIT) return;
+    __syncthreads();                                     // (every thread has read before one waits)
+    bar_wait(smem(&full), 0);
 }
 
 // a TMA store whose thread never waits for it (FENCE), or of a tile written with no fence.proxy.async (!FENCE)
@@ -859,8 +864,13 @@ def test_a_box_read_before_its_barrier_completes_is_not_there_yet(wgmma):
     from gemmlab.runtime import tma
     A = numpy.ones((128, 64), dtype=numpy.float16)
     out = numpy.full(128 * 64, 7, dtype=numpy.uint16)
-    wgmma.get("read_before_landing")(1, 128, (tma.tensor_map(A, "fp16", 128, 64), out))
+    wgmma.get("read_before_landing<true>")(1, 128, (tma.tensor_map(A, "fp16", 128, 64), out))
     assert (out == 0).all()                              # what the block's shared memory held, not the box
+    with pytest.raises(gl.EmulatorError, match=r"a TMA load into this block's shared memory that no thread of the "
+                                               r"block waited for \(mbarrier.try_wait on its barrier\) before the "
+                                               r"block ended: the copy may write shared memory the block no longer "
+                                               r"has"):
+        wgmma.get("read_before_landing<false>")(1, 128, (tma.tensor_map(A, "fp16", 128, 64), out))
 
 
 @emulator_only
@@ -988,7 +998,7 @@ __global__ void __cluster_dims__(2, 1, 1) remote_arrivals(int* out, int rounds, 
 
 // one TMA copy of a 64 x 64 FP16 box multicast to every block in `mask` (issued by rank `from`), each block
 // waiting on its own barrier, then writing what landed. INIT_SYNC 0: no cluster barrier between the barriers'
-// set-up and the copy
+// set-up and the copy; 2: rank 1 never waits for its copy (and ends with it in flight)
 template <int INIT_SYNC>
 __global__ void __cluster_dims__(2, 1, 1) multicast_box(const __grid_constant__ TensorMap map, unsigned short* out,
                                                          int from, int mask)
@@ -1002,6 +1012,7 @@ __global__ void __cluster_dims__(2, 1, 1) multicast_box(const __grid_constant__ 
     }
     if (INIT_SYNC) cluster_sync();
     else __syncthreads();
+    if (INIT_SYNC == 2 && rank == 1) mask &= ~2;
     if (threadIdx.x == 0) bar_expect_bytes(smem(&full), (mask >> rank) & 1 ? 64 * 64 * 2 : 0);
     if (threadIdx.x == 0 && (int)rank == from) tma_load_multicast(smem(tile), &map, 0, 0, smem(&full), mask);
     if ((mask >> rank) & 1) {
@@ -1073,6 +1084,10 @@ def test_cluster_faults_are_named(clusters):
     with pytest.raises(gl.EmulatorError, match="a multicast TMA load that completes on an mbarrier another block of "
                                                "the cluster has not set up"):
         clusters.get("multicast_box<0>")(2, 128, (tma.tensor_map(box, "fp16", 64, 64), out, numpy.int32(0),
+                                                   numpy.int32(3)))
+    with pytest.raises(gl.EmulatorError, match=r"block \(1,0,0\).*a TMA load into this block's shared memory that no "
+                                               r"thread of the block waited for"):
+        clusters.get("multicast_box<2>")(2, 128, (tma.tensor_map(box, "fp16", 64, 64), out, numpy.int32(0),
                                                    numpy.int32(3)))
     with pytest.raises(gl.EmulatorError, match=r"whose mask 0x4 names a block outside of its cluster of 2"):
         clusters.get("multicast_box<1>")(2, 128, (tma.tensor_map(box, "fp16", 64, 64), out, numpy.int32(0),

@@ -2277,6 +2277,13 @@ GL_NOSAN inline void block_end()
                           "copy may read shared memory the block no longer has", c.file, c.line);
             return block_failed(what);
         }
+    for (int i = 0; i < copy_top; ++i)                 // (a load lands when a thread of its block waits for it)
+        if (const Copy& c = copies[i]; c.used && c.block == block_serial && c.load) {
+            std::snprintf(what, sizeof what, "inline PTX at %s:%d: a TMA load into this block's shared memory that "
+                          "no thread of the block waited for (mbarrier.try_wait on its barrier) before the block "
+                          "ended: the copy may write shared memory the block no longer has", c.file, c.line);
+            return block_failed(what);
+        }
 }
 inline const bool block_end_registered = (block_end_hook = block_end, true);
 #if defined(GL_EMU_MEMCHECK) && !defined(GL_EMU_RACECHECK)
