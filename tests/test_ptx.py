@@ -583,6 +583,9 @@ __device__ __forceinline__ unsigned long long plain_desc(unsigned addr, unsigned
     return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)((lbo & 0x3FFFF) >> 4) << 16) |
            ((unsigned long long)((sbo & 0x3FFFF) >> 4) << 32);
 }
+// where element (r, k) of a K-major 16-deep FP16 tile lies in it, in 16-bit units: core matrices of 8 rows of k's 8
+// values (16 bytes), the next 8 values of k 128 bytes on (LBO), the next 8 rows 256 bytes on (SBO)
+__device__ __forceinline__ int core_at(int r, int k) { return (r / 8) * 128 + (k / 8) * 64 + (r % 8) * 8 + k % 8; }
 
 // one warpgroup: D (64 x 8, FP32) = A (64 x 16) B (16 x 8), FP16, both K-major without a swizzle: core matrices of
 // 8 rows x 16 bytes, 128 bytes apart along K (LBO) and 256 along M or N (SBO). MODE 0: as it should be; 1: an
@@ -594,12 +597,8 @@ __global__ void wgmma_tile(const unsigned short* a, const unsigned short* b, flo
 {
     __shared__ __align__(128) unsigned short As[64 * 16], Bs[8 * 16];
     const int t = threadIdx.x;
-    for (int i = t; i < 64 * 16; i += 128) {
-        const int m = i / 16, k = i % 16;
-        As[(m / 8) * 128 + (k / 8) * 64 + (m % 8) * 8 + k % 8] = a[i];
-    }
-    const int k = t / 8, n = t % 8;                      // (128 threads: B's 16 x 8)
-    Bs[(k / 8) * 64 + n * 8 + k % 8] = b[k * 8 + n];
+    for (int i = t; i < 64 * 16; i += 128) As[core_at(i / 16, i % 16)] = a[i];
+    Bs[core_at(t % 8, t / 8)] = b[t];                    // (128 threads: B's 16 x 8, row k = t / 8, column n = t % 8)
     if (MODE != 4) asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");   // stores, then wgmma's reads
     __syncthreads();
     float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -635,14 +634,8 @@ __global__ void wgmma_chain(const unsigned short* a, const unsigned short* b, fl
 {
     __shared__ __align__(128) unsigned short As[64 * 16], Bs[16 * 16];
     const int t = threadIdx.x;
-    for (int i = t; i < 64 * 16; i += 128) {
-        const int m = i / 16, k = i % 16;
-        As[(m / 8) * 128 + (k / 8) * 64 + (m % 8) * 8 + k % 8] = a[i];
-    }
-    for (int i = t; i < 16 * 16; i += 128) {
-        const int k = i / 16, n = i % 16;
-        Bs[(n / 8) * 128 + (k / 8) * 64 + (n % 8) * 8 + k % 8] = b[i];
-    }
+    for (int i = t; i < 64 * 16; i += 128) As[core_at(i / 16, i % 16)] = a[i];
+    for (int i = t; i < 16 * 16; i += 128) Bs[core_at(i % 16, i / 16)] = b[i];      // (row k = i / 16, column n)
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     __syncthreads();
     float e[12] = {};

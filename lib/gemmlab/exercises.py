@@ -224,11 +224,7 @@ def check(name: str, code: str, draws: int = 2, seed=None, quiet: bool = False) 
 def _cannot_run(e: Exercise) -> str | None:
     """Why the GPU in use (or the profile the emulator runs as) cannot run exercise ``e``; None when it can."""
     from .runtime import profiles
-    here = profiles.current()
-    if e.need is None or e.need.met_by(here.capability):
-        return None
-    return (f"{e.name} needs compute capability {e.need.cc}{' exactly' if e.need.only else ''} ({e.need.feature}); "
-            f"this is {here.describe()}")
+    return e.need.lacking(e.name, profiles.current()) if e.need is not None else None
 
 
 # the child of _check_elsewhere: (name, code, draws, seed) on its standard input; exit status 0 right, 3 wrong

@@ -33,6 +33,14 @@ class Need:
     def cc(self) -> str:
         return f"{self.capability[0]}.{self.capability[1]}"
 
+    def lacking(self, who: str, profile) -> str | None:
+        """Why ``profile``'s GPU cannot run ``who`` (a kernel, an exercise) for want of this: one line naming the
+        capability, the feature and the GPU; None when it has it."""
+        if self.met_by(profile.capability):
+            return None
+        exactly = " exactly" if self.only else ""
+        return f"{who} needs compute capability {self.cc}{exactly} ({self.feature}); this is {profile.describe()}"
+
 
 @dataclass(frozen=True)
 class Variant:
@@ -122,9 +130,7 @@ class Variant:
         for n in self.needs:
             if n.applies(problem) and not n.met_by(p.capability):
                 what = f" in {problem.precision.upper()}" if n.precisions and problem is not None else ""
-                exactly = " exactly" if n.only else ""
-                return (f"{self.key}{what} needs compute capability {n.cc}{exactly} ({n.feature}); "
-                        f"this is {p.describe()}")
+                return n.lacking(f"{self.key}{what}", p)
         return None
 
     def does_not_fit(self, problem, params: dict, profile=None) -> str | None:
@@ -212,7 +218,7 @@ class Variant:
         from .runtime import profiles
         full = self.resolve(**params)
         book = profiles.PROFILES[profiles.BOOK]
-        lines, elsewhere = [], []
+        lines, elsewhere = [], []                     # (elsewhere: where a line goes, its problem, why)
         for problem in problems:
             reason = self._not_here(problem, full)
             if not reason:
@@ -221,11 +227,11 @@ class Variant:
                 lines.append(f"skipped here: {reason}")
             else:
                 self._refused(problem, full)           # (as the check here would say it)
-                elsewhere.append((len(lines), reason))
-                lines.append(problem)
+                elsewhere.append((len(lines), problem, reason))
+                lines.append(None)
         if elsewhere:
-            checked = _check_on_emulator(self.key, [lines[at] for at, _ in elsewhere], seed, params, book)
-            for (at, reason), line in zip(elsewhere, checked):
+            checked = _check_on_emulator(self.key, [problem for _, problem, _ in elsewhere], seed, params, book)
+            for (at, _, reason), line in zip(elsewhere, checked):
                 lines[at] = f"{line}, checked on {book.on_emulator()} ({reason})"
         return lines
 

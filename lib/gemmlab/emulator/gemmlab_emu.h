@@ -2300,7 +2300,11 @@ constexpr unsigned ASYNC_RING = 64;
 inline AsyncCopy async_copies[1024][ASYNC_RING];
 inline unsigned async_head[1024], async_count[1024];
 inline unsigned long long async_groups[1024];          // each thread's groups committed so far
-GL_NOSAN inline void async_reset(unsigned thread) { async_head[thread] = async_count[thread] = 0, async_groups[thread] = 0; }
+GL_NOSAN inline void async_reset(unsigned thread)
+{
+    async_head[thread] = async_count[thread] = 0;
+    async_groups[thread] = 0;
+}
 // thread's copies of groups below `below` (all: ~0), oldest first
 GL_NOSAN inline void async_land(unsigned thread, unsigned long long below)
 {

@@ -428,6 +428,13 @@ GL_NOSAN inline unsigned long long sreg(int which)
     }
 }
 
+// the output operand that is the array element at `at` (an outs's): with its bits when it is also read ("+")
+GL_NOSAN inline Op element_op(unsigned char* at, unsigned char size, char mode, char kind)
+{
+    Op c{at, 0, size, mode, kind, 0};
+    if (mode == '+') std::memcpy(&c.bits, at, size);
+    return c;
+}
 // C operand k, its Op filled in from its array if it is an element of a Span not yet read
 GL_NOSAN inline Op& c_operand(const Thread& t, long long k)
 {
@@ -435,9 +442,7 @@ GL_NOSAN inline Op& c_operand(const Thread& t, long long k)
     for (int s = 0; s < t.n_spans; ++s) {
         Span& r = t.spans[s];
         if (!r.has(k) || r.is_filled(k)) continue;
-        unsigned char* at = r.base + (size_t)(k - r.first) * r.size;
-        c = Op{at, 0, r.size, '+', r.kind, 0};
-        std::memcpy(&c.bits, at, r.size);
+        c = element_op(r.base + (size_t)(k - r.first) * r.size, r.size, '+', r.kind);
         r.filled[(k - r.first) >> 6] |= 1ull << ((k - r.first) & 63);
     }
     return c;
@@ -1736,6 +1741,21 @@ GL_NOSAN inline void free_pending(Pending& p)
         }
 }
 
+// whether q writes every accumulator of p's thread l (both arrays in order from the same register)
+GL_NOSAN __attribute__((always_inline)) inline bool writes_all(const Pending& q, const Pending& p, unsigned l)
+{
+    return q.x->in_order[l] && p.x->in_order[l] && q.x->dst[l][0] == p.x->dst[l][0] && q.n_acc >= p.n_acc;
+}
+// p takes results of the wgmma in flight in `slot` as inputs (which is computed first, and freed only after)
+GL_NOSAN inline void take_from(Pending& p, int slot)
+{
+    for (int j = 0; j < p.n_sources; ++j)
+        if (p.sources[j] == slot) return;
+    if (p.n_sources == MAX_SOURCES) stop_here(p.w, "a wgmma whose accumulators come from more than 8 others in flight");
+    p.sources[p.n_sources++] = slot;
+    ++pending_wgmma[slot].dependents;
+}
+
 // which of q's accumulators of thread l is register a (first tried: the one at `hint`, then where a lies from the
 // first if they are an array in order), or -1
 GL_NOSAN inline int accumulator_index(const Pending& q, unsigned l, const float* a, int hint)
@@ -1901,21 +1921,14 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
             for (int r = 0; r < n_recent; ++r) {
                 const Pending& q = *recent[r];
                 if (q.x->waited[l] || lo > q.x->dst_hi[l] || hi < q.x->dst_lo[l]) continue;
-                if (q.x->in_order[l] && q.x->dst[l][0] == first && q.n_acc == p->n_acc) whole = &q;
+                if (writes_all(q, *p, l)) whole = &q;
                 break;
             }
         // (then every input is its result: none was written since)
         const bool all = whole != nullptr && std::memcmp(L.acc, unready_words, sizeof(float) * p->n_acc) == 0;
         x.from[l] = all ? (int)(whole - pending_wgmma) : -1;
         if (all) {
-            bool known = false;
-            for (int j = 0; j < p->n_sources; ++j) known = known || p->sources[j] == x.from[l];
-            if (!known) {
-                if (p->n_sources == MAX_SOURCES)
-                    stop_here(w, "a wgmma whose accumulators come from more than 8 others in flight");
-                p->sources[p->n_sources++] = x.from[l];
-                ++pending_wgmma[x.from[l]].dependents;
-            }
+            take_from(*p, x.from[l]);
             continue;
         }
         std::memcpy(x.din[l], L.acc, p->n_acc * sizeof(float));
@@ -1935,13 +1948,7 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
             if (!from) continue;
             const int slot = (int)(from - pending_wgmma);
             x.src[l][i] = slot * 256 + at;
-            bool known = false;
-            for (int j = 0; j < p->n_sources; ++j) known = known || p->sources[j] == slot;
-            if (known) continue;
-            if (p->n_sources == MAX_SOURCES)
-                stop_here(w, "a wgmma whose accumulators come from more than 8 others in flight");
-            p->sources[p->n_sources++] = slot;
-            ++pending_wgmma[slot].dependents;
+            take_from(*p, slot);
         }
     }
 }
@@ -2009,17 +2016,12 @@ GL_NOSAN inline void wgmma_compute(Pending& p)
     gather(w, w.desc_b, w.b_kmajor, p.b_at, p.b_lo, (unsigned)w.N, &B[0][0], 1, 256, w.scale_b);
     for (int l = 0; l < 128; ++l) {                    // D in: as issued, or another wgmma's result
         const int r0 = 16 * (l / 32), g8 = (l % 32) / 4, t = l % 4, from = p.x->from[l];
-        if (from >= 0) {
-            const float* res = pending_lanes[from].res[l];
-            for (int j = 0; j < w.N / 8; ++j)
-                for (int e = 0; e < 4; ++e) D[r0 + g8 + 8 * (e / 2)][8 * j + 2 * t + e % 2] = res[4 * j + e];
-            continue;
-        }
+        const float* whole = from >= 0 ? pending_lanes[from].res[l] : nullptr;
         for (int j = 0; j < w.N / 8; ++j)
             for (int e = 0; e < 4; ++e) {
-                const int i = 4 * j + e, src = p.x->src[l][i];
+                const int i = 4 * j + e, src = whole ? -1 : p.x->src[l][i];
                 D[r0 + g8 + 8 * (e / 2)][8 * j + 2 * t + e % 2] =
-                    src < 0 ? p.x->din[l][i] : pending_lanes[src / 256].res[l][src % 256];
+                    whole ? whole[i] : src < 0 ? p.x->din[l][i] : pending_lanes[src / 256].res[l][src % 256];
             }
     }
     if (!w.accumulate)
@@ -2042,11 +2044,6 @@ GL_NOSAN inline bool rewritten_later(const Pending& p, const Pending* const* lat
     for (int r = 0; r < n_later; ++r)
         if (accumulator_index(*later[r], l, reg(*p.x, l, i), i) >= 0) return true;
     return false;
-}
-// whether q writes every accumulator of p's thread l (both arrays in order from the same register)
-GL_NOSAN __attribute__((always_inline)) inline bool writes_all(const Pending& q, const Pending& p, unsigned l)
-{
-    return q.x->in_order[l] && p.x->in_order[l] && q.x->dst[l][0] == p.x->dst[l][0] && q.n_acc >= p.n_acc;
 }
 
 // The statement's output operands ordered by address, to find those an accumulator's register is (a wait_group in
@@ -2387,11 +2384,7 @@ GL_NOSAN __attribute__((noinline)) inline void run(const char* text, const char*
             n += o.run;
             continue;
         }
-        for (int k = 0; k < o.run && n < 160; ++k, at += o.size) {
-            c[n] = Op{at, 0, o.size, o.mode, o.kind, 0};
-            if (o.mode == '+') std::memcpy(&c[n].bits, at, o.size);
-            ++n;
-        }
+        for (int k = 0; k < o.run && n < 160; ++k, at += o.size) c[n++] = element_op(at, o.size, o.mode, o.kind);
     }
     Thread t;                                          // (its registers zeroed below: those the text declares)
     t.program = program_for(text);
