@@ -237,19 +237,25 @@ def _texts(cell) -> str:
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
-def test_committed_outputs_are_the_book_gpus_run_and_its_record_keeps_their_figures(path):
-    """The committed outputs are one run on the book's GPU (its setup line says so), and every timing that
-    run printed is in the chapter's own record with the same rows: what a reader without a GPU sees when
+def test_committed_outputs_are_one_gpus_run_and_its_record_keeps_their_figures(path):
+    """The committed outputs are one run on a Hopper GPU, as itself (its setup line names it), and every timing
+    that run printed is in the chapter's own record with the same rows: what a reader without a GPU sees when
     they run the chapter (the record is shown instead of a measurement) is the committed figure."""
-    from gemmlab import profiles, record
+    from gemmlab import record
+    from gemmlab.runtime.profiles import for_device
     from gemmlab.timing import Timings
     nb = json.loads(path.read_text())
     meta = nb["metadata"].get("gemmlab", {})
-    gpu = profiles.PROFILES[profiles.BOOK].name
-    assert meta.get("executed_on") == gpu and meta.get("run", "").startswith(path.stem), \
-        f"refresh {path.name} on the book's GPU ({gpu}) with python -m gemmlab refresh"
+    gpu = meta.get("executed_on") or ""
+    assert gpu.startswith(("NVIDIA H100", "NVIDIA H200")) and meta.get("run", "").startswith(path.stem), \
+        f"refresh {path.name} on a Hopper GPU with python -m gemmlab refresh (executed on {gpu!r})"
+    assert for_device(gpu) is not None, f"{gpu}: a GPU the profiles do not know"
+    if record._committed_run(path.stem) is not None:
+        assert record._committed_run(path.stem) == record.chapter_record_name(path.stem, record.slug(gpu)), \
+            f"the newest record of {path.name}'s runs is not the run its outputs come from"
     setup = next(c for c in nb["cells"] if c["cell_type"] == "code")
     assert _texts(setup).startswith(f"This run: {gpu}, CUDA backend"), _texts(setup)[:120]
+    assert "running as" not in _texts(setup).splitlines()[0], "a run as another GPU's profile is not the book's"
     live = [(c, line) for c in nb["cells"] if c["cell_type"] == "code" for line in _texts(c).splitlines()
             if RUN_CAPTION.search(line) and "RECORDED" not in line]
     for c in nb["cells"]:

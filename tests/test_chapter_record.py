@@ -66,6 +66,32 @@ def test_nothing_is_kept_outside_a_refresh_and_a_chapter_is_named_by_its_noteboo
             gl.chapter(bad)
 
 
+@pytest.mark.skipif(gl.on_gpu, reason="on a GPU the cells measure")
+def test_a_chapter_run_on_another_gpu_than_the_h200_shows_that_run(results, capsys):
+    """A chapter whose committed outputs come from another GPU's run (no H200 record of it) shows that run's
+    figures without a GPU, and names that GPU; a record made running as another profile is never it."""
+    _record_run(results, "15-hopper", [("timing", "x", _timings("x", 2.0).to_dict())])
+    (results / "chapter-15-hopper-nvidia-h200.json").rename(results / "chapter-15-hopper-nvidia-h100-80gb-hbm3.json")
+    data = json.loads((results / "chapter-15-hopper-nvidia-h100-80gb-hbm3.json").read_text())
+    data["environment"].update(gpu="NVIDIA H100 80GB HBM3", date="2026-12-07T10:00:00Z")
+    (results / "chapter-15-hopper-nvidia-h100-80gb-hbm3.json").write_text(json.dumps(data))
+    older = json.loads(json.dumps(data))
+    older["environment"].update(date="2026-11-01T10:00:00Z")
+    older["figures"]["timing: x"]["rows"][0]["median_ms"] = 7.0
+    (results / "chapter-15-hopper-nvidia-a100-sxm4-80gb.json").write_text(json.dumps(
+        {**older, "environment": {**older["environment"], "gpu": "NVIDIA A100-SXM4-80GB"}}))
+    newer_as = json.loads(json.dumps(data))
+    newer_as["environment"].update(date="2026-12-08T10:00:00Z")
+    (results / "chapter-15-hopper-nvidia-h100-80gb-hbm3-as-t4.json").write_text(json.dumps(newer_as))
+    assert record._committed_run("15-hopper") == "chapter-15-hopper-nvidia-h100-80gb-hbm3"
+    assert record._committed_run("16-past-cublas") is None
+    gl.chapter("15-hopper")
+    line = capsys.readouterr().out
+    assert "this chapter's run on NVIDIA H100 80GB HBM3 of 2026-12-07" in line, line
+    assert "results/chapter-15-hopper-nvidia-h100-80gb-hbm3.json" in line
+    assert record.kept("timing", "x")[0]["rows"][0]["median_ms"] == 2.0
+
+
 def test_a_figure_the_run_did_not_measure_falls_back_to_the_study_record(results):
     _record_run(results, "07-dot", [("climb", "dot 16777216", {"n": 16777216, "timing": _timings("climb DOT", 1.0).to_dict()})])
     record._chapter.update(name="07-dot", shown=None)
@@ -110,7 +136,10 @@ def test_chapter_5s_sweep_run_without_a_gpu_prints_the_committed_figures(capsys,
     assert shown[0].endswith(committed.splitlines()[0])
 
 
-RECORDS = sorted((Path(__file__).resolve().parents[1] / "results").glob("chapter-*-nvidia-h200.json"))
+# each chapter's committed run (the H200's, or the newest run of the GPU its outputs come from)
+RECORDS = sorted(record.RESULTS / f"{record._committed_run(p.stem)}.json"
+                 for p in (Path(__file__).resolve().parents[1] / "chapters").glob("*.ipynb")
+                 if record._committed_run(p.stem))
 
 
 def _case(name: str):

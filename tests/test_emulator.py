@@ -422,7 +422,7 @@ def test_compile_errors_show_file_line_and_source(tmp_path):
 @emulator_only
 def test_compiled_kernels_are_cached_on_disk(tmp_path, monkeypatch):
     monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path))
-    entries = lambda: sorted(p.name for p in (tmp_path / "emulator").iterdir())   # noqa: E731
+    entries = lambda: sorted(p.name for p in (tmp_path / "emulator").iterdir() if p.name != "pch")   # noqa: E731
     gl.load(code="__global__ void k(int* x) { x[0] = 1; }").get("k")
     first = entries()
     assert len(first) == 2 and {p.rsplit(".", 1)[1] for p in first} == {"so", "json"}   # a library and its manifest
@@ -430,6 +430,40 @@ def test_compiled_kernels_are_cached_on_disk(tmp_path, monkeypatch):
     assert entries() == first
     gl.load(code="__global__ void k(int* x) { x[0] = 2; }").get("k")
     assert len(entries()) == 4
+    pch = list((tmp_path / "emulator" / "pch").iterdir())
+    assert len(pch) == 1, "one precompiled runtime header for builds with the same flags"
+
+
+@emulator_only
+def test_the_runtime_header_is_precompiled_once_per_set_of_flags_and_a_changed_header_is_read_again(tmp_path, monkeypatch):
+    """Builds with g++ take the runtime header precompiled (the manifest says so, and lists the header's files
+    among what the build read); builds with other flags (inline PTX, racecheck) get their own; without it the
+    header is read as text."""
+    import json
+    from gemmlab import _emulator
+    build = _emulator.build
+    if "Free Software Foundation" not in build._compiler_version(build._compiler()):
+        pytest.skip("precompiled headers are made with g++ only")
+    monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path))
+    cache = tmp_path / "emulator"
+    plain = "__global__ void k(int* x) { x[threadIdx.x] = threadIdx.x * 3; }"
+    ptx = ('__global__ void k(int* x) { unsigned v; asm("mov.u32 %0, %1;" : "=r"(v) : "r"(threadIdx.x * 3)); '
+           'x[threadIdx.x] = v; }')
+    for code in (plain, ptx):
+        x = gl.xp.zeros(32, dtype=gl.xp.int32)
+        gl.load(code=code).get("k")((1,), (32,), (x,))
+        assert (gl.to_host(x) == numpy.arange(32) * 3).all()
+    gl.racecheck(gl.load(code=plain).get("k"), (1,), (32,), (gl.xp.zeros(32, dtype=gl.xp.int32),))
+    manifests = [json.loads(p.read_text()) for p in cache.glob("*.json")]
+    assert len(manifests) == 3 and all(m["precompiled"] for m in manifests)
+    assert all(any(d[0].endswith("gemmlab_emu.h") for d in m["dependencies"]) for m in manifests)
+    assert any(d[0].endswith("gemmlab_ptx.h") for m in manifests for d in m["dependencies"])
+    assert len(list((cache / "pch").iterdir())) == 3                     # plain, inline PTX, racecheck's -O0
+    monkeypatch.setattr(build, "_precompiled", lambda *a: None)
+    monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path / "without"))
+    gl.load(code=plain).get("k")
+    without = [json.loads(p.read_text()) for p in (tmp_path / "without" / "emulator").glob("*.json")]
+    assert not without[0]["precompiled"] and not (tmp_path / "without" / "emulator" / "pch").exists()
 
 
 @emulator_only

@@ -67,6 +67,7 @@ def test_the_hopper_budget_splits_a_gap_it_can_recover_exactly():
     assert (b["tiles"], b["waves"]) == (512, 4) and b["busy_share"] == pytest.approx(512 / 528)
     assert b["gap_fit_ms"] == pytest.approx(b["gap_measured_ms"]) == pytest.approx(0.005 + 0.002 * 4)
     assert sum(b["parts_ms"].values()) == pytest.approx(b["gap_fit_ms"])
+    assert b["parts_ms"] == pytest.approx({"fixed cost": 0.005, "main loop": 0.002 * 4})   # no share charged to a tail
     tensor.print_budget({**r, **b})
     tensor.plot_budget({**r, **b})
     for bad in ((512, 1024), (512, 1000, 2048), (0, 512, 1024)):

@@ -264,12 +264,29 @@ def _chapter_record():
         return None
     if _chapter["shown"] is None:
         name, why = find(f"chapter-{_chapter['name']}")
+        if not (RESULTS / f"{name}.json").is_file():
+            # no record of the reader's GPU, and the chapter's committed outputs come from another GPU's run
+            name = _committed_run(_chapter["name"]) or name
         try:
             data = load(name)
         except FileNotFoundError:
             data = {}
         _chapter["shown"] = {**data, "shown_as": f"results/{name}.json"} if data else {}
     return _chapter["shown"] or None
+
+
+def _committed_run(name: str):
+    """The newest record of a chapter's run on a GPU as itself (not running as another profile): the run its
+    committed outputs come from when that was not the H200's. None if there is none."""
+    runs = []
+    for path in RESULTS.glob(f"chapter-{name}-*.json"):
+        gpu = _gpu_of(path)
+        if gpu and path.stem == chapter_record_name(name, slug(gpu)):
+            try:
+                runs.append((json.loads(path.read_text())["environment"].get("date", ""), path.stem))
+            except (OSError, ValueError, KeyError):
+                continue
+    return max(runs)[1] if runs else None
 
 
 def keep(kind: str, key: str, data) -> None:

@@ -42,6 +42,26 @@ TRITON_CONFIGS = [(128, 256, 64, 8, 3, 8), (256, 128, 64, 8, 3, 8), (128, 128, 6
                   (128, 256, 64, 8, 4, 8), (128, 128, 128, 8, 3, 8)]
 
 
+# chapter 16's float64 checks of each step: sizes that are multiples of no tile, with more tiles than a
+# Hopper GPU has SMs (every block walks several), an odd number of rows of tiles (a cluster's second tile lies
+# below C), tile counts that leave some ping-pong consumers none, and a shape at which stream-K cuts one tile
+# of 18 slices over 18 blocks
+CHECK_SIZES = ((200, 136, 72), (3000, 2600, 520), (3900, 4104, 200), (2430, 1784, 1096))
+
+
+def check_step(key: str, precision: str = "fp16", sizes=CHECK_SIZES) -> None:
+    """Print one ladder step's float64 check at each of ``sizes`` (chapter 16), a line per size as it is done:
+    on the GPU in use, or on the CPU emulator as the book's GPU where this one cannot run the kernel (the line
+    says so and why)."""
+    from .. import ops, registry
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+    variant = registry.get(key)
+    for m, n, k in sizes:
+        line = variant.verdict(ops.TcGemm(m=m, n=n, k=k, precision=precision))
+        print(f"{precision.upper()} {m} x {n} x {k}: {line}", flush=True)
+
+
 def target(shape) -> float:
     return TARGETS.get(tuple(shape), OTHER_TARGET)
 

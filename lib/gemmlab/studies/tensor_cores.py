@@ -287,7 +287,8 @@ def _measure_budget(n, ks, precision, reps, key) -> dict:
 
 def budget(result: dict) -> dict:
     """The fits and the budget of a :func:`hopper_budget` result at K = n: how much of tc/06's extra time over
-    cuBLAS's is fixed cost, how much main loop, and of the main loop how much is the last wave's idle SMs."""
+    cuBLAS's is fixed cost and how much main loop; and how full tc/06's rounds of tiles are (cuBLAS's kernel,
+    persistent over as many tiles of the same size, has the same last round, so it is no part of the gap)."""
     ks = numpy.array([r["k"] for r in result["rows"]], dtype=float)
     fit = {}
     for name in ("tc06", "cublas"):
@@ -303,9 +304,7 @@ def budget(result: dict) -> dict:
     busy = tiles / (waves * slots)
     a, c = fit["tc06"], fit["cublas"]
     main = a["per_1024_ms"] * n / 1024
-    parts = {"fixed cost": a["fixed_ms"] - c["fixed_ms"],
-             "main loop: the last wave's idle SMs": main * (1 - busy),
-             "main loop: the rest": main * busy - c["per_1024_ms"] * n / 1024}
+    parts = {"fixed cost": a["fixed_ms"] - c["fixed_ms"], "main loop": main - c["per_1024_ms"] * n / 1024}
     at_n = next((r for r in result["rows"] if r["k"] == n), None)
     return {"fit": fit, "tiles": tiles, "waves": waves, "busy_share": busy, "parts_ms": parts,
             "gap_fit_ms": sum(parts.values()),

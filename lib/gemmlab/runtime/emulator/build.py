@@ -850,7 +850,8 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
                 if library is None:
                     # (a cache entry passed this scan when it was built: the scan's patterns are in its key)
                     _find_unsupported(module, lambda: _preprocessed(command, unit, origin, module, cache))
-                    library = _build(cache, key, command, unit, module, expr, origin, kernel_line)
+                    library = _build(cache, key, command, unit, module, expr, origin, kernel_line,
+                                     _precompiled(cache, cxx, command))
         try:
             lib = _loaded.get(library)
             if lib is None:
@@ -919,6 +920,58 @@ def _c_string(text: str) -> str:
     """A file name as the inside of a C string literal (a #line directive's): backslashes, quotes and newlines
     escaped."""
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _precompiled(cache: Path, cxx: str, command) -> tuple | None:
+    """(folder, dependencies): the runtime header (gemmlab_emu.h, and gemmlab_ptx.h where the build defines
+    GL_EMU_PTX) precompiled by g++ with exactly this build's compile flags, made once into the cache and shared
+    by every kernel built with them. Parsing the header is most of a small kernel's build, and about a second of
+    each inline-PTX kernel's. None where the compiler is not g++ or it fails: the header is then read as text,
+    as before (the same library either way)."""
+    if "Free Software Foundation" not in _compiler_version(cxx):
+        return None
+    flags = [c for c in command[1:] if c != "-shared" and not c.startswith("-Wl,")]      # (the compile's own)
+    digest = hashlib.sha256("\0".join([_runtime_digest(), _compiler_version(cxx), *flags]).encode()).hexdigest()[:24]
+    folder = cache / "pch" / digest
+    done = folder / "dependencies.json"
+    if not done.is_file():
+        try:
+            folder.parent.mkdir(exist_ok=True)
+        except OSError:
+            return None
+        with _building(cache, f"pch-{digest}"):
+            if not done.is_file():
+                _precompile(folder, cxx, flags)
+    try:
+        return folder, json.loads(done.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _precompile(folder: Path, cxx: str, flags: list) -> None:
+    """Make folder/gemmlab_emu.h.gch and its list of dependencies (published last); nothing on failure."""
+    build = Path(tempfile.mkdtemp(prefix=".build-", dir=folder.parent.parent)).resolve()   # (swept if left)
+    try:
+        (build / "runtime").symlink_to(HERE, target_is_directory=True)      # (plain names, as _build's)
+        for header in ("gemmlab_emu.h", "gemmlab_ptx.h"):   # an include after the first finds the text here
+            (build / header).symlink_to(HERE / header)
+        proc = processes.run([cxx, *_plain_paths(build, flags), "-x", "c++-header", "runtime/gemmlab_emu.h",
+                              "-MD", "-MF", "pch.d", "-o", "gemmlab_emu.h.gch"], capture_output=True, text=True,
+                             cwd=build, group=True, env={**os.environ, "TMPDIR": str(build)})
+        if proc.returncode != 0 or not (build / "gemmlab_emu.h.gch").is_file():
+            return
+        deps = _dependencies(build / "pch.d", build)
+        (build / "pch.d").unlink()
+        shutil.rmtree(folder, ignore_errors=True)   # (a half-made one: this process holds the key's lock)
+        try:
+            os.rename(build, folder)
+        except OSError:                            # made by another process meanwhile: keep that one
+            return
+        atomic_write(folder / "dependencies.json", json.dumps(deps))
+    except OSError:
+        return
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
 
 
 def _plain_paths(build: Path, command) -> list:
@@ -1022,11 +1075,15 @@ def _building(cache: Path, key: str):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_line=1) -> Path:
+def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_line=1, pch=None) -> Path:
     """Compile into a private folder inside the cache (one filesystem: the renames are atomic), then publish
-    the library under a name that carries its checksum, and last the manifest that vouches for it."""
+    the library under a name that carries its checksum, and last the manifest that vouches for it. ``pch``:
+    the runtime header precompiled with these flags (:func:`_precompiled`), or None."""
     build = Path(tempfile.mkdtemp(prefix=".build-", dir=cache)).resolve()
     try:
+        if pch is not None:                       # found first: the compiler takes it for the header
+            at = command.index(f"-I{HERE}")
+            command = [*command[:at], f"-I{pch[0]}", "-Winvalid-pch", *command[at:]]
         mirror = _mirror_headers(build, module)
         if mirror is not None:
             command = [command[0], f"-I{mirror}", *command[1:]]
@@ -1043,11 +1100,13 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
                 # compiled with the instrumentation, linked without it (its runtime library stays out)
                 proc = processes.run([*command, "-c", "-MD", "-MF", rel_dep, src, "-o", "unit.o"],
                                      capture_output=True, text=True, cwd=build, group=True, env=scratch)
+                said = proc.stderr
                 if proc.returncode == 0:
                     proc = processes.run([c for c in command if c != "-fsanitize=thread"] + ["unit.o", "-o", rel_out],
                                          capture_output=True, text=True, cwd=build, group=True, env=scratch)
             else:
                 proc = processes.run(full, capture_output=True, text=True, cwd=build, group=True, env=scratch)
+                said = proc.stderr
         except OSError as exc:
             raise module.compile_error(f"the C++ compiler {command[0]} could not be run: {exc}", expr) from None
         if proc.returncode != 0 or not out.is_file():
@@ -1063,8 +1122,11 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
             raise module.compile_error(log, expr)
         sha = _sha256(out)
         library = cache / f"{key}-{sha[:16]}.so"
+        # (with the header precompiled, the compiler names neither it nor what it includes: the precompiled
+        # header's own list stands in for them)
         manifest = {"library": library.name, "sha256": sha, "kernel": expr, "source": origin,
-                    "dependencies": _dependencies(dep, build)}
+                    "dependencies": _dependencies(dep, build) + (pch[1] if pch is not None else []),
+                    "precompiled": pch is not None and "not used because" not in said}
         try:
             os.replace(out, library)
             atomic_write(cache / f"{key}.json", json.dumps(manifest, indent=1) + "\n")
