@@ -1,4 +1,4 @@
-// tc/06_wgmma_tma.cu — Hopper's own pipeline: TMA copies, mbarriers and warpgroup MMA (sm_90a; GPU only).
+// tc/06_wgmma_tma.cu — Hopper's own pipeline: TMA copies, mbarriers and warpgroup MMA (sm_90a).
 //
 // C (M x N, FP32, row-major) = A (M x K) B (K x N), row-major, A and B in FP16 (PREC 0) or BF16 (1).
 // What changed since tc/05: there every thread copied its part of each tile (cp.async) and every warp

@@ -1,4 +1,4 @@
-// tc/07_3xtf32_wgmma.cu — 3xTF32 on Hopper's pipeline: FP32 SGEMM accuracy from TF32 wgmma (sm_90a; GPU only).
+// tc/07_3xtf32_wgmma.cu — 3xTF32 on Hopper's pipeline: FP32 SGEMM accuracy from TF32 wgmma (sm_90a).
 //
 // C (M x N, FP32) = A (M x K) B (K x N), FP32, row-major, any sizes. tc/04's method (each FP32 value as a
 // TF32 head and a TF32 tail; head x head + head x tail + tail x head) on tc/06's machinery (TMA copies,

@@ -1,4 +1,4 @@
-// tc/08_persistent.cu — tc/06 as a persistent kernel: one block per SM walks the tiles (sm_90a; GPU only).
+// tc/08_persistent.cu — tc/06 as a persistent kernel: one block per SM walks the tiles (sm_90a).
 //
 // C (M x N, FP32, row-major) = A (M x K) B (K x N), row-major, A and B in FP16 (PREC 0) or BF16 (1).
 // What changed since tc/06: there the grid had one block per 128 x 256 tile of C, and each block filled its

@@ -1,5 +1,5 @@
 // tc/09_tma_store.cu — tc/08 with its stores handed to the copy engine: the epilogue off the tensor cores'
-// critical path (sm_90a; GPU only).
+// critical path (sm_90a).
 //
 // C (M x N, FP32, row-major) = A (M x K) B (K x N), row-major, A and B in FP16 (PREC 0) or BF16 (1).
 // What changed since tc/08: there each consumer thread stored its 128 accumulators itself, 64 eight-byte

@@ -1,5 +1,5 @@
 // tc/10_cluster_multicast.cu — tc/09 in clusters of two blocks that share B's slices by TMA multicast
-// (sm_90a; GPU only).
+// (sm_90a).
 //
 // C (M x N, FP32, row-major) = A (M x K) B (K x N), row-major, A and B in FP16 (PREC 0) or BF16 (1).
 // What changed since tc/09: there every block loaded its own 64 x 256 slice of B, 32 KiB a step, although

@@ -1,4 +1,4 @@
-// tc/11_stream_k.cu — tc/09 with its last round of tiles split along K over every SM (stream-K; sm_90a; GPU only).
+// tc/11_stream_k.cu — tc/09 with its last round of tiles split along K over every SM (stream-K; sm_90a).
 //
 // C (M x N, FP32, row-major) = A (M x K) B (K x N), row-major, A and B in FP16 (PREC 0) or BF16 (1).
 // What changed since tc/09: there 512 tiles of 4096^3 on 132 blocks are 3 rounds of 132 and a last round of

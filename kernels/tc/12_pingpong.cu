@@ -1,5 +1,5 @@
 // tc/12_pingpong.cu — tc/09 with consumers of 128 x 128, taking turns on the block's tiles (ping-pong) or
-// sharing 256 x 128 ones (sm_90a; GPU only).
+// sharing 256 x 128 ones (sm_90a).
 //
 // C (M x N, FP32, row-major) = A (M x K) B (K x N), row-major, A and B in FP16 (PREC 0) or BF16 (1).
 // What changed since tc/09: there both consumers work on one 128 x 256 tile, 64 rows each, and both store it
