@@ -55,9 +55,6 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(slow)
         if item.nodeid.startswith(SLOW):
             item.add_marker(slow)
-    # nvcc's tests first: the longest group (minutes), started while the other workers take the rest, never
-    # left for last with the other cores idle
-    items.sort(key=lambda item: "test_portability.py" not in item.nodeid)
     if gl.on_gpu:
         return
     skip = pytest.mark.skip(reason=f"needs a CUDA GPU: {gl.backend_reason}")
