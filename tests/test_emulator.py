@@ -459,6 +459,14 @@ def test_the_runtime_header_is_precompiled_once_per_set_of_flags_and_a_changed_h
     assert all(any(d[0].endswith("gemmlab_emu.h") for d in m["dependencies"]) for m in manifests)
     assert any(d[0].endswith("gemmlab_ptx.h") for m in manifests for d in m["dependencies"])
     assert len(list((cache / "pch").iterdir())) == 3                     # plain, inline PTX, racecheck's -O0
+    # a file the precompiled header was made from that has changed since: the header is made again, not used
+    for folder in (cache / "pch").iterdir():
+        deps = json.loads((folder / "dependencies.json").read_text())
+        deps[0][1] += 1                                               # its size, as if the file had changed
+        (folder / "dependencies.json").write_text(json.dumps(deps))
+    gl.load(code=plain.replace("* 3", "* 5")).get("k")
+    made_again = [json.loads((f / "dependencies.json").read_text()) for f in (cache / "pch").iterdir()]
+    assert sum(build._unchanged(d) for d in made_again) == 1          # the plain build's, and only it
     monkeypatch.setattr(build, "_precompiled", lambda *a: None)
     monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path / "without"))
     gl.load(code=plain).get("k")

@@ -42,8 +42,8 @@ TRITON_CONFIGS = [(128, 256, 64, 8, 3, 8), (256, 128, 64, 8, 3, 8), (128, 128, 6
                   (128, 256, 64, 8, 4, 8), (128, 128, 128, 8, 3, 8)]
 
 
-# chapter 16's float64 checks of each step: sizes that are multiples of no tile, with more tiles than a
-# Hopper GPU has SMs (every block walks several), an odd number of rows of tiles (a cluster's second tile lies
+# chapter 16's float64 checks of each step: sizes that are multiples of no tile, three with more tiles than a
+# Hopper GPU has SMs (blocks walk several), an odd number of rows of tiles (a cluster's second tile lies
 # below C), tile counts that leave some ping-pong consumers none, and a shape at which stream-K cuts one tile
 # of 18 slices over 18 blocks
 CHECK_SIZES = ((200, 136, 72), (3000, 2600, 520), (3900, 4104, 200), (2430, 1784, 1096))

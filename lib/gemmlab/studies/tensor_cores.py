@@ -330,7 +330,7 @@ def print_budget(result: dict) -> None:
         print(f"{label} time = {1e3 * f['fixed_ms']:.1f} us + {1e3 * f['per_1024_ms']:.1f} us per 1024 of K "
               f"(worst misfit {100 * f['worst_residual']:.1f}%)")
     print(f"at K = {n}: {result['tiles']} tiles of {result['tile'][0]} x {result['tile'][1]} on {result['sms']} SMs "
-          f"are {result['waves']} waves, {100 * result['busy_share']:.1f}% of their SM-slots busy")
+          f"are {result['waves']} rounds, {100 * result['busy_share']:.1f}% of their SM-slots busy")
     gap = result["gap_measured_ms"]
     print(f"tc/06's extra time over cuBLAS at K = {n}: {1e3 * result['gap_fit_ms']:.1f} us by the fits"
           + (f" ({1e3 * gap:.1f} us measured)" if gap is not None else "") + ", of which:")

@@ -907,13 +907,19 @@ def _valid_entry(cache: Path, key: str):
         library = cache / manifest["library"]
         if _sha256(library) != manifest["sha256"]:
             return None
-        for path, size, mtime_ns, sha in manifest["dependencies"]:
-            st = os.stat(path)
-            if st.st_size != size or (st.st_mtime_ns != mtime_ns and _sha256(Path(path)) != sha):
-                return None
-        return library
+        return library if _unchanged(manifest["dependencies"]) else None
     except (OSError, ValueError, KeyError, TypeError):
         return None                            # missing, damaged or foreign: rebuilt
+
+
+def _unchanged(dependencies) -> bool:
+    """Whether every file of a build's list (path, size, time, checksum) is as it was; raises OSError for one
+    that is gone."""
+    for path, size, mtime_ns, sha in dependencies:
+        st = os.stat(path)
+        if st.st_size != size or (st.st_mtime_ns != mtime_ns and _sha256(Path(path)) != sha):
+            return False
+    return True
 
 
 def _c_string(text: str) -> str:
@@ -934,18 +940,25 @@ def _precompiled(cache: Path, cxx: str, command) -> tuple | None:
     digest = hashlib.sha256("\0".join([_runtime_digest(), _compiler_version(cxx), *flags]).encode()).hexdigest()[:24]
     folder = cache / "pch" / digest
     done = folder / "dependencies.json"
-    if not done.is_file():
+
+    def current():                   # its list of files, if it is there and none of them has changed since
         try:
-            folder.parent.mkdir(exist_ok=True)
+            deps = json.loads(done.read_text())
+            return deps if (folder / "gemmlab_emu.h.gch").is_file() and _unchanged(deps) else None
+        except (OSError, ValueError, TypeError):
+            return None
+    deps = current()
+    if deps is None:
+        try:
+            folder.parent.mkdir(parents=True, exist_ok=True)
         except OSError:
             return None
         with _building(cache, f"pch-{digest}"):
-            if not done.is_file():
-                _precompile(folder, cxx, flags)
-    try:
-        return folder, json.loads(done.read_text())
-    except (OSError, ValueError):
-        return None
+            deps = current()
+            if deps is None:
+                _precompile(folder, cxx, flags)      # (made again when a system header it read has changed)
+                deps = current()
+    return (folder, deps) if deps is not None else None
 
 
 def _precompile(folder: Path, cxx: str, flags: list) -> None:
@@ -1126,7 +1139,7 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
         # header's own list stands in for them)
         manifest = {"library": library.name, "sha256": sha, "kernel": expr, "source": origin,
                     "dependencies": _dependencies(dep, build) + (pch[1] if pch is not None else []),
-                    "precompiled": pch is not None and "not used because" not in said}
+                    "precompiled": pch is not None and "gemmlab_emu.h.gch" not in said}   # (-Winvalid-pch)
         try:
             os.replace(out, library)
             atomic_write(cache / f"{key}.json", json.dumps(manifest, indent=1) + "\n")
