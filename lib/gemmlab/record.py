@@ -280,12 +280,12 @@ def _committed_run(name: str):
     committed outputs come from when that was not the H200's. None if there is none."""
     runs = []
     for path in RESULTS.glob(f"chapter-{name}-*.json"):
-        gpu = _gpu_of(path)
-        if gpu and path.stem == chapter_record_name(name, slug(gpu)):
-            try:
-                runs.append((json.loads(path.read_text())["environment"].get("date", ""), path.stem))
-            except (OSError, ValueError, KeyError):
-                continue
+        try:
+            env = json.loads(path.read_text()).get("environment") or {}
+        except (OSError, ValueError, AttributeError):
+            continue
+        if env.get("gpu") and path.stem == chapter_record_name(name, slug(env["gpu"])):
+            runs.append((env.get("date", ""), path.stem))
     return max(runs)[1] if runs else None
 
 
