@@ -57,12 +57,13 @@ def test_config_is_static_with_colab_buttons():
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_chapter_has_one_setup_cell_pointing_at_the_repository(path):
+    """(tests/test_colab.py holds the cell to the one gemmlab.colab makes from _config.yml, and runs it)"""
     nb = json.loads(path.read_text())
     url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     setups = [c for c in code if "import gemmlab as gl" in "".join(c["source"])]
     assert len(setups) == 1 and setups[0] is code[0], "exactly one setup cell, the first code cell"
-    assert f"git+{url}" in "".join(setups[0]["source"]), \
+    assert f'url = "{url}"' in "".join(setups[0]["source"]), \
         f"the setup cell must install from _config.yml's repository.url ({url})"
     assert f'gl.chapter("{path.stem}")' in "".join(setups[0]["source"]), \
         "the setup cell ends in gl.chapter(<this notebook's name>): its line, and the chapter's own record"
@@ -198,6 +199,26 @@ def test_markdown_reads_the_same_in_plain_commonmark(path):
         assert out.count("<details") == out.count("<summary>") - out.count("<summary><"), f"{path.name}, cell {i}"
         for target in re.findall(r"\]\(([^)#\s]+\.ipynb)", src):
             assert (path.parent / target).is_file(), f"{path.name}, cell {i}: a link to {target}, which is not a chapter"
+
+
+def _math_touching_code(src: str) -> list:
+    """Inline math ($...$) with a code span right before or after it: JupyterLab's renderer then leaves the
+    backticks on the page ($p\\cdot$`TILE` reads as "p·`TILE`"). Code spans are masked first, so a `$` in
+    code is not math."""
+    masked = re.sub(r"(`+)(.+?)\1", lambda m: "\x00" * len(m.group(0)), src, flags=re.S)
+    return [src[max(0, m.start() - 12):m.end() + 12] for m in re.finditer(r"(?<![\\$])\$[^$\n]+?\$(?!\$)", masked)
+            if "\x00" in masked[m.start() - 1:m.start()] + masked[m.end():m.end() + 1]]
+
+
+@pytest.mark.parametrize("path", CHAPTERS + [ROOT / "index.md"], ids=lambda p: p.name)
+def test_math_never_touches_a_code_span(path):
+    for i, src in _markdown_cells(path):
+        assert not _math_touching_code(src), f"{path.name}, cell {i}: {_math_touching_code(src)}"
+
+
+def test_the_math_and_code_check_catches_what_jupyterlab_shows_raw():
+    assert _math_touching_code("columns $p\\cdot$`TILE`, then") and _math_touching_code("`N`$^2$ loads")
+    assert not _math_touching_code("set `$HOME` and $x^2$, `k` and $k$") and not _math_touching_code("$$a$$`b`")
 
 
 def _listing_cells(nb):

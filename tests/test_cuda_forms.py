@@ -1561,7 +1561,7 @@ def test_a_shuffle_from_a_lane_outside_the_mask_reads_what_the_h200_reads():
     whether those lanes skipped the branch, took another path or are at another shuffle; the emulator does the
     same. (Where nvcc can prove a shuffled value is the same in every lane, a constant, it folds the shuffle into
     that value and no lane is read at all: there the GPU's answer is the value, and the emulator, which does not
-    fold, differs. The README says so.)"""
+    fold, differs. The appendix page on the emulator says so.)"""
     m = gl.load(code=OUTSIDE_THE_MASK)
     values = numpy.arange(32, dtype=numpy.int32) * 10 + 1
     x = xp.asarray(values)
@@ -1598,7 +1598,7 @@ __global__ void neighbours(float* buf, float* out)
 
 def test_lanes_that_read_their_warp_mates_shared_stores_are_reported_and_interleaved_get_the_gpus_answer():
     """The same through a __shared__ array: a converged warp reads its lanes' new values (the GPU's answer); the usual
-    schedule does not make shared-memory loads in lockstep (what the README says), so here racecheck reports the
+    schedule does not make shared-memory loads in lockstep (appendix/emulator.md), so here racecheck reports the
     read-after-write within the warp, and GEMMLAB_EMULATOR_INTERLEAVE=1 gives the GPU's answer."""
     code = r"""
 __global__ void mirror(const float* x, float* y)

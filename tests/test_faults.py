@@ -958,7 +958,7 @@ def _compilers_in(folder) -> list:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("how", ["SIGKILL", "interrupt"])
 def test_a_killed_or_interrupted_compile_leaves_nothing_running_and_no_file_behind(tmp_path, how):
-    """The README's promise: killing the Python process (SIGKILL included) or interrupting it as a notebook does
+    """The emulator page's promise (appendix/emulator.md): killing the Python process (SIGKILL included) or interrupting it as a notebook does
     stops the compiler and everything it started (cc1plus, as), and leaves no temporary file."""
     if gl.on_gpu:
         pytest.skip("the emulator's build")

@@ -175,10 +175,11 @@ def test_a_chapter_shows_the_record_of_the_readers_gpu_else_the_h200s(monkeypatc
     assert name == "climb-nvidia-h200" and "there is none of the A100" in why
 
 
-def test_readme_and_chapter_0_carry_the_support_table_the_registry_gives():
+def test_readme_chapter_0_and_the_appendix_carry_the_tables_the_registry_gives():
     from gemmlab import support
     table = support.block()
     assert table in (REPO / "README.md").read_text()
+    assert support.full_block() in (REPO / "appendix" / "gpus.md").read_text()
     nb = json.loads((REPO / "chapters" / "00-how-to-use.ipynb").read_text())
     assert any(table in "".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
     rows = dict(support.rows())
@@ -186,6 +187,20 @@ def test_readme_and_chapter_0_carry_the_support_table_the_registry_gives():
     assert "tc/05_mma_sync (need 8.0" in t4 and "tc/06_wgmma_tma, tc/07_3xtf32_wgmma (need 9.0" in ampere
     assert hopper == "everything" and rows["2. Naive and tiled: one thread per element, then tiles in shared memory"] \
         == ["everything"] * 3
+    short = dict(support.short_rows())
+    # chapter 14 on a T4: tc/02, 04, 05, 06, 07 not at all; tc/01 and tc/03 in FP16 only; tc/03's big tiles
+    assert short["14. What a tensor core computes"][0] == "all but 5 kernels, 2 in some precisions, some configurations"
+    assert short["16. Past cuBLAS on Hopper, one technique at a time"][:3] == ["all but 5 kernels"] * 2 + ["all"]
+    assert {cells[-1] for cells in short.values()} == {"checks all; timings recorded"}
+
+
+def test_the_emulator_column_counts_what_the_emulator_cannot_run(monkeypatch):
+    """The emulator's column is computed, not written: as a T4 (EMULATOR's profile changed) the same chapter
+    reads like the T4's column."""
+    from gemmlab import support
+    monkeypatch.setattr(support, "EMULATOR", ("as a T4", ("T4",)))
+    short = dict(support.short_rows())
+    assert short["16. Past cuBLAS on Hopper, one technique at a time"][-1] == "checks all but 5 kernels; timings recorded"
 
 
 @pytest.mark.gpu

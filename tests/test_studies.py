@@ -138,3 +138,18 @@ def test_the_command_line_is_made_from_the_studies_and_the_book_commands():
         **{s.name: s.help for s in studies.STUDIES}, **{c.name: c.help for c in cli.COMMANDS}}
     for s in studies.STUDIES:
         assert "--record" in sub.choices[s.name]._option_string_actions
+
+
+def test_the_ladder_so_far_shows_every_step_each_chapter_introduces():
+    """A chapter's closing table holds all of its own steps (chapter 2: the naive and the tiled kernel), every
+    earlier chapter's, none of a later one's, then cuBLAS; a chapter with no step is refused by name."""
+    from gemmlab.studies import ladder
+    data = ladder.recorded()
+    chapters = list(dict.fromkeys(step["chapter"] for step in data["steps"]))
+    for at, chapter in enumerate(chapters):
+        labels = [row[0] for row in ladder.table(chapter, data)]
+        wanted = [step["label"] for step in data["steps"] if step["chapter"] in chapters[:at + 1]]
+        assert labels == wanted + ["cuBLAS"], chapter
+    assert len([s for s in data["steps"] if s["chapter"] == "02-naive-and-tiled"]) == 2
+    with pytest.raises(ValueError, match="no step of the SGEMM ladder is from chapter '07-dot'"):
+        ladder.table("07-dot", data)

@@ -20,7 +20,7 @@ The house, in layers (a module imports only from its own layer or those below; t
 - ``models/``: ``device`` (ceilings and presets), ``roofline``, ``coalescing`` (sectors and shared-memory banks).
 - ``studies/``: the record producers, one per study, on one measurement core (``studies/core.py``); ``cli``
   makes the command line from their list and the book's own commands.
-- the book: ``listing``, ``tilemap``, ``explorers``, ``exercises``, ``support``, ``refresh``, ``workbook``.
+- the book: ``listing``, ``tilemap``, ``explorers``, ``exercises``, ``support``, ``colab``, ``refresh``, ``workbook``.
 
 The old flat names (``gl.hardware``, ``gl.ladder``, ``gl.tensor``, ``gl.memory``, ...) are the same modules at their
 new places (``gemmlab._aliases``).

@@ -10,6 +10,7 @@
 
 Arrays are passed as scipy.linalg.blas or CuPy users pass them (device arrays on a GPU, NumPy arrays
 on the emulator), FP32 (the *s* routines; GEMM also on the tensor cores, below):
+
 - a matrix is column-major: a Fortran-ordered array, or a Fortran-ordered view of a larger one, whose
   leading dimension (the distance between columns) may exceed its number of rows;
 - a vector may be any 1-D view, with a negative step too; its increment is the step in elements, and
@@ -940,10 +941,10 @@ def gemm(transa, transb, alpha, A, B, beta, C, compute=None, input_type=None):
     """C = alpha * op(A) op(B) + beta * C, all column-major; op(A) m x k, op(B) k x n. Returns C.
 
     float32 A and B (sgemm): FP32 on the CUDA cores (GEMM 5), or on the tensor cores with ``compute='tf32'``
-    (each input rounded to TF32, 10 mantissa bits: error up to about (2^-10 + k 2^-23) sum_k |a||b| per element of
+    (each input rounded to TF32, 10 mantissa bits: error up to about (2^-10 + k 2^-23) sum_k ``|a||b|`` per element of
     C) or ``compute='3xtf32'`` (each input as a TF32 head and tail: errors of FP32's size, (2^-21 + k 2^-23)
-    sum_k |a||b|). float16 A and B, or BF16 ones (uint16 bits with ``input_type='bfloat16'``): products exact,
-    sums in FP32 (up to about k 2^-23 sum_k |a||b|), C float32 or the inputs' type (then rounded once, to
+    sum_k ``|a||b|``). float16 A and B, or BF16 ones (uint16 bits with ``input_type='bfloat16'``): products exact,
+    sums in FP32 (up to about k 2^-23 sum_k ``|a||b|``), C float32 or the inputs' type (then rounded once, to
     nearest), as cublasGemmEx with CUBLAS_COMPUTE_32F. The tensor-core modes need compute capability 8.0
     (GEMM 6: kernels/blas/gemm/06_tensor_cores.cu)."""
     return _gemm_call(transa, transb, alpha, A, B, beta, C, compute, input_type, False)

@@ -20,7 +20,7 @@ def rel_error(out, ref, scale: float | None = None) -> float:
     """||out - ref|| / ||ref|| in float64 on the host; NaN anywhere in ``out`` gives NaN.
 
     ``scale`` replaces ||ref|| where that is the wrong yardstick: a dot product can cancel to nearly
-    zero, so its error is measured against sum |x_i y_i| instead (what rounding actually scales with).
+    zero, so its error is measured against ``sum |x_i y_i|`` instead (what rounding actually scales with).
     """
     out = numpy.asarray(hw.to_host(out))
     ref = numpy.asarray(ref)

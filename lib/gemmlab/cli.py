@@ -68,13 +68,20 @@ def _rehearse(args, parser, rest) -> int:
     _whole(parser, "jobs", args.jobs)
     from . import record, refresh
     from .runtime import backend as hardware
+    if args.record and not hardware.on_gpu:
+        if args.profile:
+            parser.error("--record without a GPU times the chapters on the emulator as a reader runs them: "
+                         "without --profile")
+        result = refresh.emulator_times(args.notebooks, jobs=args.jobs, timeout=args.timeout)
+        print("wrote", record.save("chapters-emulator", {
+            **result, "command": f"python -m gemmlab rehearse --jobs {args.jobs} --record chapters/*.ipynb "
+                                 "(without a GPU)"}))
+        return 0 if result["all_ran"] else 1
     try:
         result = refresh.rehearse(args.notebooks, profile=args.profile, jobs=args.jobs, timeout=args.timeout)
     except ValueError as exc:
         parser.error(str(exc))
     if args.record:
-        if not hardware.on_gpu:
-            parser.error("--record keeps what ran on a GPU; without one nothing is recorded")
         print("wrote", record.save(f"chapters-{record.gpu_slug()}", {
             **result, "command": f"python -m gemmlab rehearse --profile {args.profile} --record chapters/*.ipynb"}))
     return 0 if result["all_ran"] else 1
@@ -82,7 +89,20 @@ def _rehearse(args, parser, rest) -> int:
 
 def _support(args, parser, rest) -> int:
     from . import support
-    print(support.markdown())
+    print(support.markdown() if args.full else support.short_markdown())
+    return 0
+
+
+def _generate(args, parser, rest) -> int:
+    from . import colab, support
+    try:
+        changed = colab.write() + support.write()
+    except FileNotFoundError as exc:
+        parser.error(str(exc))
+    for path in changed:
+        print("wrote", path)
+    if not changed:
+        print("every generated text was current")
     return 0
 
 
@@ -121,9 +141,16 @@ COMMANDS = [
         _o("notebooks", nargs="+"),
         _o("--profile", help="GEMMLAB_DEVICE for the run: T4, L4, RTX 4090, A100, A6000, RTX 4060, H100 or H200"),
         _o("--jobs", type=int, default=1, help="notebooks run at once (default 1)"), _TIMEOUT,
-        _o("--record", action="store_true", help="write results/chapters-<gpu>.json (on a GPU)"))),
-    Command("support", "which chapters and kernels run on a T4, on Ampere/Ada and on Hopper (the table README and "
-                       "chapter 0 carry), from the registry", _support),
+        _o("--record", action="store_true", help="on a GPU, write results/chapters-<gpu>.json; without one, run "
+                                                 "every notebook twice on the emulator (an empty build cache, then "
+                                                 "a full one) and write results/chapters-emulator.json"))),
+    Command("support", "which chapters run on a T4, on Ampere/Ada, on Hopper and on the emulator (the table README "
+                       "and chapter 0 carry), from the registry", _support, (
+        _o("--full", action="store_true", help="the appendix's tables: what each GPU skips and why, and what each "
+                                               "kernel needs"),)),
+    Command("generate", "make the generated text again: the support tables, the chapter count and the emulator's "
+                        "times in README.md, chapter 0 and the appendix; every chapter's setup cell from "
+                        "_config.yml's repository.url", _generate),
     Command("portability", "compile every configuration the book uses with nvcc for every architecture of the "
                            "profile table (no GPU needed)", _portability,
             (_o("--jobs", type=int, default=2, help="nvcc runs at once (default 2)"),)),

@@ -167,7 +167,8 @@ def solution(name: str) -> str:
 
 def check(name: str, code: str, draws: int = 2, seed=None, quiet: bool = False) -> bool:
     """Run the exercise's kernel from ``code`` at every size, ``draws`` times on fresh inputs; print a
-    verdict per size (or the compiler's or the emulator's message); True when every one is right."""
+    verdict per size (or the compiler's or the emulator's message); True when every one is right (a Python
+    bool, never NumPy's)."""
     e = get(name)
     if isinstance(draws, bool) or not isinstance(draws, numbers.Integral) or draws < 1:
         raise ValueError(f"draws is how many fresh inputs each size is checked on: a whole number from 1, got {draws!r}")
@@ -214,8 +215,8 @@ def check(name: str, code: str, draws: int = 2, seed=None, quiet: bool = False) 
                                                                             else lines[:1]))
             ok = False
             continue
-        right = unwritten == 0 and numpy.isfinite(worst) and worst < e.tolerance
-        ok &= right
+        right = bool(unwritten == 0 and numpy.isfinite(worst) and worst < e.tolerance)
+        ok = ok and right
         note = f" ({unwritten} outputs never written)" if unwritten else ""
         say(f"{name}, {p.label}: rel. error < {e.tolerance:g}: {right}{note}")
     return ok

@@ -171,7 +171,7 @@ def _shape_problem(name: str, data) -> str | None:
 
 def load(name: str) -> dict:
     """Read ``results/<name>.json``, checked: valid JSON, an object with its environment and the top-level
-    fields its kind of record has (:data:`SHAPES`). A truncated, empty or wrong-shaped file is refused with
+    fields its kind of record has (``SHAPES``). A truncated, empty or wrong-shaped file is refused with
     its name and how to make it again."""
     path = RESULTS / f"{name}.json"
     if not path.is_file():

@@ -194,3 +194,35 @@ def rehearse(paths, *, profile: str | None = None, jobs: int = 1, timeout: int =
         print(f"{r['notebook']} [{profile or 'default'}]: {r['cells_run']} of {r['code_cells']} code cells, "
               f"{status} ({r['seconds']:.0f} s; {len(r['shows_record'])} show a record)", flush=True)
     return {"profile": profile, "notebooks": results, "all_ran": all(r["error"] is None for r in results)}
+
+
+def emulator_times(paths, *, jobs: int = 1, timeout: int = 900) -> dict:
+    """Without a GPU: every notebook rehearsed twice on the emulator, the first time with an empty build cache
+    (a temporary one: each kernel is compiled as a reader's first run compiles it), then again with the
+    kernels built. Returns the machine, and per notebook the seconds of each run (the README's figures)."""
+    import shutil
+    import tempfile
+
+    from .runtime import backend as hardware
+    from .runtime.emulator.build import _compiler, _compiler_version
+    from .studies.emulator_bench import _cpu_name
+    if hardware.on_gpu:
+        raise ValueError("the emulator's times are measured without a GPU (GEMMLAB_BACKEND=emulator)")
+    cache = tempfile.mkdtemp(prefix="gemmlab-cold-cache-")
+    before = os.environ.get("GEMMLAB_CACHE_DIR")
+    os.environ["GEMMLAB_CACHE_DIR"] = cache
+    try:
+        cold = rehearse(paths, jobs=jobs, timeout=timeout)
+        warm = rehearse(paths, jobs=jobs, timeout=timeout)
+    finally:
+        if before is None:
+            os.environ.pop("GEMMLAB_CACHE_DIR", None)
+        else:
+            os.environ["GEMMLAB_CACHE_DIR"] = before
+        shutil.rmtree(cache, ignore_errors=True)
+    by_name = {r["notebook"]: r for r in warm["notebooks"]}
+    notebooks = [{"notebook": c["notebook"], "cold_seconds": c["seconds"],
+                  "warm_seconds": by_name[c["notebook"]]["seconds"],
+                  "error": c["error"] or by_name[c["notebook"]]["error"]} for c in cold["notebooks"]]
+    return {"cpu": _cpu_name(), "cores": os.cpu_count(), "compiler": _compiler_version(_compiler()).splitlines()[0],
+            "jobs": jobs, "notebooks": notebooks, "all_ran": cold["all_ran"] and warm["all_ran"]}

@@ -1,6 +1,8 @@
-"""Which chapters and kernels run on which GPUs: the table of README and chapter 0, from the registry.
+"""Which chapters and kernels run on which GPUs and on the emulator: the tables of README, chapter 0 and the
+appendix, from the registry.
 
-    python -m gemmlab support            # prints the table (README and chapter 0 carry it; a test compares)
+    python -m gemmlab support            # prints the tables (README, chapter 0 and the appendix carry them;
+                                         # a test compares)
 
 For each chapter, the kernels it runs (named in its cells, and the candidates of the studies its timing cells
 call) are held against the profile table (:mod:`gemmlab.runtime.profiles`) in three groups: a Colab T4 (7.5), Ampere
@@ -21,6 +23,9 @@ from .paths import REPO
 GROUPS = [("Colab T4 (7.5)", ("T4",)), ("A100, A6000, L4, RTX 4090, RTX 4060 (8.0-8.9)",
                                         ("A100", "A6000", "L4", "RTX 4090", "RTX 4060")),
           ("H100, H200 (9.0)", ("H100", "H200"))]
+SHORT = ["Colab T4", "Ampere, Ada", "Hopper"]      # the groups' names in the short table
+# without a GPU the emulator runs every kernel as this profile (the book's GPU: GEMMLAB_DEVICE names another)
+EMULATOR = ("no GPU: the emulator, as the H200", ("H200",))
 _KEY = re.compile(r"\b((?:sgemm|blas/dot|blas/gemv|blas/gemm|tc)/\d\d_\w+?)(?:\.cu|\b)")
 # the studies a chapter's timing cells call, and the candidates they run
 _STUDIES = {"gl.tensor.now_or_recorded(": tensor.TC_CANDIDATES + tensor.HOPPER_CANDIDATES + tensor.SPLIT_CANDIDATES,
@@ -56,10 +61,10 @@ def _problems(v) -> list:
         else v.awkward()[-1:]
 
 
-def skipped(cases: list, profiles: list) -> list:
-    """What a group of profiles skips of these cases, as phrases: the kernels each needed capability leaves
-    out (with the precisions, where only some need it), and those of which some configurations are too big
-    for the group's smallest shared memory. Configurations too big for every GPU are not the group's loss."""
+def _skips(cases: list, profiles: list) -> tuple:
+    """What a group of profiles skips of these cases: {(capability, feature): {kernel: precisions that need
+    it, or none for all}}, and {kernel: the group's smallest shared memory in KiB} for the kernels of which some
+    configurations are too big for it. Configurations too big for every GPU are not the group's loss."""
     from .runtime.profiles import PROFILES
     most = max(p.shared_per_block_optin for p in PROFILES.values())
     needs, big = {}, {}
@@ -79,6 +84,14 @@ def skipped(cases: list, profiles: list) -> list:
                     if shared <= most:
                         big.setdefault(key, p.shared_per_block_optin // 1024)
                         big[key] = min(big[key], p.shared_per_block_optin // 1024)
+    return needs, big
+
+
+def skipped(cases: list, profiles: list) -> list:
+    """What a group of profiles skips of these cases, as phrases: the kernels each needed capability leaves
+    out (with the precisions, where only some need it), and those of which some configurations are too big
+    for the group's smallest shared memory."""
+    needs, big = _skips(cases, profiles)
     phrases = []
     for (cap, feature), keys in sorted(needs.items()):
         names = ", ".join(k + (f" in {'/'.join(sorted(ps))}" if ps else "") for k, ps in keys.items())
@@ -88,17 +101,42 @@ def skipped(cases: list, profiles: list) -> list:
     return phrases
 
 
-def rows() -> list:
-    """(chapter title, [what each group runs]) per chapter."""
+def rows(groups=None) -> list:
+    """(chapter title, [what each group runs]) per chapter, in full: the kernels each group skips and why."""
     from .runtime.profiles import PROFILES
     out = []
     for _, title, cases in chapters():
         cells = []
-        for _, keys in GROUPS:
+        for _, keys in groups or GROUPS:
             phrases = skipped(cases, [PROFILES[k] for k in keys])
             cells.append("everything" if not phrases else
                          "everything but " + "; ".join(phrases) + ", whose recorded figures it shows")
         out.append((title, cells))
+    return out
+
+
+def _count(cases: list, profiles: list) -> str:
+    """One short cell: 'all', or how many of the chapter's kernels (and some configurations) are skipped."""
+    needs, big = _skips(cases, profiles)
+    if not needs and not big:
+        return "all"
+    whole = {k for keys in needs.values() for k, ps in keys.items() if not ps}
+    some = {k for keys in needs.values() for k, ps in keys.items() if ps} - whole
+    parts = [f"{len(whole)} kernel{'s' if len(whole) != 1 else ''}"] if whole else []
+    parts += [f"{len(some)} in some precisions"] if some else []
+    parts += ["some configurations"] if big else []
+    return "all but " + ", ".join(parts)
+
+
+def short_rows() -> list:
+    """(chapter number and short title, [cell per GPU group], emulator cell) per chapter."""
+    from .runtime.profiles import PROFILES
+    out = []
+    for _, title, cases in chapters():
+        cells = [_count(cases, [PROFILES[k] for k in keys]) for _, keys in GROUPS]
+        emu = _count(cases, [PROFILES[k] for k in EMULATOR[1]])
+        cells.append("checks all; timings recorded" if emu == "all" else f"checks {emu}; timings recorded")
+        out.append((title if title.startswith("Appendix") else title.split(":")[0], cells))
     return out
 
 
@@ -120,7 +158,15 @@ def kernel_rows() -> list:
     return out
 
 
+def short_markdown() -> str:
+    """The chapters against the GPU groups and the emulator, one short cell each (README, chapter 0)."""
+    lines = ["| Chapter | " + " | ".join(SHORT) + " | No GPU (emulator) |", "|" + " --- |" * (len(SHORT) + 2)]
+    lines += [f"| {title} | " + " | ".join(cells) + " |" for title, cells in short_rows()]
+    return "\n".join(lines)
+
+
 def markdown() -> str:
+    """The full tables: per chapter what each group skips and why, then per kernel what it needs (the appendix)."""
     head = "| Chapter | " + " | ".join(name for name, _ in GROUPS) + " |"
     lines = [head, "|" + " --- |" * (len(GROUPS) + 1)]
     for title, cells in rows():
@@ -131,8 +177,103 @@ def markdown() -> str:
 
 
 START, END = "<!-- support table: python -m gemmlab support -->", "<!-- end of the support table -->"
+FULL_START, FULL_END = "<!-- full support tables: python -m gemmlab support --full -->", "<!-- end of the full tables -->"
 
 
 def block() -> str:
-    """The table as README and chapter 0 carry it, between its markers."""
-    return f"{START}\n{markdown()}\n{END}"
+    """The short table as README and chapter 0 carry it, between its markers."""
+    return f"{START}\n{short_markdown()}\n{END}"
+
+
+def full_block() -> str:
+    """The full tables as the appendix carries them, between their markers."""
+    return f"{FULL_START}\n{markdown()}\n{FULL_END}"
+
+
+def _toc() -> list:
+    """(caption, [chapter file stems]) per part of the book's _toc.yml (read by line: no YAML library needed)."""
+    parts = []
+    for line in (REPO / "_toc.yml").read_text().splitlines():
+        line = line.strip()
+        if line.startswith("- caption:"):
+            parts.append((line.split(":", 1)[1].strip().strip('"'), []))
+        elif line.startswith("- file:") and parts:
+            parts[-1][1].append(line.split(":", 1)[1].strip().rsplit("/", 1)[-1])
+    return parts
+
+
+def book_summary() -> str:
+    """What the book holds, as the README says it: the chapters counted from the files, the parts from _toc.yml."""
+    parts = _toc()
+    notebooks = sorted(p.stem for p in (REPO / "chapters").glob("*.ipynb"))
+    listed = [f for _, files in parts for f in files if f in notebooks]
+    assert sorted(listed) == notebooks, "every chapter notebook is in _toc.yml once"
+    main = [c for c, _ in parts if c != "Appendix"]
+    words = {4: "four", 5: "five", 6: "six", 7: "seven"}
+    names = "; ".join(f"*{c}*" for c in main)
+    return (f"The book has {len(notebooks)} chapters, in {words.get(len(main), len(main))} parts and an appendix: "
+            f"{names}.")
+
+
+def emulator_times() -> str:
+    """The emulator's chapter times as the README gives them, from results/chapters-emulator.json."""
+    from . import record
+    try:
+        r = record.load("chapters-emulator")
+    except FileNotFoundError:
+        raise FileNotFoundError("the README's emulator times come from results/chapters-emulator.json: make it "
+                                "without a GPU, python -m gemmlab rehearse --jobs 2 --record chapters/*.ipynb") \
+            from None
+    cold = sum(n["cold_seconds"] for n in r["notebooks"])
+    warm = sum(n["warm_seconds"] for n in r["notebooks"])
+    longest = max(r["notebooks"], key=lambda n: n["warm_seconds"])
+    number = int(longest["notebook"].rsplit("/", 1)[-1][:2])
+
+    def mins(s):
+        return f"{round(s / 60)} minutes" if s >= 90 else f"{round(s)} s"
+    return (f"Without a GPU, the {len(r['notebooks'])} chapters' running times add up to {mins(cold)} the first "
+            f"time (each kernel compiled once) and {mins(warm)} after that (measured {r['jobs']} at a time on a "
+            f"{r['cores']}-core machine, {r['compiler'].split(' (')[0]}; `results/chapters-emulator.json`); the "
+            f"longest, chapter {number}, takes {round(longest['warm_seconds'])} s.")
+
+
+BLOCKS = {"chapter count": book_summary, "emulator times": emulator_times}
+
+
+def generated(text: str) -> str:
+    """``text`` with every generated block (the support table, the chapter count, the emulator's times) made
+    again between its markers; a block the text does not have is left out."""
+    text = re.sub(re.escape(START) + ".*?" + re.escape(END), lambda m: block(), text, flags=re.S)
+    text = re.sub(re.escape(FULL_START) + ".*?" + re.escape(FULL_END), lambda m: full_block(), text, flags=re.S)
+    for name, make in BLOCKS.items():
+        start, end = f"<!-- {name}: generated -->", f"<!-- end of the {name} -->"
+        if start in text:
+            text = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda m: f"{start}\n{make()}\n{end}", text,
+                          flags=re.S)
+    return text
+
+
+def carriers() -> list:
+    """The files that carry generated blocks: README.md, the appendix's pages, chapter 0 (a notebook)."""
+    return [REPO / "README.md", *sorted((REPO / "appendix").glob("*.md")), REPO / "chapters" / "00-how-to-use.ipynb"]
+
+
+def write() -> list:
+    """Make every generated block again where it is carried; returns the files that changed."""
+    from .paths import atomic_write
+    changed = []
+    for path in carriers():
+        old = path.read_text()
+        if path.suffix == ".ipynb":
+            nb = json.loads(old)
+            for cell in nb["cells"]:
+                if cell["cell_type"] == "markdown":
+                    src = generated("".join(cell["source"]))
+                    cell["source"] = src.splitlines(keepends=True)
+            new = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+        else:
+            new = generated(old)
+        if new != old:
+            atomic_write(path, new)
+            changed.append(path)
+    return changed

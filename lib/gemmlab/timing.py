@@ -217,7 +217,7 @@ def bench(cases: dict, op=None, *, library: bool = True, reps: int = 20, warmup:
 
     ``op`` (from :mod:`gemmlab.ops`) gives the FLOP and byte counts for the rate columns and, with
     ``library=True``, the cuBLAS column on fresh random inputs of the same shape. Callables should be
-    checked before they are timed (``Variant.check``, :func:`gemmlab.check.check`): this function
+    checked before they are timed (``Variant.check``, :func:`gemmlab.check`): this function
     measures, it does not judge.
 
     ``settle_us``: before each timed call (after the flush), the GPU waits this long, so that a call whose host

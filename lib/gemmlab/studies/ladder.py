@@ -95,16 +95,20 @@ def recorded() -> dict:
 
 
 def table(upto_chapter: str, data: dict | None = None) -> list:
-    """The ladder so far: rows of (step, GFLOP/s, % of cuBLAS, seed's claim) up to a chapter."""
+    """The ladder so far: rows of (step, GFLOP/s, % of cuBLAS, seed's claim), every step of every chapter up to
+    ``upto_chapter`` (a notebook's name: '02-naive-and-tiled') included, in the ladder's order."""
     data = data or recorded()
     ladder = next(t for t in data["timings"] if t["label"] == timing_label("ladder", data["N"]))
     by_name = {r["name"]: r for r in ladder["rows"]}
+    if upto_chapter not in {step["chapter"] for step in data["steps"]}:
+        raise ValueError(f"no step of the SGEMM ladder is from chapter {upto_chapter!r}; the ladder's chapters: "
+                         f"{', '.join(dict.fromkeys(step['chapter'] for step in data['steps']))}")
     rows = []
     for step in data["steps"]:
+        if step["chapter"][:2] > upto_chapter[:2]:
+            break
         r = by_name[step["case"]]
         rows.append((step["label"], r["gflops"], r["vs_library"], step["seed"] or ""))
-        if step["chapter"] == upto_chapter:
-            break
     lib = by_name["cuBLAS"]
     rows.append(("cuBLAS", lib["gflops"], 1.0, ""))
     return rows
