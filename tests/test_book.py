@@ -44,7 +44,8 @@ def test_toc_lists_every_chapter_and_only_existing_files():
     files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
     for f in files:
         assert any((ROOT / f"{f}{ext}").is_file() for ext in (".ipynb", ".md")), f
-    on_disk = {f"chapters/{p.stem}" for p in (ROOT / "chapters").iterdir() if p.suffix in (".ipynb", ".md")}
+    on_disk = {f"{folder}/{p.stem}" for folder in ("chapters", "appendix") for p in (ROOT / folder).iterdir()
+               if p.suffix in (".ipynb", ".md")}
     assert on_disk == set(files)
 
 
@@ -298,3 +299,24 @@ def test_committed_outputs_are_one_gpus_run_and_its_record_keeps_their_figures(p
             text = _texts(cell)
             for row in repr(found[0]).splitlines()[1:]:
                 assert row in text, f"{path.name}: the record's row {row!r} is not what the cell printed"
+
+
+CODE_WIDTH = 88      # characters of a code cell's line that the book's column shows at a 1400 px window
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_code_cells_fit_the_book_s_column(path):
+    nb = json.loads(path.read_text())
+    long = [(i, len(line)) for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
+            for line in "".join(c["source"]).splitlines() if len(line) > CODE_WIDTH]
+    assert not long, f"{path.name}: (cell, characters) of lines wider than the column: {long}"
+    fenced = [(i, len(line)) for i, src in _markdown_cells(path) for block in re.findall(r"```.*?```", src, re.S)
+              for line in block.splitlines() if len(line) > CODE_WIDTH]
+    assert not fenced, f"{path.name}: (cell, characters) of a code block's lines wider than the column: {fenced}"
+
+
+@pytest.mark.parametrize("path", [ROOT / "index.md", *sorted((ROOT / "appendix").glob("*.md"))], ids=lambda p: p.name)
+def test_code_blocks_of_the_book_s_pages_fit_its_column(path):
+    fenced = [len(line) for block in re.findall(r"```.*?```", path.read_text(), re.S)
+              for line in block.splitlines() if len(line) > CODE_WIDTH]
+    assert not fenced, f"{path.name}: code-block lines wider than the column: {fenced}"

@@ -195,7 +195,8 @@ def test_refresh_keeps_the_html_form_of_widgets_and_no_widget_state():
                     "display_data", data={"text/plain": "HBox()", **view})])]
     assert drop_widget_views(nb) == [nb.cells[1].id]
     assert "widgets" not in nb.metadata
-    assert [sorted(c.outputs[0].data) for c in nb.cells] == [["text/html", "text/plain"], ["text/plain"]]
+    assert sorted(nb.cells[0].outputs[0].data) == ["text/html", "text/plain"]
+    assert nb.cells[1].outputs == [], "a progress bar's snapshot is not kept"
 
 
 WARP_CASES = [(128, 128, 64, 32, 3, 17), (128, 256, 64, 64, 7, 31), (64, 128, 32, 64, 2, 0), (64, 64, 32, 32, 3, 9)]

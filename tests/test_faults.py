@@ -907,7 +907,7 @@ def _broken_copies(tmp_path, name):
 
 
 @pytest.mark.parametrize("name", ["tensor-nvidia-h200", "climb-nvidia-h200", "ladder-nvidia-h200", "blas-nvidia-h200",
-                                  "ncu-roof-nvidia-h200", "chapter-14-tensor-cores-nvidia-h200", "ceilings-nvidia-h200",
+                                  "ncu-roof-nvidia-h200", "chapter-14-tensor-cores-nvidia-h100-80gb-hbm3", "ceilings-nvidia-h200",
                                   "sanitizer-nvidia-h200", "sass-sm_90"])
 def test_a_damaged_record_is_refused_with_its_file_named(tmp_path, monkeypatch, name):
     from gemmlab import record

@@ -14,7 +14,7 @@ LIB = Path(gemmlab.__file__).resolve().parent
 
 # lowest first; a module may import from its own layer and the layers below it, never above
 LAYERS = [
-    ("base", lambda m: m in {"paths", "processes", "_version"}),
+    ("base", lambda m: m in {"paths", "processes", "_version", "table", "progress"}),
     ("runtime", lambda m: m == "runtime" or m.startswith("runtime.")),
     ("core", lambda m: m in {"ops", "cases", "variant", "registry", "check", "timing", "record", "blas"}),
     ("models", lambda m: m == "models" or m.startswith("models.")),

@@ -7,6 +7,8 @@ import pytest
 import gemmlab as gl
 from gemmlab.paths import KERNELS
 
+WIDTH = 84      # the book's column at a 1400 px window fits 90 characters of a listing, its 4-character gutter included
+
 
 def _visible(markup: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", markup))
@@ -72,3 +74,11 @@ def test_without_pygments_the_listing_is_plain_numbered_text(monkeypatch):
     shown = gl.listing("sgemm/01_naive.cu")
     page = _visible(shown._repr_html_())
     assert all(line.strip() in page for line in shown.lines) and f"{shown.first}  " in page
+
+
+def test_no_line_of_a_kernel_source_is_wider_than_the_books_listing_column():
+    files = sorted(p for p in KERNELS.rglob("*") if p.suffix in (".cu", ".cuh", ".h"))
+    assert files, f"no kernel sources under {KERNELS}"
+    wide = [f"kernels/{p.relative_to(KERNELS)}:{n}: {len(line)} characters"
+            for p in files for n, line in enumerate(p.read_text().splitlines(), start=1) if len(line) > WIDTH]
+    assert not wide, f"{len(wide)} lines over {WIDTH} characters:\n" + "\n".join(wide)

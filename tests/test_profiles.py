@@ -255,3 +255,18 @@ def test_the_checks_a_gpu_cannot_run_go_to_one_child_and_come_back_in_order(monk
     assert all(line.startswith("tc/01_wmma WARPS_M=2,WARPS_N=2: rel. error < ") and ": True" in line for line in lines)
     assert "in BF16 needs compute capability 8.0" in lines[0] and "in TF32 needs" in lines[2]
     assert "checked on" not in lines[1]                                  # (FP16 runs as a T4)
+
+
+def test_without_a_gpu_a_chapter_shows_the_record_of_the_gpu_its_outputs_come_from(monkeypatch):
+    """No GPU, no profile asked for: a study's record of the GPU that made the chapter's committed outputs, where
+    there is one (chapter 2's run and its racecheck demo are the H100's); else the book's, the H200's."""
+    if gl.on_gpu:
+        pytest.skip("on a GPU the record is the GPU's own")
+    monkeypatch.delenv("GEMMLAB_DEVICE", raising=False)
+    monkeypatch.setitem(record._chapter, "name", "02-naive-and-tiled")
+    gpu = record.load(record._committed_run("02-naive-and-tiled"))["environment"]["gpu"]
+    name, why = record.find("racecheck-demo")
+    assert name == f"racecheck-demo-{record.slug(gpu)}" and gpu in why and "no GPU in use" in why
+    assert record.find("climb")[0] == "climb-nvidia-h200"              # none of that GPU: the book's
+    monkeypatch.setitem(record._chapter, "name", None)
+    assert record.find("racecheck-demo")[0] == "racecheck-demo-nvidia-h200"

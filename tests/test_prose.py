@@ -50,7 +50,8 @@ def test_chapter_8_launch_geometry_rows_per_thread_not_sms():
     with_rows = {block: min(128, math.ceil(m / block)) for block in (128, 1024)}
     assert with_rows == {128: 32, 1024: 4}
     text = prose("08-gemv.ipynb")
-    assert "(the BLAS study's record, `results/blas-nvidia-h200.json`, in GB/s of useful bytes)" in " ".join(text.split())
+    assert "(the BLAS study's record, `results/blas-nvidia-h200.json`, on the H200, in GB/s of useful bytes)" in \
+        " ".join(text.split())
     for claim in ("about\n0.5 ms against 1.0 ms", "only 4 get work", "128 blocks of 128 threads, 32",
                   "(2 to 16 in the first group, 4 to 32 in the second)", "2048 threads"):
         assert claim in text, claim
@@ -62,9 +63,9 @@ def test_chapter_8_step_0_is_eight_blocks_of_eight_warps():
     assert (blocks, blocks * per_block, blocks * per_block // 32, per_block // 32) == (8, 2048, 64, 8)
     steps = _kept_rows("08-gemv", "timing: GEMV steps, GEMV 4096x4096, column-major")    # the run it prints
     first = steps["GEMV 0: a thread per row, ceil(M/512) blocks"]
-    assert abs(100 * first["vs_library"] - 2.5) < 0.2 and abs(first["gbs"] - 70) < 5
+    assert abs(100 * first["vs_library"] - 3.6) < 0.2 and abs(first["gbs"] - 80) < 5
     text = prose("08-gemv.ipynb")
-    assert "2048 threads,\n64 warps" in text and "(about 2.5% of cuBLAS's speed, about 70 GB/s)" in text
+    assert "2048 threads,\n64 warps" in text and "(about 3.6% of cuBLAS's speed, about 80 GB/s)" in text
     assert "16 warps each" not in text and "gives each thread one row" not in text
 
 
@@ -103,9 +104,10 @@ def test_the_dot_baseline_is_cublas_own_dot_and_the_chapters_say_what_it_measure
     assert "(DOT 6: 82 against 62 GB/s at $2^{16}$)" in text and "is `cupy.dot`, which" not in text
     steps = _kept_rows("07-dot", "timing: DOT steps, DOT n=16777216")          # the run chapter 7 prints
     six = steps["DOT 6: warp shuffles"]
-    assert round(100 * six["vs_library"]) == 73 and round(steps["cuBLAS"]["gbs"] / 1000, 1) == 2.7
+    assert round(100 * six["vs_library"]) == 87 and round(steps["cuBLAS"]["gbs"] / 1000, 1) == 2.1
+    assert round(six["gbs"] / 1000, 1) == 1.8
     text = " ".join(prose("07-dot.ipynb").split())
-    assert "73% of cuBLAS's DOT (2.7 TB/s)" in text and "roughly 2 TB/s, 73% of cuBLAS's DOT and" in text
+    assert "87% of cuBLAS's DOT (2.1 TB/s)" in text and "roughly 1.8 TB/s, 87% of cuBLAS's DOT and" in text
     assert "about 70% of cuBLAS" not in text and "Correction" not in text
     ceil = {o["op"]: o for o in record.load("ceilings-nvidia-h200")["measured_ops"]}
     assert round(ceil["DOT n=16777216"]["bytes_per_s"] / 1e12, 1) == 2.8           # cublasSdot, not cupy.dot's 1.2
@@ -119,17 +121,22 @@ def test_the_dot_baseline_is_cublas_own_dot_and_the_chapters_say_what_it_measure
     text = " ".join(prose("12-bandwidth-roof.ipynb").split())
     assert "has 97.6% and 85.0% for the best" in text and "Correction" not in text
     # the run the chapter prints (its own record): the prose cites it
-    mine = {d["n"]: d for k, d in record.load("chapter-12-bandwidth-roof-nvidia-h200")["figures"].items()
+    mine = {d["n"]: d for k, d in record.load(record._committed_run("12-bandwidth-roof"))["figures"].items()
             if k.startswith("climb: dot")}
+    assert _kept_gpu("12-bandwidth-roof") == "NVIDIA H100 80GB HBM3"           # "What the H100 says"
     m24, m26 = mine[2 ** 24], mine[2 ** 26]
-    assert (f"{100 * m26['ratio']:.1f}", f"{100 * m26['deterministic_ratio']:.1f}") == ("98.4", "96.5")
-    assert (f"{100 * m24['ratio']:.1f}", f"{100 * m24['deterministic_ratio']:.1f}") == ("85.4", "80.4")
+    assert (f"{100 * m26['ratio']:.1f}", f"{100 * m26['deterministic_ratio']:.1f}") == ("99.2", "98.2")
+    assert (f"{100 * m24['ratio']:.1f}", f"{100 * m24['deterministic_ratio']:.1f}") == ("88.9", "85.4")
     lead = lambda d: {r["name"]: r for r in d["timing"]["rows"]}                       # noqa: E731
     l24, l26 = lead(m24), lead(m26)
-    assert [round(100 * (l["cuBLAS"]["median_ms"] / l[d["best"]]["median_ms"] - 1)) for l, d in ((l24, m24), (l26, m26))] == [21, 7]
-    assert (round(l24["cuBLAS"]["gbs"] / 1000, 1), round(l26["cuBLAS"]["gbs"] / 1000, 1)) == (2.8, 3.8)
-    for phrase in ("98.4% of the copy timed beside it", "reaches 96.5% there", "the best is 85.4% of the copy",
-                   "best 80.4%", "2.8 TB/s at $2^{24}$ and 3.8 at $2^{26}$", "21% longer at $2^{24}$ and 7% longer at $2^{26}$"):
+    assert [round(100 * (l["cuBLAS"]["median_ms"] / l[d["best"]]["median_ms"] - 1)) for l, d in ((l24, m24), (l26, m26))] == [18, 4]
+    assert (round(l24["cuBLAS"]["gbs"] / 1000, 1), round(l26["cuBLAS"]["gbs"] / 1000, 1)) == (2.2, 2.8)
+    assert (round(m26["gbs"] / 1000, 1), round(l26["dot[BLOCK=256,PER=2]"]["gbs"] / 1000, 1)) == (3.0, 1.9)
+    assert list(l26)[0] == "dot[BLOCK=256,PER=2]"                                   # "the table's first row"
+    for phrase in ("about 3.0 TB/s at $n = 2^{26}$, 99.2% of the copy timed beside it", "against 1.9 TB/s for DOT 6",
+                   "reaches 98.2% there, about a point less", "the best is 88.9% of the copy",
+                   "best 85.4%", "2.2 TB/s at $2^{24}$ and 2.8 at $2^{26}$", "18% longer at $2^{24}$ and 4% longer at $2^{26}$",
+                   "The climb's record, made on the H200,", "Nsight Compute on the H200 times the first"):
         assert phrase in text, phrase
     ncu = {x["case"]: x for x in record.load("ncu-ladder-nvidia-h200")["kernels"]}["cuBLAS DOT 2^24"]
     assert f"at {ncu['duration_ns'] / 1e3:.1f} µs at $2^{{24}}$" in text
@@ -221,21 +228,27 @@ def test_chapter_5_against_the_handbooks_kernel_as_printed():
     e = _kept_rows("05-cache-blocking", "timing: cache blocking: edge tests, N=4096")
     row = lambda m, n, edge: e[f"05_cache_blocking[TM={m},TN={n},EDGE={edge}]"]      # noqa: E731
     longer = {(m, n): row(m, n, 1)["median_ms"] / row(m, n, 0)["median_ms"] for m, n in ((8, 4), (1, 1), (8, 8))}
-    assert (round(longer[(8, 4)], 2), round(longer[(1, 1)], 2), round(100 * (longer[(8, 8)] - 1))) == (1.71, 1.49, 7)
+    assert (round(longer[(8, 4)], 2), round(longer[(1, 1)], 2), round(100 * (longer[(8, 8)] - 1))) == (1.71, 1.45, 7)
     for (m, n), ratio in longer.items():                                   # outside both spreads: a ranking
         a, b = row(m, n, 0), row(m, n, 1)
         assert b["median_ms"] - a["median_ms"] > (a["q3_ms"] - a["q1_ms"]) + (b["q3_ms"] - b["q1_ms"])
     tf = {(m, n, x): round(row(m, n, x)["gflops"] / 1000, 1) for m, n in ((8, 4), (1, 1), (8, 8)) for x in (0, 1)}
     assert [tf[(8, 4, 1)], tf[(8, 4, 0)], tf[(1, 1, 1)], tf[(1, 1, 0)], tf[(8, 8, 1)], tf[(8, 8, 0)]] == \
-        [8.3, 14.2, 3.0, 4.5, 14.5, 15.5]
+        [8.4, 14.3, 3.2, 4.7, 14.8, 15.9]
     res = _kept_resources("05-cache-blocking")
     assert (res["05_cache_blocking[TM=8,TN=4,EDGE=1]"]["registers"], res["05_cache_blocking[TM=8,TN=4]"]["registers"]) == (80, 48)
     text = prose("05-cache-blocking.ipynb")
     joined = " ".join(text.split())
-    _states(joined, says=("takes 1.71 times as long (8.3 against 14.2 TFLOP/s) and needs 80 registers where 48 do",
-                          "at 1 × 1 1.49 times as long (3.0 against 4.5 TFLOP/s)", "7% longer (14.5 against 15.5)"),
+    _states(joined, says=("takes 1.71 times as long (8.4 against 14.3 TFLOP/s) and needs 80 registers where 48 do",
+                          "at 1 × 1 1.45 times as long (3.2 against 4.7 TFLOP/s)", "7% longer (14.8 against 15.9)"),
             never=("17.9", "no record in `results/`", "2026-11-29", "in the ladder's record", "8.5, 3.1 and 14.9"))
     assert "uses 94 registers" in text
+    # 8 x 8 against the naive kernel: a ratio within one run (the H200's ladder, which the page ends with)
+    lad = record.load("ladder-nvidia-h200")
+    lr = {r["name"]: r["gflops"] for r in next(t for t in lad["timings"] if t["label"] == f"ladder, N={lad['N']}")["rows"]}
+    eight, naive = lr["05_cache_blocking[TM=8,TN=8]"], lr["01_naive[BLOCK=16]"]
+    assert round(eight / naive, 1) == 2.9
+    _states(joined, says=(f"about 2.9 times in the H200's ladder ({eight:,.0f} against {naive:,.0f} GFLOP/s",))
 
 
 def _kept_rows(chapter: str, figure: str) -> dict:
@@ -245,7 +258,7 @@ def _kept_rows(chapter: str, figure: str) -> dict:
 
 def _kept_resources(chapter: str) -> dict:
     """The resource table a chapter printed (its own record), by configuration."""
-    rec = record.load(f"chapter-{chapter}-nvidia-h200")["figures"]
+    rec = record.load(record._committed_run(chapter))["figures"]
     return next(v for k, v in rec.items() if k.startswith("resources: "))["rows"]
 
 
@@ -308,14 +321,15 @@ def test_chapter_4_states_the_figures_of_its_own_run():
     assert min(rate(tile, 0, 1, 0) for tile in (16, 32)) > 0.95 * bound                 # vectorised: at it
     text = " ".join(prose("04-shared-tiling.ipynb").split())
     for phrase in ("by about a fifth to a quarter", "most of all at `TILE = 32`", "in the unpadded kernel (about 40%)",
-                   "it gives 10% or less", "about 8.4 TFLOP/s on the H200", "unrolling gained about 40%"):
+                   "it gives 10% or less", "about 8.4 TFLOP/s on the H100", "unrolling gained about 40%"):
         assert phrase in text, phrase
 
 
 def test_chapter_6_states_the_figures_of_its_own_run():
     from gemmlab import profiles
     t = _kept_rows("06-register-tiling", "timing: register tiling: T, RM x RN, MINB, N=4096")
-    peak = profiles.PROFILES["H200"].datasheet.fp32
+    assert _kept_gpu("06-register-tiling") == "NVIDIA H100 80GB HBM3"                       # the run the page shows
+    peak = profiles.PROFILES["H100"].datasheet.fp32
     share = lambda name: t[name]["gflops"] * 1e9 / peak                                 # noqa: E731
     kernels = [k for k in t if k != "cuBLAS"]
     best = max(kernels, key=lambda k: t[k]["gflops"])
@@ -326,7 +340,7 @@ def test_chapter_6_states_the_figures_of_its_own_run():
     base, tight = (t[f"06_register_tiling[T=32,RM=2,RN=2,MINB={b}]"] for b in (1, 8))
     assert 0.05 < base["median_ms"] / tight["median_ms"] - 1 < 0.10 and tight["q3_ms"] < base["q1_ms"]
     out = _output("06-register-tiling.ipynb", "for b in (1, 2, 4, 6, 8)")
-    assert "14.7 ( 68 r)" in out and "15.8 ( 40 r)" in out and "15.8 ( 32 r)" in out
+    assert "14.7 (68 r)" in out and "15.8 (40 r)" in out and "15.8 (32 r)" in out
     text = " ".join(prose("06-register-tiling.ipynb").split())
     for phrase in ("reaches about 13% of the FP32 peak, the best of our sweep about a third, and cuBLAS itself about three quarters",
                    "from 68 to 40 or 32 registers and gains several percent", "4 × 2 is the best shape here"):
@@ -338,24 +352,25 @@ def test_chapter_7_states_the_figures_of_its_own_run():
     atomic = t["DOT 0: atomic, 768-thread blocks"]["median_ms"]
     trees = [t[n] for n in ("DOT 2: block tree, divergent", "DOT 3: block tree, contiguous threads",
                             "DOT 4: sequential addressing")]
-    assert [round(atomic / r["median_ms"]) for r in trees] == [234, 235, 237]
-    assert round(atomic / t["DOT 6: warp shuffles"]["median_ms"]) == 431
+    assert [round(atomic / r["median_ms"]) for r in trees] == [231, 232, 232]
+    assert round(atomic / t["DOT 6: warp shuffles"]["median_ms"]) == 406
     assert max(r["q1_ms"] for r in trees) < min(r["q3_ms"] for r in trees)               # the trees: no ranking
     five, six = t["DOT 5: two elements per thread"], t["DOT 6: warp shuffles"]
     assert six["q3_ms"] < five["q1_ms"]                                                  # "a little more", outside the spread
-    assert 1.7 < trees[2]["median_ms"] / five["median_ms"] < 1.8
+    assert 1.65 < trees[2]["median_ms"] / five["median_ms"] < 1.75
     errors = [e["atomic_relative"] for e in record.load("blas-nvidia-h200")["atomic_error"]]
     big = max(record.load("blas-nvidia-h200")["atomic_error"], key=lambda e: e["atomic_relative"])
     assert 0.9e-6 < min(errors) < 1.1e-6 and round(big["atomic_relative"] * 1e4, 1) == 1.5 and big["n"] == 2 ** 26
     assert 2 ** 22 * 4 == 2 ** 24 and 2 ** -23 * 2 ** 22 == 0.5                          # sum n/4 = 2^22; spacing 0.5 there
-    dot7 = {d["n"]: d for k, d in record.load("chapter-12-bandwidth-roof-nvidia-h200")["figures"].items()
+    dot7 = {d["n"]: d for k, d in record.load(record._committed_run("12-bandwidth-roof"))["figures"].items()
             if k.startswith("climb: dot")}[2 ** 26]
-    assert f"{100 * dot7['ratio']:.1f}" == "98.4"
+    assert f"{100 * dot7['ratio']:.1f}" == "99.2" and _kept_gpu("12-bandwidth-roof") == "NVIDIA H100 80GB HBM3"
     text = " ".join(prose("07-dot.ipynb").split())
-    _states(text, says=("more than two orders of magnitude behind the rest** (234 to 237 times the tree kernels' time, "
-                          "431 times DOT 6's)", "errors from about $10^{-6}$ to $1.5 \\times 10^{-4}$ (the largest at $2^{26}$)",
+    _states(text, says=("more than two orders of magnitude behind the rest** (231 to 232 times the tree kernels' time, "
+                          "406 times DOT 6's)", "errors from about $10^{-6}$ to $1.5 \\times 10^{-4}$ (the largest at $2^{26}$)",
                           "once the running total passes $2^{22}$, about four million (after some 17 million additions)",
-                          "reads at 98.4% of the copy's bandwidth at $2^{26}$ (that chapter's run)", "(about 1.7×)"),
+                          "reads at 99.2% of the copy's bandwidth at $2^{26}$ (that chapter's run, on the H100)",
+                          "(about 1.7×)"),
             never=("three orders of magnitude", "a few times $10^{-5}$", "1.2 TB/s", "after a few million additions"))
 
 
@@ -364,7 +379,9 @@ def test_chapter_9_states_the_figures_of_its_own_run():
     ms = lambda i: t[next(k for k in t if k.startswith(f"GEMM {i}:"))]["median_ms"]     # noqa: E731
     assert round(ms(4) / t["cuBLAS"]["median_ms"], 2) == 1.85
     assert ms(2) / ms(3) < ms(3) / ms(4)                                  # 8 x 8 gains little, double buffering more
+    assert (round(100 * (ms(2) / ms(3) - 1)), round(100 * (ms(3) / ms(4) - 1))) == (8, 17)
     text = " ".join(prose("09-gemm.ipynb").split())
+    assert "in this run on the H100 (8%;" in text and "and gains more (17%)" in text
     assert "1.85 times here, is a little wider than the article's 1.6–1.7 times" in text
     assert "is close to the article's" not in text
     assert "timed in one round-robin each (on a GPU now; without one, the run this page shows)" in text
@@ -384,20 +401,25 @@ def _kept(chapter: str, figure: str):
 def test_chapter_14_states_the_figures_of_its_own_run():
     t = _kept("14-tensor-cores", "tensor: tc,hopper,split")
     ratio = {r["precision"]: r["ratio"] for r in t["tc"]}
-    assert [f"{100 * ratio[p]:.1f}" for p in ("fp16", "bf16", "tf32")] == ["57.0", "56.6", "52.5"]
+    assert _kept_gpu("14-tensor-cores") == "NVIDIA H100 80GB HBM3"              # "## Measured on the H100"
+    assert [f"{100 * ratio[p]:.1f}" for p in ("fp16", "bf16", "tf32")] == ["55.3", "54.8", "53.0"]
     assert all(r["ratio"] > 0.50 for r in t["tc"])
     best = {r["precision"]: r["best"] for r in t["tc"]}
     assert best["fp16"] == best["bf16"] == "05_mma_sync[BM=128,BN=256,WM=64,WN=64,STAGES=3,BK=64]"
     rows = {r["precision"]: {x["name"]: x for x in r["timing"]["rows"]} for r in t["tc"]}
-    assert [round(rows[p][best[p]]["gflops"] / 1e3) for p in ("fp16", "bf16", "tf32")] == [423, 430, 211]
-    assert [round(rows[p]["cuBLAS"]["gflops"] / 1e3) for p in ("fp16", "bf16", "tf32")] == [742, 760, 401]
+    assert [round(rows[p][best[p]]["gflops"] / 1e3) for p in ("fp16", "bf16", "tf32")] == [402, 406, 209]
+    assert [round(rows[p]["cuBLAS"]["gflops"] / 1e3) for p in ("fp16", "bf16", "tf32")] == [726, 740, 394]
     a, b = (rows["tf32"][f"05_mma_sync[BM={m},BN={n},WM=64,WN=64,STAGES=3,BK=32]"] for m, n in ((256, 128), (128, 256)))
-    assert (round(a["median_ms"], 4), round(b["median_ms"], 4)) == (0.6527, 0.6541)
-    assert abs(a["median_ms"] - b["median_ms"]) < min(a["q3_ms"] - a["q1_ms"], b["q3_ms"] - b["q1_ms"])   # no ranking
+    assert (round(a["median_ms"], 4), round(b["median_ms"], 4)) == (0.6614, 0.6579)
+    iqr = lambda r: r["q3_ms"] - r["q1_ms"]                                        # noqa: E731
+    gap = abs(a["median_ms"] - b["median_ms"])
+    assert iqr(b) < gap < iqr(a)                                    # inside one of the two spreads: no ranking
+    assert (f"{gap:.4f}", f"{iqr(a):.4f}", f"{iqr(b):.4f}") == ("0.0034", "0.0041", "0.0029")
+    assert round(100 * gap / b["median_ms"], 1) == 0.5                                # "half a percent"
     wmma = {p: max(100 * x["vs_library"] for n, x in rows[p].items() if n.startswith("03_")) for p in rows}
-    assert (f"{wmma['tf32']:.1f}", f"{wmma['fp16']:.1f}") == ("21.0", "43.5")
+    assert (f"{wmma['tf32']:.1f}", f"{wmma['fp16']:.1f}") == ("21.5", "41.2") and wmma["tf32"] < wmma["bf16"] < wmma["fp16"]
     s = t["split"]
-    assert s["best"] == "07_3xtf32_wgmma[]" and round(s["ratio_to_sgemm"], 2) == 2.32 and round(s["error_factor"], 2) == 0.20
+    assert s["best"] == "07_3xtf32_wgmma[]" and round(s["ratio_to_sgemm"], 2) == 2.15 and round(s["error_factor"], 2) == 0.20
     split_rows = {x["name"]: x for x in s["timing"]["rows"]}
     assert round(split_rows["04_3xtf32_pipelined[BM=128,BN=128,WM=64,WN=32,STAGES=3]"]["vs_library"], 2) == 0.63
     acc = record.load("tensor-nvidia-h200")["accumulation"]["errors"]
@@ -407,12 +429,16 @@ def test_chapter_14_states_the_figures_of_its_own_run():
     for p in ("fp16", "bf16"):
         assert acc[p]["cuBLAS"][:2] == acc[p]["tc/01"][:2] and 2.5 < acc[p]["tc/01"][2] / acc[p]["cuBLAS"][2] < 3.5
     text = " ".join(prose("14-tensor-cores.ipynb").split())
-    for phrase in ("reaches 57.0% of cuBLAS in FP16, 56.6% in BF16 and 52.5% in TF32",
-                   "2.32 times cuBLAS's SGEMM speed with a fifth of its max error (0.20 times)",
-                   "reaches 0.63 times SGEMM's speed", "reaches 423 and 430 TFLOP/s", "cuBLAS reaches 742 and 760",
-                   "211 TFLOP/s in TF32 against cuBLAS's 401", "take 0.6527 and 0.6541 ms",
-                   "stop at 21.0% (TF32) to 43.5% (FP16)"):
+    for phrase in ("## Measured on the H100", "In the run above (on the H100, the one this page shows)",
+                   "reaches 55.3% of cuBLAS in FP16, 54.8% in BF16 and 53.0% in TF32",
+                   "2.15 times cuBLAS's SGEMM speed with a fifth of its max error (0.20 times)",
+                   "reaches 0.63 times SGEMM's speed", "reaches 402 and 406 TFLOP/s", "cuBLAS reaches 726 and 740",
+                   "209 TFLOP/s in TF32 against cuBLAS's 394", "take 0.6614 and 0.6579 ms",
+                   "a difference (0.0034 ms, half a percent) larger than the spread of the second but smaller than that of "
+                   "the first (IQRs of 0.0041 and 0.0029 ms): too small to rank them",
+                   "stop at 21.5% (TF32) to 41.2% (FP16)", "The H100's datasheet (SXM5; the H200's gives the same)"):
         assert phrase in text, phrase
+    assert "## Measured on the H200" not in text and "on the H200, the one this page shows" not in text
     assert "target" not in text.lower().replace("targets", "target") or "the target is" not in text
 
 
@@ -421,22 +447,26 @@ def test_chapter_15s_figures_are_its_own_run_and_the_profile():
     profile study's tensor-pipe, instruction and L2 figures it quotes."""
     hopper = {t["precision"]: t for t in _kept("15-hopper", "tensor: hopper")["hopper"]}
     assert _kept_gpu("15-hopper") == "NVIDIA H100 80GB HBM3"                  # "What the H100 says"
-    assert [f"{100 * hopper[p]['ratio']:.1f}" for p in ("fp16", "bf16")] == ["88.5", "86.1"]
+    assert [f"{100 * hopper[p]['ratio']:.1f}" for p in ("fp16", "bf16")] == ["89.6", "87.3"]
     rows = {p: {r["name"]: r for r in t["timing"]["rows"]} for p, t in hopper.items()}
-    assert [round(rows[p]["06_wgmma_tma[]"]["gflops"] / 1000) for p in ("fp16", "bf16")] == [646, 645]
-    assert [round(rows[p]["cuBLAS"]["gflops"] / 1000) for p in ("fp16", "bf16")] == [730, 749]
-    assert _kept_gpu("14-tensor-cores") == "NVIDIA H200"                      # "in that chapter's run, on the H200"
+    assert [round(rows[p]["06_wgmma_tma[]"]["gflops"] / 1000) for p in ("fp16", "bf16")] == [654, 651]
+    assert [round(rows[p]["cuBLAS"]["gflops"] / 1000) for p in ("fp16", "bf16")] == [729, 746]
+    assert _kept_gpu("14-tensor-cores") == "NVIDIA H100 80GB HBM3"            # "in that chapter's run, also on the H100"
     assert f"{hopper['fp16']['errors']['06_wgmma_tma[]']:.1e}" == "4.9e-06"
     assert f"{hopper['bf16']['errors']['06_wgmma_tma[]']:.1e}" == "4.4e-06"
     tc = {t["precision"]: t for t in _kept("14-tensor-cores", "tensor: tc,hopper,split")["tc"]}
     fp16 = {x["name"]: x for x in tc["fp16"]["timing"]["rows"]}
-    assert round(100 * fp16["05_mma_sync[BM=128,BN=256,WM=64,WN=64,STAGES=3,BK=64]"]["vs_library"], 1) == 57.0
-    assert round(100 * fp16["05_mma_sync[BM=128,BN=128,WM=64,WN=64,STAGES=3,BK=64]"]["vs_library"], 1) == 48.1
+    assert round(100 * fp16["05_mma_sync[BM=128,BN=256,WM=64,WN=64,STAGES=3,BK=64]"]["vs_library"], 1) == 55.3
+    assert round(100 * fp16["05_mma_sync[BM=128,BN=128,WM=64,WN=64,STAGES=3,BK=64]"]["vs_library"], 1) == 44.2
+    assert [f"{100 * tc[p]['ratio']:.1f}" for p in ("fp16", "bf16")] == ["55.3", "54.8"]       # "reached 55.3% and 54.8%"
+    assert [round(100 * tc[p]["ratio"]) for p in ("tf32", "fp16")] == [53, 55]               # "53% (TF32) to 55% (FP16)"
+    assert round(max(x["vs_library"] for x in _kept("14-tensor-cores", "tensor: tc,hopper,split")["split"]["timing"]["rows"]
+                     if x["name"].startswith("04_")), 2) == 0.63                           # "0.63 times ... at best"
     s = _kept("15-hopper", "tensor: split")["split"]
     split_rows = {x["name"]: x for x in s["timing"]["rows"]}
-    assert [round(split_rows[n]["gflops"] / 1000) for n in ("07_3xtf32_wgmma[]", "cuBLAS")] == [113, 53]
+    assert [round(split_rows[n]["gflops"] / 1000) for n in ("07_3xtf32_wgmma[]", "cuBLAS")] == [113, 52]
     assert round(s["ratio_to_sgemm"], 2) == 2.16 and round(s["error_factor"], 2) == 0.20       # "a fifth"
-    assert round(split_rows["04_3xtf32_pipelined[BM=128,BN=128,WM=64,WN=32,STAGES=3]"]["vs_library"], 2) == 0.62
+    assert round(split_rows["04_3xtf32_pipelined[BM=128,BN=128,WM=64,WN=32,STAGES=3]"]["vs_library"], 2) == 0.63
     acc = s["accuracy"]
     assert (f"{acc['3xTF32 (07_3xtf32_wgmma[])']:.1e}", f"{acc['cuBLAS SGEMM (FP32)']:.1e}") == ("6.0e-07", "3.0e-06")
     ncu = {k["case"]: k for k in record.load("ncu-part5-nvidia-h200")["kernels"]}
@@ -473,18 +503,22 @@ def test_chapter_15s_figures_are_its_own_run_and_the_profile():
     timed = h200["07_3xtf32_wgmma[]"]["median_ms"] * 1e3
     assert round(timed) == 1157 and round(100 * (1 - seven["duration_ns"] / 1e3 / timed)) == 11   # the splitting's share
     text = " ".join(prose("15-hopper.ipynb").split())
-    _states(text, says=("88.5% of cuBLAS in FP16 and 86.1% in BF16** (646 and 645 TFLOP/s, against 730 and 749",
-                          "What the H100 says (the run above", "reached 57.0% and 56.6% in that chapter's run, on the H200",
-                          "The profile above** (the H200's)", "reaches 0.62 times SGEMM's speed",
+    _states(text, says=("89.6% of cuBLAS in FP16 and 87.3% in BF16** (654 and 651 TFLOP/s, against 729 and 746",
+                          "What the H100 says (the run above", "reached 55.3% and 54.8% in that chapter's run, also on the H100",
+                          "The profile above** (the H200's)", "reaches 0.63 times SGEMM's speed",
+                          "at 0.63 times cuBLAS's SGEMM speed at best in chapter 14's run on the H100",
+                          "In chapter 14's run on the H100, `mma.sync` reaches 53% (TF32) to 55% (FP16) of cuBLAS; "
+                          "profiled on the H200", "chapter 14's table, recorded on the H200",
                           "keeps the tensor cores busy 72.3% of the time, cuBLAS 91.6%** (329 against 188 µs in FP16; "
                           "in TF32 67.6% against 91.8%, 678 against 345 µs)",
                           "578 TFLOP/s per fully busy pipe, cuBLAS 797 (in TF32, 300 against 433)", "about 40% longer",
                           "79% of the 730 that cuBLAS reaches", "about 530, 73%",
-                          "57.0% in FP16 against 48.1% for 128 × 128", "at 236 registers", "of which 0.38 are ready",
+                          "55.3% in FP16 against 44.2% for 128 × 128 in chapter 14's run, on the H100", "at 236 registers",
+                          "of which 0.38 are ready",
                           "1.89 cycles of \"math pipe throttle\"", "runs at 73.3% of its peak throughput (cuBLAS 47.0%)",
                           "issues 78.9 million instructions, 4.5 times cuBLAS's 17.6 million, in 28.3% of its cycles",
                           "234 million", "busy 86.3% of the time against cuBLAS's 91.6% (203 against 188 µs), with 25.8 million",
-                          "(113 against 53 TFLOP/s", "(6.0e-7 against 3.0e-6", "busy 93.7% of the time and takes 1,032 µs",
+                          "(113 against 52 TFLOP/s", "(6.0e-7 against 3.0e-6", "busy 93.7% of the time and takes 1,032 µs",
                           "takes 345 µs there for one", "2.16 times cuBLAS's SGEMM speed", "`tc/07` take 1,157 µs in all",
                           "roughly a tenth of the time (11%, from two different measurements", "cuBLAS is about three times more accurate",
                           "`const __grid_constant__`", "fence.proxy.tensormap"),
@@ -524,38 +558,55 @@ def test_chapter_15s_budget_of_the_gap_is_its_own_run():
     assert all(r["error"] < 1e-5 for r in b["rows"])                    # checked before timed
     f = b["fit"]
     us = lambda ms: f"{1e3 * ms:.1f}"                                     # noqa: E731
-    assert (us(f["tc06"]["per_1024_ms"]), us(f["cublas"]["per_1024_ms"])) == ("45.5", "42.1")
-    assert round(100 * (f["tc06"]["per_1024_ms"] / f["cublas"]["per_1024_ms"] - 1), 1) == 8.2
-    assert (us(f["tc06"]["fixed_ms"]), us(f["cublas"]["fixed_ms"]), us(b["write_ms"])) == ("28.8", "20.7", "24.3")
+    assert (us(f["tc06"]["per_1024_ms"]), us(f["cublas"]["per_1024_ms"])) == ("45.7", "42.6")
+    assert round(100 * (f["tc06"]["per_1024_ms"] / f["cublas"]["per_1024_ms"] - 1), 1) == 7.3
+    assert (us(f["tc06"]["fixed_ms"]), us(f["cublas"]["fixed_ms"]), us(b["write_ms"])) == ("28.3", "20.3", "24.5")
     assert f["cublas"]["fixed_ms"] < b["write_ms"] < f["tc06"]["fixed_ms"]
-    assert round(1e3 * (f["tc06"]["fixed_ms"] - b["write_ms"]), 1) == 4.6
-    assert {k: us(v) for k, v in b["parts_ms"].items()} == {"fixed cost": "8.2", "main loop": "13.9"}
-    assert (us(b["gap_fit_ms"]), us(b["gap_measured_ms"])) == ("22.0", "24.0")
-    assert [f"{100 * f[k]['worst_residual']:.1f}" for k in ("tc06", "cublas")] == ["2.0", "3.5"]
+    assert round(1e3 * (f["tc06"]["fixed_ms"] - b["write_ms"]), 1) == 3.8
+    assert {k: us(v) for k, v in b["parts_ms"].items()} == {"fixed cost": "8.0", "main loop": "12.4"}
+    assert (us(b["gap_fit_ms"]), us(b["gap_measured_ms"])) == ("20.4", "22.2")
+    assert [f"{100 * f[k]['worst_residual']:.1f}" for k in ("tc06", "cublas")] == ["1.9", "4.4"]
     widest = max((r[f"{name}_iqr_ms"], name, r["k"]) for r in b["rows"] for name in ("tc06", "cublas"))
-    assert (us(widest[0]), widest[1:]) == ("5.8", ("tc06", 8192))
+    assert (us(widest[0]), widest[1:]) == ("4.5", ("tc06", 8192))
     assert 132 * 128 * 256 * 4 / 2 ** 20 == 16.5                          # a wave's stores: "16 MiB"
     ncu = {k["case"]: k for k in record.load("ncu-hopper-nvidia-h200")["kernels"]}
     assert ncu["cuBLAS fp16"]["grid"] == 132 and "256x128" in ncu["cuBLAS fp16"]["kernel"]   # persistent, 512 tiles
     part5 = {k["case"]: k for k in record.load("ncu-part5-nvidia-h200")["kernels"]}
     assert (round(part5["Hopper TMA + wgmma fp16"]["tensor_pipe_pct"], 1), round(part5["cuBLAS fp16"]["tensor_pipe_pct"], 1)) == (86.3, 91.6)
     text = " ".join(prose("15-hopper.ipynb").split())
-    _states(text, says=("takes 45.5 µs per 1024 of $K$, cuBLAS 42.1: 8.2% more, 13.9 µs at $K = 4096$",
+    _states(text, says=("takes 45.7 µs per 1024 of $K$, cuBLAS 42.6: 7.3% more, 12.4 µs at $K = 4096$",
                           "the fourth with 116 tiles (97.0% of the SM-slots busy)", "persistent with 132 blocks",
                           "no profile of the H100 is recorded to say why", "if it splits none (the profile does not say)",
-                          "differ by 8.2 µs**: 28.8 against 20.7 µs", "takes 24.3 µs", "plus 4.6 µs",
-                          "extra 22.0 µs** (by the fits; 24.0 µs measured", "13.9 µs of main loop and 8.2 µs of fixed cost",
-                          "up to 2.0% (`tc/06`) and 3.5% (cuBLAS)", "the IQRs reach 5.8 µs (`tc/06` at $K = 8192$)"),
+                          "differ by 8.0 µs**: 28.3 against 20.3 µs", "takes 24.5 µs", "plus 3.8 µs",
+                          "extra 20.4 µs** (by the fits; 22.2 µs measured", "12.4 µs of main loop and 8.0 µs of fixed cost",
+                          "up to 1.9% (`tc/06`) and 4.4% (cuBLAS)", "the IQRs reach 4.5 µs (`tc/06` at $K = 8192$)",
+                          "within about a percent of cuBLAS at 4096³ in FP16 (99.0% in that chapter's run on the H100, "
+                          "99.4% in the H200's record)"),
             never=("idle SMs", "What is left, 0.7 µs", "only a schedule that splits tiles", "how fast each busy SM goes",
                    "the H200's records there"))
     text16 = " ".join(prose("16-past-cublas.ipynb").split())
     point = {r["name"]: r for r in _kept("16-past-cublas", "timing: hopper ladder FP16 4096 x 4096 x 4096")["rows"]}
     assert _kept_gpu("16-past-cublas") == "NVIDIA H100 80GB HBM3"
-    assert f"{100 * (1 - point['09_tma_store[]']['vs_library']):.1f}" == "0.2"            # "0.2% short"
-    assert max(point, key=lambda n: point[n]["vs_library"] if n != "cuBLAS" else 0) == "09_tma_store[]"
-    _states(text16, says=("its main loop took 8.2% longer than cuBLAS's, and each call paid 8.2 µs more",
+    assert f"{100 * (1 - point['09_tma_store[]']['vs_library']):.1f}" == "1.0"            # "1.0% short"
+    assert max(point, key=lambda n: point[n]["vs_library"] if n != "cuBLAS" else 0) == "11_stream_k[]"
+    assert f"{100 * (1 - point['11_stream_k[]']['vs_library']):.1f}" == "1.0"
+    assert [f"{100 * point[n]['vs_library']:.1f}" for n in ("09_tma_store[]", "11_stream_k[]")] == ["99.0", "99.0"]
+    spread = lambda n: (point[n]["q3_ms"] - point[n]["q1_ms"]) / point[n]["median_ms"]       # noqa: E731
+    beyond = lambda a, b: abs(point[a]["median_ms"] / point[b]["median_ms"] - 1) >= max(spread(a), spread(b))  # noqa: E731
+    assert beyond("09_tma_store[]", "cuBLAS") and beyond("11_stream_k[]", "cuBLAS")    # "beyond that run's spread"
+    assert not beyond("09_tma_store[]", "11_stream_k[]")                                # "level"
+    knobs = ("09_tma_store[STAGES=3]", "09_tma_store[REGS=24]", "09_tma_store[REGS=56]", "12_pingpong[PINGPONG=0]",
+             "12_pingpong[]")
+    assert not any(point[k]["median_ms"] < point["09_tma_store[]"]["median_ms"] and beyond(k, "09_tma_store[]")
+                   for k in knobs)                                               # "none is faster than tc/09"
+    h200 = {(p["precision"], tuple(p["shape"])): p for p in record.load("hopper-nvidia-h200")["points"]}
+    h200_09 = {r["name"]: r for r in h200[("fp16", (4096, 4096, 4096))]["timing"]["rows"]}["09_tma_store[]"]
+    assert f"{100 * h200_09['vs_library']:.1f}" == "99.4"                       # chapter 15: "99.4% in the H200's record"
+    _states(text16, says=("its main loop took 7.3% longer than cuBLAS's, and each call paid 8.0 µs more",
                             "It is not a likely source of chapter 15's gap", "in the H200's profile below",
-                            "this page's run on the H100, above: 0.2% short in FP16", "the H200's record leaves the best step"),
+                            "this page's run on the H100, above: 1.0% short in FP16, beyond that run's spread, with "
+                            "`tc/09` and `tc/11` level at 99.0%", "the H200's record leaves the best step",
+                            "in this page's point on the H100, too, none is faster than `tc/09` by more than the spread"),
             never=("5.3 µs", "3.6% longer", "idle SMs cost"))
 
 
@@ -775,20 +826,29 @@ def test_chapter_13s_account_of_the_climb_is_the_record():
     for phrase in ("41% (chapter 6) → 69% (07) → 73% (09) → 81% (10 as introduced) → 89% (10 with",
                    "boustrophedon: 89.1%) → 90.4% (12, lanes 4 × 8)", "the best is at 85%, 88% and 91% of cuBLAS",
                    "at the awkward sizes 88%", "and 93% (3000 × 5000 × 2000)",
-                   "and 90.4% against 89.1% in the climb's record", "(84% of cuBLAS in the recorded climb)"):
+                   "and 90.4% against 89.1% in the climb's record (on the H200)",
+                   "(84% of cuBLAS in the H200's recorded climb, 83.5% in the table below)"):
         assert phrase in text, phrase
-    # the table the chapter prints (its own run) beside the record: the margin stated with both
-    mine = {row["name"]: row for row in record.load("chapter-13-sgemm-climb-nvidia-h200")["figures"][
-        "climb: sgemm 4096"]["timing"]["rows"]}
+    assert rec["sizes"][0]["timing"]["environment"]["gpu"] == "NVIDIA H200"
+    # the table the chapter prints (its own run, on another GPU) beside the record: the margin stated with both,
+    # and within this page's run against its spreads (no comparison of the two runs' figures)
+    assert _kept_gpu("13-sgemm-climb") == "NVIDIA H100 80GB HBM3"
+    mine = {row["name"]: row for row in _kept("13-sgemm-climb", "climb: sgemm 4096")["timing"]["rows"]}
     here = lambda name: 100 * mine[name]["vs_library"]                   # noqa: E731
-    assert (round(here(steps[-1]), 1), round(here(best), 1)) == (89.5, 90.4)
-    assert round(here(best) - here(steps[-1]), 1) == 0.8 and round(pct(best) - pct(steps[-1]), 1) == 1.4
-    assert round(abs(here(steps[-1]) - pct(steps[-1])), 1) == 0.5
-    for phrase in ("90.4% against step 10's 89.5% in the table below", "The lead, 0.8 and 1.4 points",
-                   "moved by 0.5 points between the two runs", "in the record and in the table above",
-                   "with step 10 at 89.1% and 89.5%", "4 lanes share each 16-byte piece of $A$ and 8 lanes each piece of $B$"):
+    assert (round(here(steps[-1]), 1), round(here(best), 1)) == (89.1, 90.0) and size["4096"]["best"] == best
+    assert round(here("12_interior[BM=128,BN=256,BK=16,WM=64,WN=64,LANES=8,GROUP=8,SPLITK=1,MINB=1]"), 1) == 83.5
+    assert round(here(best) - here(steps[-1]), 1) == 0.9 and round(pct(best) - pct(steps[-1]), 1) == 1.4
+    iqr = lambda name: mine[name]["q3_ms"] - mine[name]["q1_ms"]         # noqa: E731
+    gap = mine[steps[-1]]["median_ms"] - mine[best]["median_ms"]
+    assert gap > max(iqr(best), iqr(steps[-1]))                          # "wider than either kernel's spread"
+    assert (f"{gap:.3f}", f"{iqr(best):.4f}", f"{iqr(steps[-1]):.4f}") == ("0.031", "0.0026", "0.0085")
+    for phrase in ("90.0% against step 10's 89.1% in the table below (on the H100)", "The lead, 0.9 and 1.4 points",
+                   "(medians 0.031 ms apart, IQRs of 0.0026 ms for step 12 and 0.0085 for step 10)",
+                   "a lead seen on both GPUs", "reaches 90.4% of cuBLAS in the record, and 90.0% in the table above (on the H100)**",
+                   "with step 10 at 89.1% in both", "4 lanes share each 16-byte piece of $A$ and 8 lanes each piece of $B$"):
         assert phrase in text, phrase
     assert "target" not in text and "8 lanes share each 16-byte piece of $A$" not in text
+    assert "between the two runs" not in text and "in the record and in the table above" not in text
 
 
 def test_chapter_12s_profile_pairs_each_step_at_the_same_size_and_its_reading_is_the_record():
@@ -834,30 +894,49 @@ def test_chapter_12s_profile_pairs_each_step_at_the_same_size_and_its_reading_is
 
 
 def test_chapter_12s_gemv_verdicts_are_its_own_run_and_say_when_the_spread_forbids_a_reading():
-    figs = record.load("chapter-12-bandwidth-roof-nvidia-h200")["figures"]
+    figs = record.load(record._committed_run("12-bandwidth-roof"))["figures"]
+    assert _kept_gpu("12-bandwidth-roof") == "NVIDIA H100 80GB HBM3"           # "What the H100 says"
     by = {k: v for k, v in figs.items() if k.startswith("climb: gemv")}
     n4 = by["climb: gemv (4096, 'N')"]
     t4 = by["climb: gemv (4096, 'T')"]
     rows = {r["name"]: r for r in n4["timing"]["rows"]}
-    assert f"{100 * n4['ratio']:.1f}" == "95.1" and round(100 * rows["gemv[ROWS=32,SPLITS=16]"]["vs_library"]) == 38
+    assert f"{100 * n4['ratio']:.1f}" == "96.5" and round(100 * rows["gemv[ROWS=32,SPLITS=16]"]["vs_library"]) == 46
     plain = [100 * r["vs_library"] for n, r in rows.items() if "SPLIT=1,VEC=1" in n and n.startswith("gemv[WARPS=8,")]
-    assert (round(min(plain)), round(max(plain))) == (34, 42)
-    assert round(100 * rows["gemv[WARPS=32,UNROLL=8,SPLIT=1,VEC=1,CS=0]"]["vs_library"]) == 69
-    assert [f"{100 * by[f'climb: gemv (16384, {t!r})']['ratio']:.1f}" for t in "NT"] == ["107.4", "106.4"]
-    trow = {r["name"]: r for r in t4["timing"]["rows"]}
-    lib, best = trow["cuBLAS"], trow[t4["best"]]
+    assert (round(min(plain)), round(max(plain))) == (42, 51)
+    assert round(100 * rows["gemv[WARPS=32,UNROLL=8,SPLIT=1,VEC=1,CS=0]"]["vs_library"]) == 75
+    assert [f"{100 * by[f'climb: gemv (16384, {t!r})']['ratio']:.1f}" for t in "NT"] == ["106.8", "100.0"]
     iqr = lambda r: r["q3_ms"] - r["q1_ms"]                                        # noqa: E731
-    assert f"{100 * t4['ratio']:.1f}" == "148.0" and iqr(lib) > 0.5 * (lib["median_ms"] - best["median_ms"])
-    assert (f"{iqr(lib):.3f}", f"{lib['median_ms']:.3f}", f"{iqr(best):.4f}", f"{best['median_ms']:.3f}") == \
-        ("0.017", "0.034", "0.0014", "0.023")
+    pair = lambda d: ({r["name"]: r for r in d["timing"]["rows"]}["cuBLAS"],      # noqa: E731
+                      {r["name"]: r for r in d["timing"]["rows"]}[d["best"]])
+    n16, t16 = (pair(by[f"climb: gemv (16384, {t!r})"]) for t in "NT")
+    # 'N' ahead by more than either spread; 'T' level: the gap is inside both spreads, no ranking
+    assert n16[0]["median_ms"] - n16[1]["median_ms"] > max(iqr(r) for r in n16)
+    assert abs(t16[0]["median_ms"] - t16[1]["median_ms"]) < min(iqr(r) for r in t16)
+    assert (f"{t16[1]['median_ms']:.4f}", f"{t16[0]['median_ms']:.4f}", f"{iqr(t16[1]):.4f}", f"{iqr(t16[0]):.4f}") == \
+        ("0.3588", "0.3589", "0.0030", "0.0012")
+    assert {round(b["gbs"] / 1000) for _, b in (n16, t16)} == {3}                   # "about 3 TB/s"
+    copy = {d["n"]: d["copy_gbs"] for k, d in figs.items() if k.startswith("climb: dot")}
+    assert {round(c / 1000) for c in copy.values()} == {3}                          # "the copy's bandwidth"
+    lib, best = pair(t4)
+    # 'T' at 4096: the gap is far wider than either spread, so the figure stands
+    assert f"{100 * t4['ratio']:.1f}" == "131.2" and max(iqr(lib), iqr(best)) < 0.25 * (lib["median_ms"] - best["median_ms"])
+    assert (f"{iqr(lib):.4f}", f"{lib['median_ms']:.3f}", f"{iqr(best):.4f}", f"{best['median_ms']:.3f}") == \
+        ("0.0012", "0.039", "0.0005", "0.030")
+    took = [round(1000 * r["median_ms"]) for d in (n4, t4) for r in pair(d)]
+    assert 30 <= min(took) and max(took) <= 40                                      # "30 to 40 µs here"
     climb = {(v["m"], v["trans"]): v for v in record.load("climb-nvidia-h200")["gemv"]}
     assert [f"{100 * climb[(4096, t)]['ratio']:.1f}" for t in "TN"] == ["140.6", "94.1"]
     text = " ".join(prose("12-bandwidth-roof.ipynb").split())
-    for phrase in ("reaches 95.1% of cuBLAS**, from GEMV 3's 38%", "8 warps reach 34% to 42% of cuBLAS, and 32 warps 69%",
-                   "(107.4% for `'N'`, 106.4% for `'T'`)", "no figure to read in this run.** It prints 148.0%",
-                   "an IQR of 0.017 ms on a median of 0.034 ms", "over 0.0014 ms on 0.023", "has 140.6% for `'T'` and 94.1% for `'N'`"):
+    for phrase in ("What the H100 says, in the run printed above (the one this page's outputs come from)",
+                   "reaches 96.5% of cuBLAS**, from GEMV 3's 46%", "8 warps reach 42% to 51% of cuBLAS, and 32 warps 75%",
+                   "`'N'` is ahead of cuBLAS (106.8%) and `'T'` level with it** (100.0%: medians of 0.3588 and 0.3589 ms, "
+                   "with IQRs of 0.0030 ms for the best configuration and 0.0012 for cuBLAS)", "streaming at about 3 TB/s",
+                   "is at 131.2% of cuBLAS**, a gap far wider than either spread",
+                   "cuBLAS's IQR is 0.0012 ms on a median of 0.039 ms", "the best configuration's 0.0005 ms on 0.030",
+                   "The H200's recorded climb", "has 140.6% for `'T'` and 94.1% for `'N'`", "the GEMVs take 30 to 40 µs here",
+                   "not at all when the spread is as large as the gap"):
         assert phrase in text, phrase
-    assert "143.9" not in text and "93.5%" not in text
+    assert "143.9" not in text and "93.5%" not in text and "148.0" not in text and "4.2 TB/s" not in text
 
 
 def test_chapter_13s_exercise_answers():
@@ -894,7 +973,11 @@ def test_chapter_12s_second_reading_states_what_each_measurement_covers():
     grids = registry.get("blas/dot/07_bandwidth").params["GRID"]
     assert (min(grids), max(grids)) == (264, 8448) and [g / 132 for g in grids] == [2, 4, 8, 16, 32, 64]
     gemv3 = _kept_rows("08-gemv", "timing: GEMV steps, GEMV 4096x4096, column-major")["GEMV 3: 32 rows x 16 column splits"]
-    assert round(100 * gemv3["vs_library"]) == 39
+    assert round(100 * gemv3["vs_library"]) == 46
+    import re
+    six = re.search(r"DOT 6 moves [\d,]+ GB/s of useful bytes: (\d+)% of the copy bandwidth",
+                    _output("07-dot.ipynb", 'gl.blasbench.timed("DOT steps"'))
+    assert six and int(six.group(1)) == 66 and _kept_gpu("07-dot") == "NVIDIA H100 80GB HBM3"
     roof = {k["case"]: k for k in record.load("ncu-roof-nvidia-h200")["kernels"]}
     dram = lambda case: roof[case]["dram_throughput_pct"]                          # noqa: E731
     assert dram("DOT 6, 2^24") > dram("DOT 6, 2^26")                               # not "lower for every kernel"
@@ -907,29 +990,36 @@ def test_chapter_12s_second_reading_states_what_each_measurement_covers():
             assert roof[case]["params"] == {"WARPS": 8, "UNROLL": 8, "SPLIT": 8, "VEC": 4, "CS": 0}
     second = roof["cuBLAS GEMV 'T', 16384^2"]["other_kernels"]
     assert len(second) == 1 and "splitKreduce" in second[0]["kernel"] and round(second[0]["duration_ns"] / 1e3, 1) == 5.2
-    figs = record.load("chapter-12-bandwidth-roof-nvidia-h200")["figures"]
+    figs = record.load(record._committed_run("12-bandwidth-roof"))["figures"]
+    for k, d in figs.items():                                                       # DOT 6 under two thirds of the copy
+        if k.startswith("climb: dot"):
+            assert {r["name"]: r for r in d["timing"]["rows"]}["dot[BLOCK=256,PER=2]"]["gbs"] < 2 / 3 * d["copy_gbs"]
     same = "gemv[WARPS=8,UNROLL=8,SPLIT=8,VEC=4,CS=0]"
     timed = {n: {r["name"]: r for r in figs[f"climb: gemv ({n}, 'N')"]["timing"]["rows"]}[same]["vs_library"] for n in (4096, 16384)}
-    assert (f"{100 * timed[4096]:.1f}", f"{100 * timed[16384]:.1f}") == ("86.5", "107.4")
+    assert (f"{100 * timed[4096]:.1f}", f"{100 * timed[16384]:.1f}") == ("85.0", "106.8")
+    assert figs["climb: gemv (16384, 'N')"]["best"] == same                        # "the best they print there"
     climb = {(v["m"], v["trans"]): v for v in record.load("climb-nvidia-h200")["gemv"]}
     t4 = climb[(4096, "T")]
     t4rows = {r["name"]: r for r in t4["timing"]["rows"]}
     iqr = lambda r: f"{r['q3_ms'] - r['q1_ms']:.4f}"                              # noqa: E731
     assert (iqr(t4rows["cuBLAS"]), iqr(t4rows[t4["best"]])) == ("0.0013", "0.0015")
     m24 = next(d for k, d in figs.items() if k == "climb: dot 16777216")
-    assert m24["best"].endswith("CS=1]") and f"{100 * m24['ratio']:.1f}" == "85.4"   # no write-backs, still short
+    assert m24["best"].endswith("CS=1]") and f"{100 * m24['ratio']:.1f}" == "88.9"   # no write-backs, still short
     assert 2 ** 24 * 8 == 128 << 20 and 4096 ** 2 * 4 == 64 << 20
-    _states(text, says=("to nearly all of it", "(264 to 8448 blocks: 2 to 64 per SM on the H200's 132)",
-                          "GEMV 3 at about 39% of cuBLAS for $4096^2$ (chapter 8)",
+    _states(text, says=("from under two thirds of the H100's copy bandwidth to nearly all of it",
+                          "(264 to 8448 blocks: 2 to 64 per SM on the 132 of an H100 or H200)",
+                          "DOT 6 at under two thirds of the copy bandwidth (chapter 7: 66% on the H100)",
+                          "GEMV 3 at about 46% of cuBLAS for $4096^2$ (chapter 8)",
                           "adds them in a fixed order (each thread a fixed set of partials, then a fixed tree)",
                           "(128 MiB read)", "reads 128 MiB", "(64 MiB)", "64 MiB, no kernel",
                           "That is part of why DOT's ratio to the copy is lower at $2^{24}$ than at $2^{26}$, not all of it",
-                          "and still reaches only 85.4% of the copy", "IQRs there are 0.0013 ms (cuBLAS) and 0.0015 ms (its best)",
+                          "and still reaches only 88.9% of the copy", "IQRs there are 0.0013 ms (cuBLAS) and 0.0015 ms (its best)",
                           "DOT 7 is profiled as 1056 blocks of 1024 threads with `UNROLL` = 2, GEMV 4 as 8 warps with `UNROLL` = 8 "
                           "and `SPLIT` = 8, both without streaming loads (`CS` = 0)",
                           "followed by a split-K reduction of 5.2 µs", "lower for the kernels near the roof",
-                          "`SPLIT` = 8, `CS` = 0), is within", "at 86.5% of cuBLAS at $4096^2$ and at 107.4% at $16384^2$",
-                          "neither ranks the pair"),
+                          "`SPLIT` = 8, `CS` = 0), is within", "The timings above, on the H100,",
+                          "at 85.0% of cuBLAS at $4096^2$ and at 106.8% at $16384^2$",
+                          "(here they also come from two different GPUs), neither ranks the pair"),
             never=("for every kernel", "128 MB", "64 MB", "that is why DOT's ratio", "a few blocks per SM",
                    "in block order", "about a third of cuBLAS", "found a 16-warp configuration", "0.001 ms"))
 
@@ -942,18 +1032,30 @@ def test_chapter_13s_budget_micro_tile_and_cp_async_comparison_are_the_record():
     peak = gpu.sm_count * gpu.fp32_lanes_per_sm * 2 * gpu.datasheet.boost_ghz * 1e9
     assert round(lib["gflops"] / 1e3) == 51 and round(100 * lib["gflops"] * 1e9 / peak) == 77
     assert (4 + 2) / (4 * 2) == 3 / 4 and "3/4 for 4 × 2" in " ".join(prose("06-register-tiling.ipynb").split())
-    mine = {r["name"]: r for r in record.load("chapter-13-sgemm-climb-nvidia-h200")["figures"]["climb: sgemm 4096"]["timing"]["rows"]}
+    assert _kept_gpu("13-sgemm-climb") == "NVIDIA H100 80GB HBM3"                 # "On the H100 of this page's run"
+    mine = {r["name"]: r for r in _kept("13-sgemm-climb", "climb: sgemm 4096")["timing"]["rows"]}
     pct = lambda name: round(100 * mine[name]["vs_library"])                      # noqa: E731
     at2 = "11_cp_async[BM=128,BN=128,BK=16,WM=64,WN=32,STAGES=3,AT=2,MINB=2]"
     intro = "10_double_buffer[BM=128,BN=128,BK=8,WM=64,WN=32,GROUP=1,SPLITK=1,MINB=2,SNAKE=1]"
     split = "10_double_buffer[BM=128,BN=128,BK=16,WM=64,WN=32,GROUP=8,SPLITK=2,MINB=2,SNAKE=1]"
-    assert (pct(at2), pct(intro), pct(split)) == (83, 81, 85)
+    assert (pct(at2), pct(intro), pct(split)) == (83, 80, 84)
+    iqr = lambda name: mine[name]["q3_ms"] - mine[name]["q1_ms"]                  # noqa: E731
+    for a, b in ((at2, intro), (split, at2)):                                      # "between": gaps wider than the spreads
+        assert mine[b]["median_ms"] - mine[a]["median_ms"] > max(iqr(a), iqr(b))
+    large = [n for n in mine if n.startswith("11_cp_async[BM=128,BN=256")]
+    tuned = "10_double_buffer[BM=128,BN=256,BK=16,WM=64,WN=64,GROUP=8,SPLITK=1,MINB=1,SNAKE=1]"
+    assert len(large) == 1 and (pct(large[0]), pct(tuned)) == (78, 89)
+    assert pct("06_register_tiling[T=32,RM=4,RN=2,MINB=1]") == 41
     assert not any(n.startswith("10_double_buffer[BM=128,BN=128,BK=16,WM=64,WN=32,GROUP=8,SPLITK=1") for n in mine)
     assert "07_vectorized[BM=128,BN=128,BK=8," in " ".join(mine)
     text = " ".join(prose("13-sgemm-climb.ipynb").split())
-    _states(text, says=("reaches about 51 of them (77%)", "loads three floats from shared memory per four FFMAs (4 + 2 for its 8)",
-                          "8 separate 4-byte loads, `BK` = 8 floats apart", "`AT = 2` reaches 83%, between step 10 as introduced (81%",
-                          "split along $K$ in two (85%)", "No step 10 configuration identical to it was timed"),
+    assert size["timing"]["environment"]["gpu"] == "NVIDIA H200"
+    _states(text, says=("reaches about 51 of them (77%) at $N = 4096$ in the H200's recorded climb", "loads three floats from shared memory per four FFMAs (4 + 2 for its 8)",
+                          "8 separate 4-byte loads, `BK` = 8 floats apart", "`AT = 2` reaches 83%, between step 10 as introduced (80%",
+                          "split along $K$ in two (84%)", "No step 10 configuration identical to it was timed",
+                          "On the H100 of this page's run the pipeline did not beat",
+                          "78% of cuBLAS at 4096 for the 128 × 256 form against step 10's 89%",
+                          "(41% of cuBLAS on this page's H100)"),
             never=("(76%)", "one float from shared memory per two FFMAs", "4 floats apart", "is the better of the two"))
 
 
@@ -962,8 +1064,9 @@ def test_chapter_14s_fragment_shapes_and_fp32_errors():
 
     import numpy
     out = _output("14-tensor-cores.ipynb", "error_vs_k(ks=(64, 256, 1024, 4096))")
-    fp32 = [float(x) for x in re.search(r"FP32 \(sgemm/02\):(.*)", out).group(1).split()]
-    assert 1e-7 <= min(fp32) and max(fp32) < 1e-5                                  # "10^-7 to 10^-6"
+    # a printed line ("FP32 (sgemm/02): ...") or a row of the table the cell displays ("FP32 (sgemm/02)  ...")
+    fp32 = [float(x) for x in re.search(r"FP32 \(sgemm/02\):? (.*)", out).group(1).split()]
+    assert len(fp32) == 4 and 1e-7 <= min(fp32) and max(fp32) < 1e-5                                  # "10^-7 to 10^-6"
     src = (Path(__file__).resolve().parents[1] / "kernels" / "tc" / "02_3xtf32.cu").read_text()
     assert "wmma::matrix_a, 16, 16, 8, wmma::precision::tf32" in src and "sb[WARPS_M * WARPS_N][8 * 16]" in src
     with numpy.errstate(over="ignore"):
@@ -987,7 +1090,7 @@ def test_chapter_15s_second_reading_fragments_descriptors_and_budget():
         assert {r for r, _ in held} == {g, g + 8} and {c for _, c in held} == {2 * t, 2 * t + 1, 2 * t + 8, 2 * t + 9}
     rows = _kept_rows("14-tensor-cores", "timing: tensor TF32 4096")
     ms = lambda tiles: rows[f"05_mma_sync[{tiles},WM=64,WN=64,STAGES=3,BK=32]"]["median_ms"]   # noqa: E731
-    assert [round(100 * (ms("BM=128,BN=128") / ms(t) - 1)) for t in ("BM=256,BN=128", "BM=128,BN=256")] == [3, 3]
+    assert [round(100 * (ms("BM=128,BN=128") / ms(t) - 1)) for t in ("BM=256,BN=128", "BM=128,BN=256")] == [8, 8]
     ncu = {k["case"]: k for k in record.load("ncu-part5-nvidia-h200")["kernels"]}
     assert ncu["mma.sync tf32"]["kernel"].startswith("void mma_sync_gemm<2, 128, 128,")
     assert (round(ncu["mma.sync tf32"]["tensor_pipe_pct"]), round(ncu["mma.sync fp16"]["tensor_pipe_pct"])) == (68, 72)
@@ -1003,7 +1106,8 @@ def test_chapter_15s_second_reading_fragments_descriptors_and_budget():
     text = " ".join(prose("15-hopper.ipynb").split())
     _states(text, says=("and, eight columns further on, $2t+8$ and $2t+9$: eight values",
                           "as long as each is 16 contiguous bytes starting at a multiple of 16", "`tc/05` in full:",
-                          "profiled with 128 × 128 tiles, 3% slower in chapter 14's run than the 256 × 128 and 128 × 256 ones",
+                          "profiled with 128 × 128 tiles, 8% slower in chapter 14's run on the H100 than the 256 × 128 and "
+                          "128 × 256 ones",
                           "(The kernel without these changes is not timed here", "234 million (with 128 × 128 tiles",
                           "(`wgmma` can also take $A$ from registers)",
                           "the kernel passes 16 bytes, and on the H200, setting it to 0 or to 4096 bytes gives the same, correct "
@@ -1018,7 +1122,9 @@ def _output(name: str, contains: str) -> str:
     """The committed output text of the code cell of a chapter whose source contains ``contains``."""
     nb = json.loads((CHAPTERS / name).read_text())
     cell = next(c for c in nb["cells"] if c["cell_type"] == "code" and contains in "".join(c["source"]))
-    return "".join("".join(o.get("text", "")) for o in cell["outputs"])
+    # printed lines, and the text form of what the cell displayed (a gl.Table's aligned text)
+    return "".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+                   for o in cell["outputs"])
 
 
 def test_chapter_7_reads_dot_6_against_the_copy_timed_beside_it():
@@ -1029,10 +1135,10 @@ def test_chapter_7_reads_dot_6_against_the_copy_timed_beside_it():
                   r"a copy timed in the same round-robin\)", out)
     assert m, out[-400:]
     dot6, share, copy = (float(g.replace(",", "")) for g in m.groups())
-    assert share == round(100 * dot6 / copy) and 45 <= share <= 55          # "about half"
+    assert share == round(100 * dot6 / copy) and 62 <= share <= 72          # "about two thirds"
     text = prose("07-dot.ipynb")
     assert f"({copy / 1e3:.1f} TB/s, read and written bytes counted)" in text
-    assert f"about half of the {copy / 1e3:.1f} TB/s that a copy of as many bytes moves in the same run" in text
+    assert f"about two thirds of the {copy / 1e3:.1f} TB/s that a copy of as many bytes moves in the same run" in text
     assert "under half of the" not in text
 
 
@@ -1087,14 +1193,15 @@ def test_chapter_12s_streaming_loads_gain_at_2_24_is_its_own_runs_and_the_climbs
                 assert gain > max(x["q3_ms"] - x["q1_ms"] for x in (r, other)) / other["median_ms"], name
                 out.append(gain)
         return out
-    mine = gains(record.load("chapter-12-bandwidth-roof-nvidia-h200")["figures"]["climb: dot 16777216"])
+    mine = gains(record.load(record._committed_run("12-bandwidth-roof"))["figures"]["climb: dot 16777216"])
     climb = gains(record.load("climb-nvidia-h200")["dot"][0])
     assert len(mine) == len(climb) == 3
-    for g in (mine, climb):
-        assert (round(100 * min(g)), round(100 * max(g))) == (7, 10)
+    assert (round(100 * min(mine)), round(100 * max(mine))) == (7, 8)
+    assert (round(100 * min(climb)), round(100 * max(climb))) == (7, 10)
+    assert record.load("climb-nvidia-h200")["environment"]["gpu"] == "NVIDIA H200"
     text = " ".join(prose("12-bandwidth-roof.ipynb").split())
-    assert "takes 7% to 10% less time than the same configuration with `CS=0` in the three pairs printed" in text
-    assert "(the climb's record has 7% to 10% too)" in text and "29% of their medians" not in text
+    assert "takes 7% to 8% less time than the same configuration with `CS=0` in the three pairs printed" in text
+    assert "(the H200's climb record has 7% to 10%)" in text and "29% of their medians" not in text
 
 
 def test_chapter_12_says_which_gemv_4_its_profile_measured():
@@ -1304,7 +1411,8 @@ def test_chapter_16_reads_its_ladder_and_profile_as_recorded():
     # what is left: the gap in the timed run and in the profile, in microseconds and in cycles
     gap = (ncu[nine]["duration_ns"] - ncu[lib]["duration_ns"]) / 1e3
     _states(text, says=[f"{(1 - f4['ratio']) * 100:.1f}% short of cuBLAS in FP16 and {(1 - b4['ratio']) * 100:.1f}% in "
-                        f"BF16 (this page's run on the H100, above: 0.2% short in FP16), and the H200's profile {gap:.1f} µs "
+                        f"BF16 (this page's run on the H100, above: 1.0% short in FP16, beyond that run's spread, with `tc/09` "
+                        f"and `tc/11` level at 99.0%), and the H200's profile {gap:.1f} µs "
                         f"({t[nine]} against {t[lib]})"])
     assert abs(cyc[nine] / cyc[lib] - 1) < 0.002 and cyc[nine] < cyc[lib]          # "level, 0.1% under"
     _states(text, says=[f"level, `tc/09` {(1 - cyc[nine] / cyc[lib]) * 100:.1f}% under",
@@ -1329,3 +1437,17 @@ def test_chapter_16_reads_its_ladder_and_profile_as_recorded():
     _states(text, says=["most blocks (112 of the 132) run one more epilogue and the copy engine adds 128 pieces of "
                         "128 × 256 FP32"])
     assert round(116 * 64 / 132, 1) == 56.2
+
+
+def test_chapter_2_names_the_lines_of_the_tiled_kernel_that_race():
+    """The prose points at lines of kernels/sgemm/02_shared_tiling.cu by number: the read of a slot and the two
+    tile loads. The numbers follow the file (a rewrap of its comments moves them)."""
+    import re
+    nb = json.loads((CHAPTERS / "02-naive-and-tiled.ipynb").read_text())
+    text = next("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"
+                and "reads a slot (line" in "".join(c["source"]))
+    lines = (CHAPTERS.parent / "kernels" / "sgemm" / "02_shared_tiling.cu").read_text().splitlines()
+    read = int(re.search(r"reads a slot \(line (\d+)\)", text).group(1))
+    a, b = map(int, re.search(r"\(lines (\d+) and (\d+)\)", text).groups())
+    assert "acc += As[ty][k] * Bs[k][tx]" in lines[read - 1]
+    assert lines[a - 1].lstrip().startswith("As[ty][tx] =") and lines[b - 1].lstrip().startswith("Bs[ty][tx] =")

@@ -65,3 +65,13 @@ def test_the_readme_names_pages_and_commands_that_exist():
     targets = set(re.findall(r"^([\w-]+):", (REPO / "Makefile").read_text(), flags=re.M))
     for target in re.findall(r"`make (\w+)`", text):
         assert target in targets, target
+
+
+def test_no_chapter_leaves_a_reader_without_a_sign_of_progress_for_ten_seconds():
+    """In the emulator's run of every chapter (the record the README's times come from), no cell went more than
+    ten seconds without showing something new (a line, a table, a progress bar's tick), first run or later."""
+    record = json.loads((REPO / "results" / "chapters-emulator.json").read_text())
+    for n in record["notebooks"]:
+        for run in ("cold", "warm"):
+            quiet = n[f"{run}_longest_silence"]
+            assert quiet["seconds"] <= 10, f"{n['notebook']}, {run} run: cell {quiet['cell']} quiet {quiet}"

@@ -1,20 +1,26 @@
 // exercises/wmma_two_tiles.cu — one fragment of B for two tiles of C (chapter 14).
 //
-// C (M x N, FP32) = A (M x K) B (K x N), row-major, A and B in FP16; M a multiple of 32, N and K of 16.
-// Each warp computes a 32 x 16 piece of C: two 16 x 16 tiles stacked vertically, which need the same
-// fragment of B at every step of k. Loading it once and using it for both products halves B's loads,
-// the first step towards the warp tiles of Part IV. The code below computes only the upper tile.
-// Complete the TODOs: the lower tile's fragments, products and store. gl.exercises.check("wmma_two_tiles",
-// code) runs it on the GPU or on the CPU emulator (which adds as the tensor cores do) at several sizes.
+// C (M x N, FP32) = A (M x K) B (K x N), row-major, A and B in FP16; M a multiple
+// of 32, N and K of 16.
+// Each warp computes a 32 x 16 piece of C: two 16 x 16 tiles stacked vertically,
+// which need the same fragment of B at every step of k. Loading it once and using
+// it for both products halves B's loads, the first step towards the warp tiles of
+// Part IV. The code below computes only the upper tile.
+// Complete the TODOs: the lower tile's fragments, products and store.
+// gl.exercises.check("wmma_two_tiles", code) runs it on the GPU or on the CPU
+// emulator (which adds as the tensor cores do) at several sizes.
 #include <cuda_fp16.h>
 #include <mma.h>
 
-__global__ void wmma_two_tiles(const __half* A, const __half* B, float* C, int M, int N, int K)
+__global__ void wmma_two_tiles(const __half* A, const __half* B, float* C, int M,
+                               int N, int K)
 {
     using namespace nvcuda;
-    const int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;    // one warp per 32 x 16 piece of C
+    // one warp per 32 x 16 piece of C
+    const int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
     const int piece_m = warp / (N / 16), piece_n = warp % (N / 16);
-    if (piece_m * 32 >= M) return;                                    // the whole warp leaves together
+    // the whole warp leaves together
+    if (piece_m * 32 >= M) return;
     wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a0;
     wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> b;
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> c0;

@@ -1,4 +1,5 @@
-// solutions/axpy.cu — a solution of exercises/axpy.cu: one element per thread, guarded at the end.
+// solutions/axpy.cu — a solution of exercises/axpy.cu: one element per thread,
+// guarded at the end.
 
 __global__ void axpy(const float* x, const float* y, float* z, float a, int n)
 {

@@ -1,4 +1,5 @@
-// solutions/col_sums.cu — a solution of exercises/col_sums.cu: row i's element of column j is A[i * N + j].
+// solutions/col_sums.cu — a solution of exercises/col_sums.cu: row i's element of
+// column j is A[i * N + j].
 
 __global__ void col_sums(const float* A, float* s, int M, int N)
 {

@@ -1,12 +1,13 @@
-// solutions/dot_float4.cu — a solution of exercises/dot_float4.cu: the first n % 4 threads of the grid
-// each add one of the last elements.
+// solutions/dot_float4.cu — a solution of exercises/dot_float4.cu: the first n % 4
+// threads of the grid each add one of the last elements.
 
 __global__ void dot_float4(const float* x, const float* y, int n, float* result)
 {
     __shared__ float partial[256];
     const float4* x4 = reinterpret_cast<const float4*>(x);
     const float4* y4 = reinterpret_cast<const float4*>(y);
-    const int threads = gridDim.x * blockDim.x, t = blockIdx.x * blockDim.x + threadIdx.x;
+    const int threads = gridDim.x * blockDim.x,
+              t = blockIdx.x * blockDim.x + threadIdx.x;
     float sum = 0.0f;
     for (int i = t; i < n / 4; i += threads) {
         const float4 a = x4[i], b = y4[i];

@@ -1,6 +1,8 @@
-// solutions/register_tile.cu — a solution of exercises/register_tile.cu: 8 shared loads, 16 FMAs per k.
+// solutions/register_tile.cu — a solution of exercises/register_tile.cu: 8 shared
+// loads, 16 FMAs per k.
 
-__global__ void register_tile(const float* A, const float* B, float* C, int M, int N, int K)
+__global__ void register_tile(const float* A, const float* B, float* C, int M,
+                              int N, int K)
 {
     __shared__ float As[64][16];
     __shared__ float Bs[16][64];
@@ -10,8 +12,12 @@ __global__ void register_tile(const float* A, const float* B, float* C, int M, i
     for (int p = 0; p < K; p += 16) {
         for (int e = tid; e < 64 * 16; e += 256) {
             const int ar = e / 16, ak = e % 16, bk = e / 64, bc = e % 64;
-            As[ar][ak] = (row0 + ar < M && p + ak < K) ? A[(size_t)(row0 + ar) * K + p + ak] : 0.0f;
-            Bs[bk][bc] = (p + bk < K && col0 + bc < N) ? B[(size_t)(p + bk) * N + col0 + bc] : 0.0f;
+            As[ar][ak] = (row0 + ar < M && p + ak < K)
+                             ? A[(size_t)(row0 + ar) * K + p + ak]
+                             : 0.0f;
+            Bs[bk][bc] = (p + bk < K && col0 + bc < N)
+                             ? B[(size_t)(p + bk) * N + col0 + bc]
+                             : 0.0f;
         }
         __syncthreads();
         for (int k = 0; k < 16; ++k) {

@@ -1,7 +1,9 @@
-// solutions/tiled_sgemm.cu — a solution of exercises/tiled_sgemm.cu: consecutive tx read consecutive
-// columns of B's row p + ty (coalesced), and a barrier on each side of the multiply.
+// solutions/tiled_sgemm.cu — a solution of exercises/tiled_sgemm.cu: consecutive tx
+// read consecutive columns of B's row p + ty (coalesced), and a barrier on each
+// side of the multiply.
 
-__global__ void tiled_sgemm(const float* A, const float* B, float* C, int M, int N, int K)
+__global__ void tiled_sgemm(const float* A, const float* B, float* C, int M, int N,
+                            int K)
 {
     __shared__ float As[16][16];
     __shared__ float Bs[16][16];

@@ -1,51 +1,64 @@
-// solutions/tma_pipeline.cu — a two-stage TMA pipeline with full and empty mbarriers (chapter 16).
+// solutions/tma_pipeline.cu — a two-stage TMA pipeline with full and empty
+// mbarriers (chapter 16).
 #include <cuda_fp16.h>
 #include "common/hopper.cuh"
 using namespace gl_hopper;
 
 constexpr int T = 64, STAGES = 2, TILE_BYTES = T * T * 2;
 
-// element (r, c) of a 64 x 64 FP16 tile as the copy engine's 128-byte swizzle placed it: the 16-byte piece
-// c / 8 of row r at piece (c / 8) ^ (r % 8) of that row
+// element (r, c) of a 64 x 64 FP16 tile as the copy engine's 128-byte swizzle
+// placed it: the 16-byte piece c / 8 of row r at piece (c / 8) ^ (r % 8) of that
+// row
 __device__ __forceinline__ float at(const __half* tile, int r, int c)
 {
     return __half2float(tile[r * T + ((c / 8) ^ (r % 8)) * 8 + c % 8]);
 }
 
-// slice i of K (A's 64 x 64 at (row0, 64 i), B's at (64 i, col0)) into stage i % STAGES, counted off its full
-// barrier; one thread issues it
-__device__ __forceinline__ void load_slice(__half (*stage)[T * T], unsigned full, const TensorMap* a,
-                                           const TensorMap* b, int i, int row0, int col0)
+// slice i of K (A's 64 x 64 at (row0, 64 i), B's at (64 i, col0)) into stage i %
+// STAGES, counted off its full barrier; one thread issues it
+__device__ __forceinline__ void load_slice(__half (*stage)[T * T], unsigned full,
+                                           const TensorMap* a, const TensorMap* b,
+                                           int i, int row0, int col0)
 {
     bar_expect_bytes(full, 2 * TILE_BYTES);
     tma_load(smem(stage[0]), a, i * T, row0, full);
     tma_load(smem(stage[1]), b, col0, i * T, full);
 }
 
-__global__ void tma_pipeline(const __grid_constant__ TensorMap mapA, const __grid_constant__ TensorMap mapB,
-                             float* C, int M, int N, int K)
+__global__ void tma_pipeline(const __grid_constant__ TensorMap mapA,
+                             const __grid_constant__ TensorMap mapB, float* C,
+                             int M, int N, int K)
 {
-    __shared__ __align__(1024) __half tiles[STAGES][2][T * T];      // a stage: A's tile, then B's
+    // a stage: A's tile, then B's
+    __shared__ __align__(1024) __half tiles[STAGES][2][T * T];
     __shared__ unsigned long long full[STAGES], empty[STAGES];
-    const int tid = threadIdx.x, row0 = blockIdx.y * T, col0 = blockIdx.x * T, slices = (K + T - 1) / T;
+    const int tid = threadIdx.x, row0 = blockIdx.y * T, col0 = blockIdx.x * T,
+              slices = (K + T - 1) / T;
     bar_init_stages<STAGES>(full, empty, 128);
     if (tid == 0)
-        for (int i = 0; i < STAGES && i < slices; ++i) load_slice(tiles[i], smem(&full[i]), &mapA, &mapB, i, row0, col0);
-    const int c = tid % T, r0 = (tid / T) * 32;                      // a thread: column c, rows r0 .. r0 + 31
+        for (int i = 0; i < STAGES && i < slices; ++i)
+            load_slice(tiles[i], smem(&full[i]), &mapA, &mapB, i, row0, col0);
+    // a thread: column c, rows r0 .. r0 + 31
+    const int c = tid % T, r0 = (tid / T) * 32;
     float acc[32] = {};
     for (int i = 0; i < slices; ++i) {
         const int s = i % STAGES;
-        bar_wait(smem(&full[s]), (i / STAGES) & 1);                  // the stage's phase flips at each refill
+        // the stage's phase flips at each refill
+        bar_wait(smem(&full[s]), (i / STAGES) & 1);
         for (int k = 0; k < T; ++k) {
             const float b = at(tiles[s][1], k, c);
             for (int r = 0; r < 32; ++r) acc[r] += at(tiles[s][0], r0 + r, k) * b;
         }
-        bar_arrive(smem(&empty[s]));                                 // this thread is done reading the stage
+        // this thread is done reading the stage
+        bar_arrive(smem(&empty[s]));
         if (tid == 0 && i + STAGES < slices) {
-            bar_wait(smem(&empty[s]), (i / STAGES) & 1);             // every thread is: refill it
-            load_slice(tiles[s], smem(&full[s]), &mapA, &mapB, i + STAGES, row0, col0);
+            // every thread is: refill it
+            bar_wait(smem(&empty[s]), (i / STAGES) & 1);
+            load_slice(tiles[s], smem(&full[s]), &mapA, &mapB, i + STAGES, row0,
+                       col0);
         }
     }
     for (int r = 0; r < 32; ++r)
-        if (row0 + r0 + r < M && col0 + c < N) C[(size_t)(row0 + r0 + r) * N + col0 + c] = acc[r];
+        if (row0 + r0 + r < M && col0 + c < N)
+            C[(size_t)(row0 + r0 + r) * N + col0 + c] = acc[r];
 }

@@ -9,7 +9,8 @@
 
 The house, in layers (a module imports only from its own layer or those below; tests/test_layers.py checks it):
 
-- ``paths``, ``processes``, ``_version``: where files live, child processes that die with their parent.
+- ``paths``, ``processes``, ``_version``, ``table``: where files live, child processes that die with their parent,
+  the one table helper.
 - ``runtime/``: the machine. ``backend`` (a GPU through CuPy, or the CPU emulator), ``limits`` and
   ``profiles`` (the one table of GPUs, and the one in use: GEMMLAB_DEVICE), ``source`` (the C++ parser),
   ``loader`` (load, compile, check every launch), ``cuda`` and ``emulator/`` (build, launch, hazards), ``racecheck``,
@@ -26,6 +27,7 @@ The old flat names (``gl.hardware``, ``gl.ladder``, ``gl.tensor``, ``gl.memory``
 new places (``gemmlab._aliases``).
 """
 from ._version import __version__
+from .table import Table
 from . import ops, record
 from .runtime.backend import (BackendError, UnsupportedGPU, backend, backend_reason, on_gpu, size, synchronize,
                               to_host, xp)
@@ -48,5 +50,5 @@ __all__ = [
     "load", "Module", "Kernel", "CompileError", "EmulatorError", "check", "rel_error", "CheckResult",
     "bench", "sweep", "TimingUnavailable", "racecheck", "RaceReport", "ops", "record", "device", "registry", "roofline", "ladder",
     "tilemap", "demos", "memory", "sass", "blas", "blasbench", "climb", "exercises", "explorers", "profiling", "paths",
-    "tensor", "hopper", "tune", "listing", "chapter",
+    "tensor", "hopper", "tune", "listing", "chapter", "Table",
 ]

@@ -73,9 +73,16 @@ def _rehearse(args, parser, rest) -> int:
             parser.error("--record without a GPU times the chapters on the emulator as a reader runs them: "
                          "without --profile")
         result = refresh.emulator_times(args.notebooks, jobs=args.jobs, timeout=args.timeout)
+        try:                                   # chapters run again replace their entries; the others stay
+            earlier = {n["notebook"]: n for n in record.load("chapters-emulator")["notebooks"]}
+        except (FileNotFoundError, KeyError, ValueError):
+            earlier = {}
+        earlier.update({n["notebook"]: n for n in result["notebooks"]})
         print("wrote", record.save("chapters-emulator", {
-            **result, "command": f"python -m gemmlab rehearse --jobs {args.jobs} --record chapters/*.ipynb "
-                                 "(without a GPU)"}))
+            **result, "notebooks": [earlier[k] for k in sorted(earlier)],
+            "all_ran": all(n["error"] is None for n in earlier.values()),
+            "command": f"python -m gemmlab rehearse --jobs {args.jobs} --record chapters/*.ipynb "
+                       "(without a GPU)"}))
         return 0 if result["all_ran"] else 1
     try:
         result = refresh.rehearse(args.notebooks, profile=args.profile, jobs=args.jobs, timeout=args.timeout)

@@ -99,11 +99,19 @@ def find(study: str) -> tuple:
     """Which record of ``study`` a chapter shows the reader, and why: (name, provenance).
 
     The reader's GPU is the one in use, or the profile GEMMLAB_DEVICE names; its own record,
-    ``results/<study>-<gpu>.json``, when one exists (on the emulator: a record of any GPU of that profile);
-    else the book's, recorded on the H200. The provenance is a sentence that says which, and why."""
+    ``results/<study>-<gpu>.json``, when one exists (on the emulator: a record of any GPU of that profile).
+    With no GPU in use and no profile asked for, the record of the GPU the chapter's committed outputs come
+    from, when there is one; else the book's, recorded on the H200. The provenance says which, and why."""
     from .runtime.profiles import BOOK, PROFILES, current, emulated, for_device
     book = f"{study}-{slug(PROFILES[BOOK].name)}"
     if not hw.on_gpu and emulated() is None:
+        run = _chapter["name"] and _committed_run(_chapter["name"])   # the GPU this chapter's outputs come from
+        if run:
+            gpu = _gpu_of(RESULTS / f"{run}.json")
+            name = f"{study}-{slug(gpu)}" if gpu else None
+            if name and name != book and (RESULTS / f"{name}.json").is_file():
+                return name, (f"the record of the {gpu}, on which this chapter's outputs were made "
+                              f"(results/{name}.json): no GPU in use")
         return book, f"the book's record, made on the H200 (results/{book}.json): no GPU in use"
     profile = current()
     if hw.on_gpu:

@@ -21,14 +21,20 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def drop_widget_views(nb) -> list:
-    """Keep widget outputs in their other forms only; returns the cells whose widget had no HTML form."""
+    """Keep widget outputs in their other forms only; a widget with no HTML form (a progress bar) is left out
+    whole, since its text is a snapshot of a moment of the run ("0%| 0/10"). Returns the cells that had one."""
     nb.metadata.pop("widgets", None)
     bare = []
     for cell in nb.cells:
+        kept = []
         for out in cell.get("outputs", []):
             data = out.get("data", {})
             if data.pop(WIDGET_VIEW, None) is not None and "text/html" not in data:
                 bare.append(cell.get("id"))
+                continue
+            kept.append(out)
+        if "outputs" in cell:
+            cell["outputs"] = kept
     return bare
 
 
@@ -115,7 +121,7 @@ def run(paths, *, timeout: int = 900, allow_cpu: bool = False, kernel_name: str 
             finally:
                 os.environ.pop(record.RECORD_CHAPTER, None)
             for cell_id in drop_widget_views(nb):
-                print(f"{path}: cell {cell_id} displayed a widget with no HTML form; the book shows its text only")
+                print(f"{path}: cell {cell_id} displayed a widget with no HTML form (a progress bar): left out")
             env = record.environment()
             nb.metadata["gemmlab"] = {k: env.get(k) for k in ("gpu", "date", "cupy", "cuda_runtime", "cuda_driver",
                                                               "git_commit")}
@@ -140,8 +146,53 @@ def run(paths, *, timeout: int = 900, allow_cpu: bool = False, kernel_name: str 
     return done
 
 
+def _joined(text) -> str:
+    """A notebook output's text, stored as one string or as a list of lines."""
+    return text if isinstance(text, str) else "".join(text)
+
+
 # what a cell prints when it shows a recorded figure instead of one measured in this run
 _RECORDED = ("RECORDED earlier", "the book's record", "shown: the record", "recorded on", "no GPU in use")
+
+
+# what a reader sees move in a running cell: printed lines, displays and their updates, widgets' (tqdm's bar)
+_ACTIVITY = {"stream", "display_data", "update_display_data", "execute_result", "error", "comm_msg", "comm_open"}
+
+
+def _activity_client():
+    from nbclient import NotebookClient
+
+    class ActivityClient(NotebookClient):
+        """A notebook client that notes when each cell starts, ends and shows something: the longest time a
+        running cell showed nothing new is what a reader waits without a sign that anything happens."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._seen = {}
+            self.on_cell_execute = lambda cell, cell_index: self._note(cell_index)
+            self.on_cell_executed = lambda cell, cell_index, execute_reply: self._note(cell_index)
+
+        def _note(self, cell_index):
+            self._seen.setdefault(cell_index, []).append(time.monotonic())
+
+        def process_message(self, msg, cell, cell_index):
+            if msg.get("msg_type") in _ACTIVITY:
+                self._note(cell_index)
+            return super().process_message(msg, cell, cell_index)
+
+        def longest_silence(self) -> tuple:
+            """(cell number, of all cells from 1, and seconds) of the longest wait with nothing new shown."""
+            best = (None, 0.0)
+            for index, times in self._seen.items():
+                gap = max((b - a for a, b in zip(times, times[1:])), default=0.0)
+                if gap > best[1]:
+                    best = (index + 1, gap)
+            return best
+    return ActivityClient
+
+
+def _ActivityClient(*args, **kwargs):
+    return _activity_client()(*args, **kwargs)
 
 
 def rehearse(paths, *, profile: str | None = None, jobs: int = 1, timeout: int = 900,
@@ -149,10 +200,9 @@ def rehearse(paths, *, profile: str | None = None, jobs: int = 1, timeout: int =
     """Run each notebook top to bottom in memory, as a reader would, and never write it: under ``profile``
     (GEMMLAB_DEVICE: the emulator, or this GPU, runs as that GPU) when given. Returns, per notebook, the cells
     run, the failing cell if any (its error in one line), the seconds, and the cells whose output shows a
-    recorded figure instead of a live one (cell number and the line that says so)."""
+    recorded figure instead of a live one (cell number and the line that says so), and the longest time a cell
+    showed nothing new."""
     import concurrent.futures
-
-    from nbclient import NotebookClient
 
     from .runtime import profiles
     if profile is not None:
@@ -168,8 +218,8 @@ def rehearse(paths, *, profile: str | None = None, jobs: int = 1, timeout: int =
             if cell.cell_type == "code":
                 cell.execution_count, cell.outputs = None, []
         start = time.perf_counter()
-        client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, store_widget_state=False,
-                                resources={"metadata": {"path": str(path.parent.resolve())}})
+        client = _ActivityClient(nb, timeout=timeout, kernel_name=kernel_name, store_widget_state=False,
+                                 resources={"metadata": {"path": str(path.parent.resolve())}})
         error = None
         try:
             client.execute()
@@ -179,20 +229,25 @@ def rehearse(paths, *, profile: str | None = None, jobs: int = 1, timeout: int =
             error = _failed_cell(nb, exc)
         shows_record = []
         for number, cell in enumerate(nb.cells, start=1):
-            text = "\n".join(o.get("text", "") if isinstance(o.get("text", ""), str) else ""
+            # printed lines, and the text form of what a cell displays (a gl.Table's title says "RECORDED ...")
+            text = "\n".join(_joined(o.get("text", "")) + _joined(o.get("data", {}).get("text/plain", ""))
                              for o in cell.get("outputs", []))
             line = next((l.strip() for l in text.splitlines() if any(m in l for m in _RECORDED)), None)
             if cell.cell_type == "code" and line:
                 shows_record.append([number, line[:200]])
+        cell, quiet = client.longest_silence()
         return {"notebook": str(path), **_cells(nb), "error": error,
-                "seconds": round(time.perf_counter() - start, 1), "shows_record": shows_record}
+                "seconds": round(time.perf_counter() - start, 1), "shows_record": shows_record,
+                "longest_silence": {"cell": cell, "seconds": round(quiet, 1)}}
 
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
         results = list(pool.map(one, map(Path, paths)))
     for r in results:
         status = f"FAILED at {r['error']}" if r["error"] else "ran to the end"
+        quiet = r["longest_silence"]
         print(f"{r['notebook']} [{profile or 'default'}]: {r['cells_run']} of {r['code_cells']} code cells, "
-              f"{status} ({r['seconds']:.0f} s; {len(r['shows_record'])} show a record)", flush=True)
+              f"{status} ({r['seconds']:.0f} s; {len(r['shows_record'])} show a record; longest wait with "
+              f"nothing new shown: {quiet['seconds']:.0f} s, cell {quiet['cell']})", flush=True)
     return {"profile": profile, "notebooks": results, "all_ran": all(r["error"] is None for r in results)}
 
 
@@ -223,6 +278,8 @@ def emulator_times(paths, *, jobs: int = 1, timeout: int = 900) -> dict:
     by_name = {r["notebook"]: r for r in warm["notebooks"]}
     notebooks = [{"notebook": c["notebook"], "cold_seconds": c["seconds"],
                   "warm_seconds": by_name[c["notebook"]]["seconds"],
+                  "cold_longest_silence": c["longest_silence"],
+                  "warm_longest_silence": by_name[c["notebook"]]["longest_silence"],
                   "error": c["error"] or by_name[c["notebook"]]["error"]} for c in cold["notebooks"]]
     return {"cpu": _cpu_name(), "cores": os.cpu_count(), "compiler": _compiler_version(_compiler()).splitlines()[0],
             "jobs": jobs, "notebooks": notebooks, "all_ran": cold["all_ran"] and warm["all_ran"]}

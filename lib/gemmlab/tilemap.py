@@ -133,8 +133,8 @@ def figure(n: int = 8, tile: int = 2, bi: int = 1, bj: int = 2, p: int = 0, ax=N
     from matplotlib.patches import Rectangle
     m = TileMap(n, tile)
     m.a_tile(bi, bj, p)
-    if ax is None:
-        _, ax = plt.subplots(1, 3, figsize=(9.5, 3.4))
+    if ax is None:         # 7.6 in at 100 dpi: the book's column, so nothing is scaled down to fit it
+        _, ax = plt.subplots(1, 3, figsize=(7.6, 3.6), layout="constrained")
     names = ("A", "B", "C")
     for a, name in zip(ax, names):
         a.set_xlim(0, n)
@@ -143,7 +143,7 @@ def figure(n: int = 8, tile: int = 2, bi: int = 1, bj: int = 2, p: int = 0, ax=N
         a.set_xticks(range(0, n + 1, tile))
         a.set_yticks(range(0, n + 1, tile))
         a.grid(True, color="#bbb", lw=0.8)
-        a.tick_params(labelsize=7)
+        a.tick_params(labelsize=10)
         a.set_title(name)
 
     def box(a, r, c, color, alpha, label=None):
@@ -157,12 +157,12 @@ def figure(n: int = 8, tile: int = 2, bi: int = 1, bj: int = 2, p: int = 0, ax=N
     box(ax[1], *m.b_tile(bi, bj, p), "#d8823b", 0.8, f"B tile ({p},{bj})")
     box(ax[2], bi, bj, "#4caf50", 0.8, f"C tile ({bi},{bj})")
     loads = m.global_loads()
-    ax[0].figure.suptitle(f"N={n}, TILE={tile}: block ({bi},{bj}), phase {p} of {m.phases}; global loads "
-                          f"naive {loads['naive']:,} vs tiled {loads['tiled']:,} ({loads['ratio']:.1f}x fewer)",
-                          fontsize=9)
+    ax[0].figure.suptitle(f"N={n}, TILE={tile}: block ({bi},{bj}), phase {p} of {m.phases}\nglobal loads: "
+                          f"naive {loads['naive']:,}, tiled {loads['tiled']:,} ({loads['ratio']:.1f}x fewer)",
+                          fontsize=10)
     for a in ax:
         if a.patches:
-            a.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), fontsize=7, frameon=False)
+            a.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), fontsize=10, frameon=False)
     return ax
 
 
@@ -215,8 +215,9 @@ def fragment_figure(shape: str = "m16n8k16", ax=None):
         raise ValueError(f"shape is one of {sorted(MMA_SHAPES)}, got {shape!r}")
     m, n, k = MMA_SHAPES[shape]
     dims = {"a": (m, k), "b": (k, n), "c": (m, n)}
-    if ax is None:
-        _, ax = plt.subplots(1, 3, figsize=(11, 4.6), gridspec_kw={"width_ratios": [k, n, n]})
+    if ax is None:         # 7.6 in at 100 dpi: the book's column, so nothing is scaled down to fit it
+        _, ax = plt.subplots(1, 3, figsize=(7.6, 4.3 if k == 16 else 4.4), layout="constrained",
+                             gridspec_kw={"width_ratios": [k, n, n]})
     colours = plt.get_cmap("tab10").colors
     kind = {"m16n8k16": "FP16/BF16, 2 values per register", "m16n8k8": "TF32, 1 value per register"}[shape]
     for a, op in zip(ax, "abc"):
@@ -228,20 +229,21 @@ def fragment_figure(shape: str = "m16n8k16", ax=None):
         for (r, c), (lane, reg) in owner.items():
             a.add_patch(Rectangle((c, r), 1, 1, facecolor=colours[lane // 4 % 10], alpha=0.35 + 0.15 * (lane % 4 % 2),
                                   edgecolor="white", lw=0.6))
-            a.text(c + 0.5, r + 0.5, str(lane), ha="center", va="center", fontsize=6.5)
+            a.text(c + 0.5, r + 0.5, str(lane), ha="center", va="center", fontsize=9.5)
         a.set_xlim(0, cols)
         a.set_ylim(rows, 0)
         a.set_aspect("equal")
-        a.set_xticks(range(0, cols + 1, 4 if cols > 8 else 2))
-        a.set_yticks(range(0, rows + 1, 4))
-        a.tick_params(labelsize=7)
+        a.set_xticks(range(0, cols + 1, 8 if cols > 8 else 4))
+        a.set_yticks(range(0, rows + 1, 8 if rows > 8 else 4))
+        a.tick_params(labelsize=10)
         step = 4 if op == "a" and shape == "m16n8k8" else 8       # 16 bytes of a row in A: one ldmatrix tile
         for x in range(0, cols + 1, step):
             a.axvline(x, color="black", lw=1.2)
         for y in range(0, rows + 1, 8):
             a.axhline(y, color="black", lw=1.2)
-        a.set_title({"a": f"A ({rows} x {cols}, row major)", "b": f"B ({rows} x {cols}, k down)",
-                     "c": f"C ({rows} x {cols}, FP32)"}[op], fontsize=9)
-    ax[0].figure.suptitle(f"mma.sync {shape} ({kind}): the lane that holds each element; colour: the lane's "
-                          "group l / 4; black lines: 8 x 8 tiles (TF32's A: 8 x 4, 16 bytes a row)", fontsize=9)
+        a.set_title({"a": f"A ({rows} x {cols}, rows)", "b": f"B ({rows} x {cols}, k down)",
+                     "c": f"C ({rows} x {cols}, FP32)"}[op], fontsize=10)
+    ax[0].figure.suptitle(f"mma.sync {shape} ({kind}): the lane that holds each element\n"
+                          "colour: the lane's group l / 4; black lines: 8 x 8 tiles"
+                          + (" (TF32's A: 8 x 4, 16 bytes a row)" if shape == "m16n8k8" else ""), fontsize=10)
     return ax

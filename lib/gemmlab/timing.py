@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy
 
 from .runtime import backend as hw
+from .table import Table
 
 LIBRARY = "cuBLAS"
 
@@ -69,7 +70,8 @@ class Row:
 
 @dataclass
 class Timings:
-    """The result of :func:`bench`: one row per case, the library row last."""
+    """The result of :func:`bench`: one row per case, the library row last. ``print`` it for the text table;
+    ``.show()`` it (or end a notebook cell with it) for the HTML table; ``.table()`` is the :class:`Table`."""
     label: str
     rows: list
     reps: int
@@ -119,15 +121,18 @@ class Timings:
         return cls(d["label"], rows, d["reps"], d["flushed_l2"], d["environment"], recorded, d.get("skipped", {}),
                    source)
 
-    def _table(self):
-        head = ["case", "median ms", "IQR ms", "GFLOP/s", "GB/s", f"vs {LIBRARY}"]
+    def table(self):
+        """The timing as a :class:`~gemmlab.table.Table`: the caption above, a row per case, what was skipped
+        below."""
         body = []
         for rec in self.records():
             body.append([rec["name"], f"{rec['median_ms']:.4f}", f"{rec['q3_ms'] - rec['q1_ms']:.4f}",
                          f"{rec['gflops']:.0f}" if rec["gflops"] else "-",
                          f"{rec['gbs']:.0f}" if rec["gbs"] else "-",
                          f"{rec['vs_library']:.1%}" if rec["vs_library"] else "-"])
-        return head, body
+        return Table(["case", "median ms", "IQR ms", "GFLOP/s", "GB/s", f"vs {LIBRARY}"], body, align="lrrrrr",
+                     title=self.caption(),
+                     notes=[f"skipped on this GPU: {name}: {why}" for name, why in self.skipped.items()])
 
     def caption(self):
         gpu = self.environment.get("gpu", "?")
@@ -138,22 +143,15 @@ class Timings:
         why = "a GPU is in use, but this cell shows the record" if hw.on_gpu else "no GPU in use"
         return f"RECORDED earlier, not measured here ({why}{'; from ' + self.source if self.source else ''}). " + text
 
+    def show(self) -> None:
+        """Show the timing: an HTML table in a notebook, the text form elsewhere."""
+        self.table().show()
+
     def __repr__(self):
-        head, body = self._table()
-        widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
-        fmt = lambda row: "  ".join(str(x).rjust(w) if i else str(x).ljust(w)  # noqa: E731
-                                    for i, (x, w) in enumerate(zip(row, widths)))
-        skipped = [f"skipped on this GPU: {name}: {why}" for name, why in self.skipped.items()]
-        return "\n".join([self.caption(), fmt(head)] + [fmt(r) for r in body] + skipped)
+        return str(self.table())
 
     def _repr_html_(self):
-        head, body = self._table()
-        cells = "".join("<tr>" + "".join(f"<td>{x}</td>" for x in r) + "</tr>" for r in body)
-        import html
-        skipped = "".join(f"<p>skipped on this GPU: {html.escape(n)}: {html.escape(w)}</p>"
-                          for n, w in self.skipped.items())
-        return (f"<table><caption>{self.caption()}</caption><thead><tr>"
-                + "".join(f"<th>{h}</th>" for h in head) + f"</tr></thead><tbody>{cells}</tbody></table>" + skipped)
+        return self.table()._repr_html_()
 
 
 _flush_buffer = None

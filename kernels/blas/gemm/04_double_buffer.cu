@@ -1,12 +1,14 @@
-// blas/gemm/04_double_buffer.cu — column-major GEMM step 4: two shared buffers, one barrier per phase.
+// blas/gemm/04_double_buffer.cu — column-major GEMM step 4: two shared buffers, one
+// barrier per phase.
 //
-// What changed since 02_register_tiling (TT = 8): As and Bs are doubled. While the block multiplies
-// out of buffer `buf`, each thread loads the next phase's elements of op(A) and op(B) into registers;
-// after the multiply-adds it stores them into buffer buf^1 and the block crosses one barrier, instead
-// of two per phase: nobody can still be reading buf^1, because everyone passed the previous barrier
-// after finishing with it. Ordinary loads into registers, no asynchronous copies.
-// Expected bottleneck: instruction issue; the prefetch lets global-load latency overlap the
-// multiply-adds.
+// What changed since 02_register_tiling (TT = 8): As and Bs are doubled. While the
+// block multiplies out of buffer `buf`, each thread loads the next phase's elements
+// of op(A) and op(B) into registers; after the multiply-adds it stores them into
+// buffer buf^1 and the block crosses one barrier, instead of two per phase: nobody
+// can still be reading buf^1, because everyone passed the previous barrier after
+// finishing with it. Ordinary loads into registers, no asynchronous copies.
+// Expected bottleneck: instruction issue; the prefetch lets global-load latency
+// overlap the multiply-adds.
 // Sizes: any M, N, K >= 0.
 
 #include "common/blas.cuh"
@@ -14,23 +16,31 @@
 // [kernel]
 template <int TT, int TA, int TB>
 __global__ void __launch_bounds__(256)
-gemm_double_buffer(const float* __restrict__ A, int aoff, int lda, const float* __restrict__ B, int boff, int ldb,
-                   float* __restrict__ C, int coff, int ldc, int M, int N, int K, float alpha, float beta)
+gemm_double_buffer(const float* __restrict__ A, int aoff, int lda,
+                   const float* __restrict__ B, int boff, int ldb,
+                   float* __restrict__ C, int coff, int ldc, int M, int N,
+                   int K, float alpha, float beta)
 {
     constexpr int BT = 16 * TT, KT = 16, LOADS = KT * BT / 256;
     __shared__ float As[2][KT][BT];
     __shared__ float Bs[2][BT][KT];
     const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
-    const long long ib = blockIdx.x * (long long)BT, jb = blockIdx.y * (long long)BT;
+    const long long ib = blockIdx.x * (long long)BT,
+                    jb = blockIdx.y * (long long)BT;
 
     float pa[LOADS], pb[LOADS];
-    auto fetch = [&](long long t) {           // this thread's elements of the phase starting at t
+    // this thread's elements of the phase starting at t
+    auto fetch = [&](long long t) {
         #pragma unroll
         for (int q = 0; q < LOADS; ++q) {
             const int e = tid + q * 256;
             const int ar = e % BT, ak = e / BT, bk = e % KT, bc = e / KT;
-            pa[q] = (ib + ar < M && t + ak < K) ? A[gl_op<TA>(aoff, lda, ib + ar, t + ak)] : 0.0f;
-            pb[q] = (t + bk < K && jb + bc < N) ? B[gl_op<TB>(boff, ldb, t + bk, jb + bc)] : 0.0f;
+            pa[q] = (ib + ar < M && t + ak < K)
+                        ? A[gl_op<TA>(aoff, lda, ib + ar, t + ak)]
+                        : 0.0f;
+            pb[q] = (t + bk < K && jb + bc < N)
+                        ? B[gl_op<TB>(boff, ldb, t + bk, jb + bc)]
+                        : 0.0f;
         }
     };
     auto store = [&](int buf) {

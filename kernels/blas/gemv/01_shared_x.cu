@@ -1,13 +1,17 @@
-// blas/gemv/01_shared_x.cu — GEMV steps 1 and 2: chunks of x staged in shared memory.
+// blas/gemv/01_shared_x.cu — GEMV steps 1 and 2: chunks of x staged in shared
+// memory.
 //
-// What changed since 00_row_per_thread: the block loads BLOCK entries of x at a time into shared
-// memory (one per thread), waits, lets every thread use them for its row, and waits again before the
-// next chunk. Every thread of a block runs the same number of chunks and reaches every barrier;
-// threads past the last row load their x entry and skip only the multiply-adds (the article's first
-// version put the barriers inside the row guard, which is only safe when BLOCK divides M).
-// Step 1 keeps the eight-block launch; step 2 sweeps the launch geometry (grid and block sizes).
-// Expected bottleneck: the launch (too few blocks) in step 1; DRAM bandwidth for A once the grid
-// fills the GPU. x was already served well by the caches, so staging it buys little.
+// What changed since 00_row_per_thread: the block loads BLOCK entries of x at a
+// time into shared memory (one per thread), waits, lets every thread use them for
+// its row, and waits again before the next chunk. Every thread of a block runs the
+// same number of chunks and reaches every barrier; threads past the last row load
+// their x entry and skip only the multiply-adds (the article's first version put
+// the barriers inside the row guard, which is only safe when BLOCK divides M).
+// Step 1 keeps the eight-block launch; step 2 sweeps the launch geometry (grid and
+// block sizes).
+// Expected bottleneck: the launch (too few blocks) in step 1; DRAM bandwidth for A
+// once the grid fills the GPU. x was already served well by the caches, so staging
+// it buys little.
 // Sizes: any M, N >= 0.
 
 #include "common/blas.cuh"

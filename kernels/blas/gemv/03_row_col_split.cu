@@ -1,12 +1,15 @@
-// blas/gemv/03_row_col_split.cu — GEMV step 3: a 2-D block, ROWS rows by SPLITS column chunks.
+// blas/gemv/03_row_col_split.cu — GEMV step 3: a 2-D block, ROWS rows by SPLITS
+// column chunks.
 //
-// What changed since 01_shared_x: no shared x. A block of ROWS x SPLITS threads (32 x 16 in the
-// article) covers ROWS rows of op(A); thread (r, s) sums row r over the s-th of SPLITS column chunks,
-// writes its partial sum to shared memory, and after a barrier the SPLITS partials of each row are
-// added by the threads with s = 0. One block per ROWS rows: ceil(M / ROWS) blocks, 128 for M = 4096,
-// enough to reach every SM; and each thread's serial chain is N / SPLITS long instead of N.
-// Coalescing: lanes are consecutive rows, so with 'N' a warp reads 32 neighbouring floats of a column
-// of A; with 'T' those rows are columns of A, lda apart (cuBLAS uses a different kernel for 'T').
+// What changed since 01_shared_x: no shared x. A block of ROWS x SPLITS threads
+// (32 x 16 in the article) covers ROWS rows of op(A); thread (r, s) sums row r over
+// the s-th of SPLITS column chunks, writes its partial sum to shared memory, and
+// after a barrier the SPLITS partials of each row are added by the threads with s
+// = 0. One block per ROWS rows: ceil(M / ROWS) blocks, 128 for M = 4096, enough to
+// reach every SM; and each thread's serial chain is N / SPLITS long instead of N.
+// Coalescing: lanes are consecutive rows, so with 'N' a warp reads 32 neighbouring
+// floats of a column of A; with 'T' those rows are columns of A, lda apart (cuBLAS
+// uses a different kernel for 'T').
 // Expected bottleneck: DRAM bandwidth for A ('N').
 // Sizes: any M, N >= 0.
 
@@ -23,7 +26,8 @@ __global__ void gemv_row_col_split(const float* __restrict__ A, int aoff, int ld
     const long long chunk = (N + SPLITS - 1) / SPLITS;
     const long long c0 = threadIdx.y * chunk;
     const long long c1 = c0 + chunk < N ? c0 + chunk : N;
-    for (long long base = blockIdx.x * (long long)ROWS; base < M; base += (long long)gridDim.x * ROWS) {
+    for (long long base = blockIdx.x * (long long)ROWS; base < M;
+         base += (long long)gridDim.x * ROWS) {
         const long long i = base + threadIdx.x;
         float sum = 0.0f;
         if (i < M)

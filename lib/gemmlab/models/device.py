@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from ..runtime import backend as hw
 from .. import record
+from ..table import Table
 
 TFLOP, GBS = 1e12, 1e9
 
@@ -133,11 +134,17 @@ def nominal() -> DeviceModel:
     return from_attributes() if hw.on_gpu else recorded()
 
 
-def describe(model: DeviceModel) -> str:
+def table(model: DeviceModel) -> Table:
+    """A device's ceilings as a :class:`~gemmlab.table.Table` (``.show()`` it): each figure, and where it comes
+    from; the title says whether they were measured here or recorded (on which GPU, when)."""
     live = bool(hw.on_gpu and model.environment.get("date"))
     head = (f"{model.name}: measured on this GPU just now" if live else
             f"{model.name}: no GPU here, so these are the ceilings recorded on "
             f"{model.environment.get('gpu', model.name)} on {model.environment.get('date', '?')[:10]}"
             + (f", in {model.environment['shown_as']}" if model.environment.get("shown_as") else ""))
-    width = max(len(r[0]) for r in model.summary())
-    return "\n".join([head] + [f"  {a.ljust(width)}  {b:>16}  ({c})" for a, b, c in model.summary()])
+    return Table(["ceiling", "value", "from"], model.summary(), align="lrl", title=head)
+
+
+def describe(model: DeviceModel) -> str:
+    """:func:`table`'s text form."""
+    return str(table(model))

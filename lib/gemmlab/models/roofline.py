@@ -44,7 +44,7 @@ def plot(models, points=(), ax=None, title=None):
     """
     import matplotlib.pyplot as plt
     if ax is None:
-        _, ax = plt.subplots(figsize=(7.5, 4.6))
+        _, ax = plt.subplots(figsize=(7.5, 4.8))
     models = [m for m in models if m is not None]
     lo = min([0.05] + [p[1] / 2 for p in points])
     hi = max([1e4] + [p[1] * 2 for p in points])
@@ -62,16 +62,17 @@ def plot(models, points=(), ax=None, title=None):
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("TFLOP/s (FP32)")
     ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize=7.5, loc="lower right")
+    ax.legend(fontsize=10, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
     lo_y, hi_y = ax.get_ylim()
-    ax.set_ylim(lo_y, hi_y * 3)               # room above the roof for the labels of the points on it
+    # room above the roof for the labels of the points on it, and below the lowest y label for the lowest x one
+    ax.set_ylim(lo_y / 2, hi_y * 3)
     if title:
         ax.set_title(title, fontsize=10)
     label_points(ax, [(label, intensity, rate / TFLOP) for label, intensity, rate in points])
     return ax
 
 
-def label_points(ax, points, fontsize: float = 8):
+def label_points(ax, points, fontsize: float = 10):
     """Label (label, x, y) points so that no label overlaps another label or a point and each stays inside
     the axes: beside its point where it can, else moved up or down (in steps of a line) with a leader
     line back to the point. Returns the annotations."""
@@ -85,6 +86,7 @@ def label_points(ax, points, fontsize: float = 8):
         lb = legend.get_window_extent(renderer)
         occupied.append((lb.x0, lb.y0, lb.x1, lb.y1))
     pt = ax.figure.dpi / 72                   # pixels per point
+    line = round(fontsize * 1.5)              # one line of labels, in points
     out = []
     order = sorted(range(len(points)), key=lambda i: -points[i][2])
 
@@ -96,7 +98,7 @@ def label_points(ax, points, fontsize: float = 8):
         label, x, y = points[i]
         choice = None
         for step in range(13):
-            for dy in ([0] if step == 0 else [11 * step, -11 * step]):
+            for dy in ([0] if step == 0 else [line * step, -line * step]):
                 for dx, ha in ((7, "left"), (-7, "right")):
                     a = ax.annotate(label, (x, y), textcoords="offset points", xytext=(dx, dy - 3), fontsize=fontsize,
                                     ha=ha)

@@ -123,12 +123,10 @@ def _blas():
     def show(result):
         if "grid" in result:
             return blas_shapes.show(result)
+        from ..timing import Timings
         steps, _ = result
         for t in steps["timings"]:
-            print(t["label"])
-            for r in t["rows"]:
-                print(f"  {r['name']:<48} {r['median_ms']:10.4f} ms {r['gflops']:10.1f} GFLOP/s {r['gbs'] or 0:8.1f} GB/s"
-                      f" {r['vs_library']:7.1%}")
+            Timings.from_dict(t, recorded=False).show()
 
     def run(a):
         if a.shapes:

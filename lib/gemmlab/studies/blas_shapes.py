@@ -30,6 +30,7 @@ from .. import blas, ops
 from ..check import check_many
 from ..runtime import backend as hw
 from ..runtime.limits import cdiv
+from ..table import Table
 
 # the shape classes of the grid: (m, n, k) for GEMM, all NN, and the transposes at a few of them
 GEMM_GRID = {
@@ -448,25 +449,26 @@ def save(result: dict):
 
 
 def show(result: dict) -> None:
-    print("host time per call (µs): gl.blas against CuPy's call of cuBLAS")
-    for r in result["calls"]:
-        print(f"  {r['routine']:<5} {r['size']:>9} {r['form']:<22} {r['gemmlab_us']:7.1f} {r['cupy_us']:7.1f}"
-              f"  {r['ratio']:5.2f}x")
-    print("ratio to cuBLAS, as gl.blas calls it (winner; the rule's pick)")
-    for g in result["grid"]:
-        if g["routine"] == "gemm_ex":
-            continue
-        rule = f"{g['rule_ratio']:6.1%}" if g.get("rule_ratio") is not None else "   n/a"
-        print(f"  {g['routine']:<5} {g['class']:<10} {str(tuple(g['shape'])):<28} {g['ratio']:6.1%}  rule {rule}"
-              f"  {g['winner_label']}")
+    """Show a shape study's tables (the call costs, the grid against cuBLAS, the tensor-core points) and print
+    each class's verdict."""
+    Table(["routine", "size", "form", "gl.blas", "cuBLAS", "ratio"],
+          [[r["routine"], r["size"], r["form"], f"{r['gemmlab_us']:.1f}", f"{r['cupy_us']:.1f}", f"{r['ratio']:.2f}x"]
+           for r in result["calls"]], align="lrlrrr",
+          title="host time per call (µs): gl.blas against CuPy's call of cuBLAS").show()
+    Table(["routine", "class", "shape", "ratio", "rule", "winner"],
+          [[g["routine"], g["class"], str(tuple(g["shape"])), f"{g['ratio']:.1%}",
+            f"{g['rule_ratio']:.1%}" if g.get("rule_ratio") is not None else "n/a", g["winner_label"]]
+           for g in result["grid"] if g["routine"] != "gemm_ex"], align="lllrrl",
+          title="ratio to cuBLAS, as gl.blas calls it (winner; the rule's pick)").show()
     ex = [g for g in result["grid"] if g["routine"] == "gemm_ex"]
     if ex:
-        print("gl.blas.gemm on the tensor cores against cuBLAS in the same mode (ratio; TFLOP/s; error / bound; "
-              "host us per call, gl.blas / cuBLAS)")
-    for g in ex:
-        print(f"  {g['class']:<6} -> {g['out']:<4} {str(tuple(g['shape'])):<26} x{g['batch']:<4} {g['ratio']:6.1%}"
-              f" {g['tflops']:7.1f} / {g['cublas_tflops']:7.1f}  {g['error']:.1e} / {g['bound']:.1e}"
-              f"  {g['gemmlab_us']:6.1f} / {g['cupy_us']:6.1f}  {g['kernel']}")
+        Table(["class", "out", "shape", "batch", "ratio", "TFLOP/s", "cuBLAS", "error", "bound", "host us",
+               "cuBLAS us", "kernel"],
+              [[g["class"], g["out"], str(tuple(g["shape"])), g["batch"], f"{g['ratio']:.1%}", f"{g['tflops']:.1f}",
+                f"{g['cublas_tflops']:.1f}", f"{g['error']:.1e}", f"{g['bound']:.1e}", f"{g['gemmlab_us']:.1f}",
+                f"{g['cupy_us']:.1f}", g["kernel"]] for g in ex], align="lllrrrrrrrrl",
+              title="gl.blas.gemm on the tensor cores against cuBLAS in the same mode (ratio; TFLOP/s, gl.blas and "
+                    "cuBLAS; error and its bound; host us per call, gl.blas and cuBLAS)").show()
     for name, c in result["classes"].items():
         if name.startswith("gemm_ex"):
             continue
@@ -500,7 +502,7 @@ def plot(data: dict | None = None, ax=None):
     families = [("gemm", f) for f in GEMM_GRID] + [("gemv", f) for f in GEMV_GRID]
     have = [(r, f) for r, f in families if ratio_grid(data, r, f)]
     if ax is None:
-        fig, axes = plt.subplots(len(have), 1, figsize=(9, 1.9 * len(have)), squeeze=False)
+        fig, axes = plt.subplots(len(have), 1, figsize=(7.6, 2.9 * len(have)), squeeze=False, layout="constrained")
         axes = axes[:, 0]
     else:
         axes = [ax] * len(have)
@@ -513,12 +515,11 @@ def plot(data: dict | None = None, ax=None):
         a.bar(range(len(pts)), ratios, color=colors)
         a.axhline(100 * TARGET, color="#555", lw=0.8, ls="--")
         a.axhline(100, color="#999", lw=0.6)
-        a.set_xticks(range(len(pts)), names, rotation=30, ha="right", fontsize=7)
-        a.set_ylabel("% of cuBLAS", fontsize=8)
-        a.set_title(f"{routine.upper()}, {family}", fontsize=9, loc="left")
+        a.set_xticks(range(len(pts)), names, rotation=90, fontsize=10)     # upright: as many as fit the width
+        a.set_ylabel("% of cuBLAS", fontsize=10)
+        a.set_title(f"{routine.upper()}, {family}", fontsize=10, loc="left")
         a.set_ylim(0, max(130, max(ratios) + 10))
     env = data.get("environment", {})
     axes[0].figure.suptitle(f"gl.blas as a user calls it, against cuBLAS: {env.get('gpu')}, {env.get('date', '')[:10]}"
-                            f" ({data.get('shown_as', '')})", fontsize=9)
-    axes[0].figure.tight_layout()
+                            f"\n({data.get('shown_as', '')})", fontsize=10)
     return axes

@@ -19,6 +19,7 @@ from .. import record, registry
 from ..cases import Case, problem as problem_of
 from .core import measure_problem, resources
 from ..paths import atomic_write
+from ..table import Table
 
 
 DOT_STEPS = [
@@ -294,9 +295,9 @@ def copy_bandwidth(t) -> tuple:
 
 
 def print_atomic_error(rows: list) -> None:
-    print(f"{'n':>10} {'atomic: |err|/|dot|':>20} {'shuffle: |err|/|dot|':>21}")
-    for r in rows:
-        print(f"{r['n']:>10} {r['atomic_relative']:>20.2e} {r['shuffle_relative']:>21.2e}")
+    """Show the error of the atomic DOT and of the warp-shuffle DOT against float64, per n (chapter 07)."""
+    Table(["n", "atomic: |err|/|dot|", "shuffle: |err|/|dot|"],
+          [[r["n"], f"{r['atomic_relative']:.2e}", f"{r['shuffle_relative']:.2e}"] for r in rows], align="rrr").show()
 
 
 def geometry_heatmap(ax=None):
@@ -316,23 +317,21 @@ def geometry_heatmap(ax=None):
     ax.set_xlabel("threads per block")
     ax.set_ylabel("blocks")
     for (i, j), v in numpy.ndenumerate(grid):
-        ax.text(j, i, f"{v:.0f}", ha="center", va="center", color="w" if v < grid.max() * 0.6 else "k", fontsize=8)
+        ax.text(j, i, f"{v:.0f}", ha="center", va="center", color="w" if v < grid.max() * 0.6 else "k", fontsize=10)
     env = t["environment"]
-    ax.set_title(f"GEMV 4096^2 shared-x kernel, GB/s (useful bytes)\n{env['gpu']}, {env['date'][:10]}", fontsize=9)
+    ax.set_title(f"GEMV 4096^2 shared-x kernel, GB/s (useful bytes)\n{env['gpu']}, {env['date'][:10]}", fontsize=10)
     ax.figure.colorbar(im, ax=ax, label="GB/s")
     return ax
 
 
 def scaling_table(family: str, sizes: list, kernels: list) -> None:
-    """Print recorded scaling times (µs) for some kernels at some sizes."""
+    """Show recorded scaling times (µs) for some kernels at some sizes."""
     rows = [r for r in scaling_rows() if r["family"] == family]
-    print(f"{'size':>10}" + "".join(f"{k[:24]:>26}" for k in kernels))
+    body = []
     for s in sizes:
-        cells = []
-        for k in kernels:
-            r = next((r for r in rows if r["size"] == s and r["kernel"] == k), None)
-            cells.append(f"{r['median_ms'] * 1e3:>24.1f}us" if r else f"{'-':>26}")
-        print(f"{s:>10}" + "".join(cells))
+        found = [next((r for r in rows if r["size"] == s and r["kernel"] == k), None) for k in kernels]
+        body.append([s] + [f"{r['median_ms'] * 1e3:.1f}us" if r else "-" for r in found])
+    Table(["size"] + list(kernels), body, align="r" * (len(kernels) + 1)).show()
 
 
 def scaling_plot(family: str, y: str = "gflops", ax=None):
@@ -350,7 +349,7 @@ def scaling_plot(family: str, y: str = "gflops", ax=None):
     ax.set_ylabel({"gflops": "GFLOP/s", "gbs": "GB/s (useful bytes)"}[y])
     env = recorded()["environment"]
     ax.set_title(f"{family} across sizes, {env['gpu']}, {env['date'][:10]} (median of passes, L2 flushed)",
-                 fontsize=9)
+                 fontsize=10)
     ax.grid(True, which="both", alpha=0.25)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=10)
     return ax

@@ -12,12 +12,12 @@ from dataclasses import replace
 from .. import ops, record
 from ..cases import problem as problem_of
 from ..models.device import (FP32_LANES, FP64_PEAKS, GBS, PRESETS, PROFILES, TENSOR_PEAKS, TFLOP, DeviceModel,
-                             _as_dict, _from_dict, describe, from_attributes, nominal, preset, recorded)
+                             _as_dict, _from_dict, describe, from_attributes, nominal, preset, recorded, table)
 from ..runtime import backend as hw
 
 # gl.device is this module: the model's names (models.device) and its measurement, in one place
 __all__ = ["DeviceModel", "PRESETS", "TENSOR_PEAKS", "FP64_PEAKS", "FP32_LANES", "PROFILES", "TFLOP", "GBS", "preset",
-           "from_attributes", "recorded", "nominal", "describe", "SGEMM_SIZES", "measure", "save", "current"]
+           "from_attributes", "recorded", "nominal", "describe", "table", "SGEMM_SIZES", "measure", "save", "current"]
 
 
 SGEMM_SIZES = (1024, 2048, 4096, 8192)

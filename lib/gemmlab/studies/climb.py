@@ -17,6 +17,7 @@ import numpy
 
 from ..runtime import backend as hw
 from .. import record
+from ..table import Table
 from ..timing import Timings
 from ..cases import cases, problem as problem_of
 from .core import against_library, case_name, measure_problem, pick, resources
@@ -277,11 +278,11 @@ def plot(result: dict | None = None, ax=None):
     ax.scatter(list(x), [100 * s["target"] for s in entries], marker="_", s=400, color="black",
                label="target", zorder=3)
     ax.axhline(100, color="#888", lw=1)
-    ax.set_xticks(list(x), sizes, fontsize=8)
+    ax.set_xticks(list(x), sizes, fontsize=10)
     ax.set_ylabel("% of cuBLAS SGEMM")
     ax.set_ylim(0, 110)
     ax.set_title(f"Part IV's steps against cuBLAS, {env['gpu']}, {env['date'][:10]}", fontsize=10)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
+    ax.legend(fontsize=10, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3, frameon=False)
     ax.figure.tight_layout()
     return ax
 
@@ -290,19 +291,17 @@ def save(result: dict):
     return record.save(f"climb-{record.gpu_slug()}", result)
 
 
-def summary(result: dict) -> str:
+def summary(result: dict) -> Table:
+    """The best of each problem of a climb run against its target, as a :class:`Table` (``print`` it for text,
+    ``.show()`` it in a notebook): SGEMM sizes, DOT (against the copy), GEMV and GEMM."""
     def verdict(x):
         return f"{100 * x['target']:.0f}% {'met' if x['met'] else 'MISSED'}"
-    lines = [f"{'SGEMM size':>16}  {'best':<72} {'vs cuBLAS':>9}  target"]
-    for s in result["sizes"]:
-        lines.append(f"{s['size']:>16}  {s['best']:<72} {100 * s['ratio']:8.1f}%  {verdict(s)}")
-    for d in result.get("dot", []):
-        lines.append(f"{'DOT n=2^%d' % (d['n'].bit_length() - 1):>16}  {d['best']:<72} "
-                     f"{100 * d['ratio']:8.1f}%  {verdict(d)} of copy ({d['gbs']:.0f} of {d['copy_gbs']:.0f} GB/s); "
-                     f"deterministic {100 * d['deterministic_ratio']:.1f}%")
-    for g in result.get("gemv", []):
-        lines.append(f"{'GEMV %d^2 %s' % (g['m'], g['trans']):>16}  {g['best']:<72} {100 * g['ratio']:8.1f}%  {verdict(g)}")
-    for g in result.get("gemm", []):
-        lines.append(f"{'GEMM %d %s%s' % (g['n'], g['transa'], g['transb']):>16}  {g['best']:<72} "
-                     f"{100 * g['ratio']:8.1f}%  {verdict(g)}")
-    return "\n".join(lines)
+    rows = [[s["size"], s["best"], f"{100 * s['ratio']:.1f}%", verdict(s)] for s in result["sizes"]]
+    rows += [["DOT n=2^%d" % (d["n"].bit_length() - 1), d["best"], f"{100 * d['ratio']:.1f}%",
+              f"{verdict(d)} of copy ({d['gbs']:.0f} of {d['copy_gbs']:.0f} GB/s); "
+              f"deterministic {100 * d['deterministic_ratio']:.1f}%"] for d in result.get("dot", [])]
+    rows += [["GEMV %d^2 %s" % (g["m"], g["trans"]), g["best"], f"{100 * g['ratio']:.1f}%", verdict(g)]
+             for g in result.get("gemv", [])]
+    rows += [["GEMM %d %s%s" % (g["n"], g["transa"], g["transb"]), g["best"], f"{100 * g['ratio']:.1f}%", verdict(g)]
+             for g in result.get("gemm", [])]
+    return Table(["problem", "best", "vs cuBLAS", "target"], rows, align="rlrl")

@@ -20,6 +20,7 @@ import numpy
 from ..runtime import backend as hw
 from .. import processes, record, registry
 from ..check import rel_error
+from ..table import Table
 
 AGREE = 1e-5
 
@@ -175,12 +176,12 @@ def _emulated(stored: dict, packed: bool, key: str, ref) -> numpy.ndarray:
 
 
 def report(result: dict) -> str:
-    lines = [f"{'case':<60}{'|gpu-emu|/|ref|':>16}{'gpu err':>10}{'emu err':>10}  agree"]
-    for r in result["cases"]:
-        lines.append(f"{r['case']:<60}{r['gpu_vs_emulator']:>16.2e}{r['gpu_error']:>10.1e}"
-                     f"{r['emulator_error']:>10.1e}  {r['agree']}")
-    lines.append(f"all agree within {result['tolerance']:g}: {result['all_agree']}")
-    return "\n".join(lines)
+    """A comparison as text: a row per case (the GPU's output against the emulator's, each one's error), and
+    the verdict."""
+    return str(Table(["case", "|gpu-emu|/|ref|", "gpu err", "emu err", "agree"],
+                     [[r["case"], f"{r['gpu_vs_emulator']:.2e}", f"{r['gpu_error']:.1e}", f"{r['emulator_error']:.1e}",
+                       r["agree"]] for r in result["cases"]], align="lrrrl",
+                     notes=[f"all agree within {result['tolerance']:g}: {result['all_agree']}"]))
 
 
 def save(result: dict):

@@ -13,6 +13,7 @@ from ..runtime import backend as hw
 from .. import record, registry
 from ..cases import problem as problem_of
 from ..cases import Case
+from ..table import Table
 # the measurement core, as the ladder has always offered it (gl.ladder.case_name, measure_problem, resources)
 from .core import case_name, measure_problem, resources, timing_label
 
@@ -115,23 +116,24 @@ def table(upto_chapter: str, data: dict | None = None) -> list:
 
 
 def show(upto_chapter: str, ax=None):
-    """Print the ladder table up to a chapter and draw it as bars (recorded data, dated)."""
+    """Show the ladder table up to a chapter and draw it as bars (recorded data, dated)."""
     import matplotlib.pyplot as plt
     data = recorded()
     rows = table(upto_chapter, data)
     env = data["environment"]
-    print(f"SGEMM ladder, N = {data['N']}, recorded on {env['gpu']} on {env['date'][:10]} "
-          f"({data['command']}):")
-    width = max(len(r[0]) for r in rows)
-    for label, gflops, frac, seed in rows:
-        print(f"  {label:<{width}}  {gflops:>8.0f} GFLOP/s  {frac:>6.1%} of cuBLAS" + (f"   | {seed}" if seed else ""))
+    seeds = any(r[3] for r in rows)
+    Table(["step", "GFLOP/s", "of cuBLAS"] + (["the seed's claim"] if seeds else []),
+          [[label, f"{gflops:.0f}", f"{frac:.1%}"] + ([seed] if seeds else []) for label, gflops, frac, seed in rows],
+          align="lrr" + ("l" if seeds else ""),
+          title=f"SGEMM ladder, N = {data['N']}, recorded on {env['gpu']} on {env['date'][:10]} ({data['command']}):"
+          ).show()
     if ax is None:
         _, ax = plt.subplots(figsize=(7.5, 0.45 * len(rows) + 1))
     labels = [r[0] for r in rows][::-1]
     values = [r[1] / 1e3 for r in rows][::-1]
     bars = ax.barh(labels, values, color=["#888" if l == "cuBLAS" else "#3b7dd8" for l in labels])
     for b, r in zip(bars, rows[::-1]):
-        ax.text(b.get_width(), b.get_y() + b.get_height() / 2, f" {r[2]:.0%}", va="center", fontsize=8)
+        ax.text(b.get_width(), b.get_y() + b.get_height() / 2, f" {r[2]:.0%}", va="center", fontsize=10)
     ax.set_xlabel("TFLOP/s (FP32)")
     ax.set_title(f"SGEMM N={data['N']} on {env['gpu']}, {env['date'][:10]} (% of cuBLAS)", fontsize=10)
     ax.figure.tight_layout()
@@ -168,9 +170,9 @@ def heatmap(label: str, x: str, y: str, fixed: dict | None = None, ax=None):
     for (i, j), v in numpy.ndenumerate(grid):
         if numpy.isfinite(v):
             ax.text(j, i, f"{v / 1e3:.1f}", ha="center", va="center", color="w" if v < numpy.nanmax(grid) * 0.6 else "k",
-                    fontsize=9)
+                    fontsize=10)
     fixed_txt = (", " + ", ".join(f"{k}={v}" for k, v in fixed.items())) if fixed else ""
-    ax.set_title(f"{label}{fixed_txt}\nTFLOP/s, N={N}, {env['gpu']}, {env['date'][:10]}", fontsize=9)
+    ax.set_title(f"{label}{fixed_txt}\nTFLOP/s, N={N}, {env['gpu']}, {env['date'][:10]}", fontsize=10)
     ax.figure.colorbar(im, ax=ax, label="TFLOP/s")
     return ax
 
@@ -198,8 +200,8 @@ def timed(label: str, reps: int = 10):
 
 
 def resources_table(cases: list, data: dict | None = None) -> None:
-    """Print registers, shared memory and occupancy of some configurations: on a GPU, compiled for it now;
-    without one, as recorded (the line above the table says which GPU and compiler produced them)."""
+    """Show registers, shared memory and occupancy of some configurations: on a GPU, compiled for it now;
+    without one, as recorded (the table's title says which GPU and compiler produced them)."""
     which = ", ".join(case_name(k, p) for k, p in cases)
     mine = record.kept("resources", which) if not hw.on_gpu and data is None else None
     if hw.on_gpu and data is None:
@@ -207,24 +209,25 @@ def resources_table(cases: list, data: dict | None = None) -> None:
         env = record.environment()
         rows = {case_name(k, p): resources(k, p) for k, p in cases}
         record.keep("resources", which, {"rows": rows, "environment": env})
-        print(f"compiled just now for this GPU ({current().describe()}) by NVRTC of CUDA "
-              f"{record.cuda_version(env)} (CuPy {env['cupy']}):")
+        title = (f"compiled just now for this GPU ({current().describe()}) by NVRTC of CUDA "
+                 f"{record.cuda_version(env)} (CuPy {env['cupy']}):")
     elif mine is not None:
         rows, env = mine[0]["rows"], mine[0]["environment"]
-        print(f"recorded on {env['gpu']} on {env['date'][:10]}, compiled by NVRTC of CUDA {record.cuda_version(env)} "
-              f"(CuPy {env.get('cupy')}); from {mine[1]}:")
+        title = (f"recorded on {env['gpu']} on {env['date'][:10]}, compiled by NVRTC of CUDA "
+                 f"{record.cuda_version(env)} (CuPy {env.get('cupy')}); from {mine[1]}:")
     else:
         data = data or recorded()
         env = data["environment"]
-        print(f"recorded on {env['gpu']} on {env['date'][:10]}, compiled by NVRTC of CUDA "
-              f"{record.cuda_version(env)} (CuPy {env.get('cupy')}); {data.get('shown_as', '')}:")
+        title = (f"recorded on {env['gpu']} on {env['date'][:10]}, compiled by NVRTC of CUDA "
+                 f"{record.cuda_version(env)} (CuPy {env.get('cupy')}); {data.get('shown_as', '')}:")
         rows = data["resources"]
-    print(f"{'configuration':<48}{'threads':>8}{'regs':>6}{'smem B':>8}{'spill B':>8}{'blocks/SM':>10}"
-          f"{'occupancy':>10}  limited by")
+    body = []
     for key, params in cases:
         r = rows[case_name(key, params)]
-        print(f"{case_name(key, params):<48}{r['threads']:>8}{r['registers']:>6}{r['static_shared']:>8}"
-              f"{r['local_bytes']:>8}{r['blocks_per_sm']:>10}{r['occupancy']:>10.0%}  {r['limited_by']}")
+        body.append([case_name(key, params), r["threads"], r["registers"], r["static_shared"], r["local_bytes"],
+                     r["blocks_per_sm"], f"{r['occupancy']:.0%}", r["limited_by"]])
+    Table(["configuration", "threads", "regs", "smem B", "spill B", "blocks/SM", "occupancy", "limited by"], body,
+          align="lrrrrrrl", title=title).show()
 
 
 def resources_of(key: str, params: dict) -> tuple:

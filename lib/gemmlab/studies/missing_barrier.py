@@ -5,6 +5,7 @@ import numpy
 
 from ..runtime import backend as hw
 from ..runtime.loader import load
+from ..table import Table
 
 TILED = "sgemm/02_shared_tiling.cu"
 
@@ -78,12 +79,15 @@ def missing_barrier(barrier: int, shape=(200, 184, 240), tile: int = 16, runs: i
 
 
 def print_missing_barrier(barrier: int, **kw):
+    """Show :func:`missing_barrier`'s runs: per backend and run, the error, right or wrong, and whether the bits
+    are run 1's."""
     rows = missing_barrier(barrier, **kw)
-    print(f"tiled kernel without barrier {barrier}: relative error against float64, same inputs every run")
-    for backend, run, err, same in rows:
-        where = "CPU emulator" if backend == "emulator" else "GPU"
-        print(f"  {where:<13} run {run}: {err:.2e}  {'WRONG' if not err < 1e-5 else 'right'}"
-              f"{'' if run == 1 else ('  (same bits as run 1)' if same else '  (different bits from run 1)')}")
+    Table(["backend", "run", "rel. error", "verdict", "bits"],
+          [["CPU emulator" if backend == "emulator" else "GPU", run, f"{err:.2e}",
+            "WRONG" if not err < 1e-5 else "right",
+            "" if run == 1 else ("same as run 1" if same else "different from run 1")]
+           for backend, run, err, same in rows], align="lrrll",
+          title=f"tiled kernel without barrier {barrier}: relative error against float64, same inputs every run").show()
 
 
 def print_racecheck(barrier: int | None, shape=(40, 36, 50), tile: int = 16):

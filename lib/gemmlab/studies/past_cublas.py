@@ -16,6 +16,7 @@ from .. import record
 from ..check import FP32_TOLERANCE, rel_error
 from ..cases import cases, problem as problem_of
 from ..runtime import backend as hw
+from ..table import Table
 from ..timing import Timings, bench
 from .core import case_name, measure_problem
 
@@ -244,29 +245,36 @@ def _shape_text(shape) -> str:
 
 
 def ladder_table(result: dict | None = None) -> None:
-    """Print the ladder's run (the record shown: the reader's GPU's, else the H200's): per precision and shape,
-    each kernel's TFLOP/s and share of cuBLAS's, Triton's beside them, the bar and whether the best met it."""
+    """Show the ladder's run (the record shown: the reader's GPU's, else the H200's): per precision and shape,
+    each kernel's share of cuBLAS's speed, Triton's beside them, cuBLAS's TFLOP/s, the bar and whether the best
+    met it, and the best against Triton."""
     result = result or record.shown("hopper")
     env = result["environment"]
     print(f"shown: {result.get('shown_as', 'a record given by the caller')}")
     print(f"{env['gpu']}, {env['date'][:10]}, Triton {result.get('triton') or 'not installed'}: FP32 C, medians of "
           f"{result['points'][0]['timing']['reps']}, L2 flushed, one round-robin per shape; % of cuBLAS in the same run")
-    names = list(SHORT)
-    for precision in PRECISIONS:
-        points = [p for p in result["points"] if p["precision"] == precision]
-        if not points:
-            continue
-        print(f"\n{precision.upper()} {'shape':>20}" + "".join(f"{SHORT[n]:>9}" for n in names[:-1])
-              + f"{'cuBLAS':>14}   best vs bar, vs Triton")
+    names = list(SHORT)[:-1]
+    for precision, points in _by_precision(result):
+        rows = []
         for p in points:
-            rows = {r["name"]: r for r in p["timing"]["rows"]}
-            lib = rows["cuBLAS"]
-            cells = [f"{rows[n]['vs_library']:9.1%}" if n in rows else f"{'-':>9}" for n in names[:-1]]
+            timed = {r["name"]: r for r in p["timing"]["rows"]}
             tri = (f"{p['vs_triton']:.3f}x" + (" (tied: within the spread)" if against_triton(p) == "tied" else "")
                    if "vs_triton" in p else "no Triton")
-            print(f"{'':5}{_shape_text(p['shape']):>20}" + "".join(cells) + f"{lib['gflops'] / 1e3:9.0f} TF/s"
-                  f"   {SHORT.get(p['best'], p['best'])} {p['ratio']:.1%} (bar {p['target']:.0%}: "
-                  f"{'met' if p['met'] else 'MISSED'}), {tri}")
+            rows.append([_shape_text(p["shape"])]
+                        + [f"{timed[n]['vs_library']:.1%}" if n in timed else "-" for n in names]
+                        + [f"{timed['cuBLAS']['gflops'] / 1e3:.0f} TF/s",
+                           f"{SHORT.get(p['best'], p['best'])} {p['ratio']:.1%} (bar {p['target']:.0%}: "
+                           f"{'met' if p['met'] else 'MISSED'})", tri])
+        Table(["shape"] + [SHORT[n] for n in names] + ["cuBLAS", "best vs bar", "vs Triton"], rows,
+              align="r" * (len(names) + 2) + "ll", title=precision.upper()).show()
+
+
+def _by_precision(result: dict):
+    """(precision, its points) for each precision of a ladder run that has any."""
+    for precision in PRECISIONS:
+        points = [p for p in result["points"] if p["precision"] == precision]
+        if points:
+            yield precision, points
 
 
 def knob(point: dict, name: str, base: str) -> dict:
@@ -280,7 +288,7 @@ def knob(point: dict, name: str, base: str) -> dict:
 
 
 def knob_table(result: dict | None = None) -> None:
-    """Print the schedule's knobs from the run shown: each changed alone, its share of cuBLAS at each shape and
+    """Show the schedule's knobs from the run shown: each changed alone, its share of cuBLAS at each shape and
     precision and its speed against tc/09 in the same round-robin ('~' where the margin is within the spread)."""
     result = result or record.shown("hopper")
     env = result["environment"]
@@ -288,18 +296,16 @@ def knob_table(result: dict | None = None) -> None:
           f"the same round-robin; ~ : within the run's spread, not a ranking")
     print("3 stages: tc/09 with 3 stages, not 4; REGS=24, REGS=56: its producer keeps 24 or 56 registers, not 40; "
           "256x128: tc/12's consumers sharing 256 x 128 tiles; ping-pong: tc/12, 128 x 128 tiles in turns")
-    for precision in PRECISIONS:
-        points = [p for p in result["points"] if p["precision"] == precision]
-        if not points:
-            continue
-        print(f"\n{precision.upper()} {'shape':>20}{'tc/09':>8}" + "".join(f"{what:>15}" for _, what in KNOB_ROWS))
+    for precision, points in _by_precision(result):
+        rows = []
         for p in points:
             cells = []
             for name, _ in KNOB_ROWS:
                 k = knob(p, name, KNOB_BASE)
-                cells.append(f"{'-':>15}" if k is None else
-                             f"{k['ratio']:>8.1%} {k['vs_base']:.3f}{' ' if k['ranked'] else '~'}".rjust(15))
-            print(f"{'':5}{_shape_text(p['shape']):>20}{knob(p, KNOB_BASE, KNOB_BASE)['ratio']:>8.1%}" + "".join(cells))
+                cells.append("-" if k is None else f"{k['ratio']:.1%} {k['vs_base']:.3f}{' ' if k['ranked'] else '~'}")
+            rows.append([_shape_text(p["shape"]), f"{knob(p, KNOB_BASE, KNOB_BASE)['ratio']:.1%}"] + cells)
+        Table(["shape", "tc/09"] + [what for _, what in KNOB_ROWS], rows, align="r" * (len(KNOB_ROWS) + 2),
+              title=precision.upper()).show()
 
 
 def plot(result: dict | None = None):
@@ -308,7 +314,9 @@ def plot(result: dict | None = None):
     result = result or record.shown("hopper")
     env = result["environment"]
     names = [n for n in SHORT if n != "cuBLAS"]
-    fig, axes = plt.subplots(1, len(PRECISIONS), figsize=(12, 4), sharey=True)
+    # one precision a row, 7.6 in wide: the book's column, so nothing is scaled down to fit it
+    fig, axes = plt.subplots(len(PRECISIONS), 1, figsize=(7.6, 3.0 * len(PRECISIONS) + 0.8), sharex=True,
+                             layout="constrained")
     for ax, precision in zip(axes, PRECISIONS):
         points = [p for p in result["points"] if p["precision"] == precision]
         width = 0.8 / len(names)
@@ -319,13 +327,13 @@ def plot(result: dict | None = None):
                 ys.append(rows[name]["vs_library"] * 100 if name in rows else 0)
             ax.bar([j + (i - (len(names) - 1) / 2) * width for j in range(len(points))], ys, width, label=SHORT[name])
         ax.axhline(100, color="k", lw=1, ls="--")
-        ax.set_xticks(range(len(points)), [_shape_text(p["shape"]).replace(" x ", "x") for p in points], fontsize=8)
-        ax.set_title(f"{precision.upper()}: % of cuBLAS, same run")
+        ax.set_xticks(range(len(points)), [f"{m}^3" if m == n == k else f"{m}x{n}\nx{k}"    # two lines: they fit
+                                           for m, n, k in (p["shape"] for p in points)], fontsize=10)
+        ax.set_title(f"{precision.upper()}: % of cuBLAS, same run", fontsize=10, loc="left")
         ax.set_ylim(40, 130)
-    axes[0].set_ylabel("% of cuBLAS's speed")
-    axes[-1].legend(fontsize=8, ncol=2)
-    fig.suptitle(f"{env['gpu']}, {env['date'][:10]}", fontsize=9)
-    fig.tight_layout()
+        ax.set_ylabel("% of cuBLAS's speed")
+    axes[-1].legend(fontsize=10, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
+    fig.suptitle(f"{env['gpu']}, {env['date'][:10]}", fontsize=10)
     return fig
 
 
@@ -342,18 +350,18 @@ def now(precision: str = "fp16", shape=(4096, 4096, 4096), reps: int = 10) -> di
         print(f"not measured here: {why}")
         shown = kept(f"hopper ladder {precision.upper()} {m} x {n} x {k}")      # the chapter's committed run
         if shown is not None:
-            print(shown)
+            shown.show()
         return None
     point = measure_shape(precision, shape, reps=reps)
-    print(Timings.from_dict(point["timing"], recorded=False))
+    Timings.from_dict(point["timing"], recorded=False).show()
     print(_line(point))
     return point
 
 
 def profile_table(data: dict | None = None) -> None:
-    """Print the recorded Nsight Compute run of each step and cuBLAS (``profile --study hopper``); the last two
+    """Show the recorded Nsight Compute run of each step and cuBLAS (``profile --study hopper``); the last two
     columns: shared-memory store wavefronts and the bank conflicts among them, in millions."""
-    from .profiling import _print_columns
+    from .profiling import _show_columns
     if data is None:
         try:
             data = record.shown("ncu-hopper")
@@ -362,7 +370,6 @@ def profile_table(data: dict | None = None) -> None:
                   "--record on a Hopper GPU makes one)")
             return
     env = data["environment"]
-    print(f"Nsight Compute ({data['ncu']}), clocks not locked, {env['gpu']}, {env['date'][:10]}, FP16, 4096^3:")
     for k in data["kernels"]:
         if k.get("l2_bytes") is not None:
             k["l2_mib"] = k["l2_bytes"] / 2 ** 20
@@ -371,4 +378,6 @@ def profile_table(data: dict | None = None) -> None:
             ("issue_active_pct", "issue %", 1), ("stall_wait", "wait", 1), ("stall_barrier", "barrier", 1),
             ("stall_long_scoreboard", "long sb", 1), ("shared_st_wavefronts", "st wave M", 1e-6),
             ("shared_st_bank_conflicts", "st confl M", 1e-6)]
-    _print_columns(data["kernels"], cols, label=30, width=12, spec=".1f")
+    _show_columns(data["kernels"], cols, spec=".1f",
+                  title=f"Nsight Compute ({data['ncu']}), clocks not locked, {env['gpu']}, {env['date'][:10]}, FP16, "
+                        "4096^3:")

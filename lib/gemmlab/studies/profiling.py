@@ -15,6 +15,7 @@ import sys
 
 from .. import processes, record
 from ..cases import Case, problem as problem_of
+from ..table import Table
 
 SECTIONS = ("SpeedOfLight", "Occupancy", "SchedulerStats", "LaunchStats")
 KEEP = {
@@ -322,26 +323,30 @@ def save_study(result: dict):
 
 
 def climb_table(data: dict | None = None) -> None:
-    """Print the recorded stall reasons of the best SGEMM, its row-by-row ablation and cuBLAS."""
+    """Show the recorded stall reasons of the best SGEMM, its row-by-row ablation and cuBLAS."""
     data = data or record.shown("ncu-climb")
     env = data["environment"]
     size = f", N = {data['n']}" if "n" in data else ""
-    print(f"Nsight Compute ({data['ncu']}), clocks not locked, {env['gpu']}, {env['date'][:10]}{size}; "
-          "stalls in warp-cycles per issued instruction:")
     cols = [("duration_ns", "time us", 1e-3), ("registers", "regs", 1), ("issue_active_pct", "issue %", 1),
-            ("instructions", "inst (G)", 1e-9)] + [("stall_" + r, r.replace("_", " ")[:11], 1) for r in STALLS]
+            ("instructions", "inst (G)", 1e-9)] + [("stall_" + r, *HEADINGS["stall_" + r]) for r in STALLS]
     kernels = data["kernels"]
-    _print_columns(kernels, [c for c in cols if any(k.get(c[0]) for k in kernels)], label=30, width=12, spec=".2f")
+    _show_columns(kernels, [c for c in cols if any(k.get(c[0]) for k in kernels)], spec=".2f",
+                  title=f"Nsight Compute ({data['ncu']}), clocks not locked, {env['gpu']}, {env['date'][:10]}{size}; "
+                        "stalls in warp-cycles per issued instruction:", across=True)
 
 
-def _print_columns(kernels, cols, label: int, width: int, spec: str) -> None:
-    """One row per kernel of a study: its case, then each (metric, heading, scale[, format spec]) column,
-    formatted with ``spec`` unless the column names its own, '-' where missing."""
-    print(f"{'':<{label}}" + "".join(f"{c[1]:>{width}}" for c in cols))
-    for k in kernels:
-        print(f"{k['case'][:label - 1]:<{label}}" + "".join(
-            format(k[c[0]] * c[2], f">{width}{c[3] if len(c) > 3 else spec}") if c[0] in k else f"{'-':>{width}}"
-            for c in cols))
+def _show_columns(kernels, cols, spec: str, title: str, across: bool = False) -> None:
+    """Show a table of one row per kernel of a study: its case, then each (metric, heading,
+    scale[, format spec]) column, formatted with ``spec`` unless the column names its own, '-' where missing.
+    ``across``: the kernels across and the metrics down instead (for many metrics of few kernels: narrower)."""
+    rows = [[k["case"]] + [format(k[c[0]] * c[2], c[3] if len(c) > 3 else spec) if c[0] in k else "-" for c in cols]
+            for k in kernels]
+    if across:
+        table = Table([""] + [r[0] for r in rows], [[c[1]] + [r[j + 1] for r in rows] for j, c in enumerate(cols)],
+                      title=title, align="l" + "r" * len(rows))
+    else:
+        table = Table([""] + [c[1] for c in cols], rows, title=title, align="l" + "r" * len(cols))
+    table.show()
 
 
 # how each recorded metric is printed: (heading, scale)
@@ -359,7 +364,7 @@ HEADINGS = {
 
 
 def evidence(cases, metrics, study: str = "ladder", data: dict | None = None) -> None:
-    """Print recorded metrics of one ncu study (``results/ncu-<study>-nvidia-h200.json``) for the cases whose
+    """Show the recorded metrics of one ncu study (``results/ncu-<study>-nvidia-h200.json``) for the cases whose
     names start with ``cases`` (a prefix, or a list of prefixes), one row each, one column per metric
     (:data:`HEADINGS`; stalls are warp-cycles per issued instruction). Raises if no case matches."""
     data = data or record.shown(f"ncu-{study}")
@@ -374,15 +379,15 @@ def evidence(cases, metrics, study: str = "ladder", data: dict | None = None) ->
     env = data["environment"]
     problems = sorted({k["problem"] for k in kernels if k.get("problem")})
     version = re.search(r"\d+(?:\.\d+)+", data["ncu"])
-    print(f"Nsight Compute {version.group(0) if version else data['ncu']}, clocks not locked, {env['gpu']}, "
-          f"{env['date'][:10]}{'; ' + '; '.join(problems) if problems else ''}" +
-          ("; stalls: warp-cycles per issued instruction" if any(m.startswith("stall_") for m in metrics) else ""))
+    title = (f"Nsight Compute {version.group(0) if version else data['ncu']}, clocks not locked, {env['gpu']}, "
+             f"{env['date'][:10]}{'; ' + '; '.join(problems) if problems else ''}" +
+             ("; stalls: warp-cycles per issued instruction" if any(m.startswith("stall_") for m in metrics) else ""))
     cols = [(m, *HEADINGS[m], ",.0f" if m in ("grid", "block", "registers") else ",.2f") for m in metrics]
-    _print_columns(kernels, cols, label=min(48, max(len(k["case"]) for k in kernels) + 1), width=11, spec=",.2f")
+    _show_columns(kernels, cols, spec=",.2f", title=title)
 
 
 def part4_table(data: dict | None = None) -> None:
-    """Print what changes from step to step of Part IV's SGEMM (the part4 study): shared-memory wavefronts and
+    """Show what changes from step to step of Part IV's SGEMM (the part4 study): shared-memory wavefronts and
     the bank conflicts among them (millions), and the stalls the chapter discusses."""
     evidence(("sgemm/", "cuBLAS SGEMM"), ["duration_ns", "issue_active_pct", "shared_ld_wavefronts",
              "shared_ld_bank_conflicts", "shared_st_wavefronts", "shared_st_bank_conflicts", "stall_short_scoreboard",
@@ -390,39 +395,42 @@ def part4_table(data: dict | None = None) -> None:
 
 
 def roof_table(data: dict | None = None) -> None:
-    """Print chapter 12's profile: each DOT and GEMV step beside the next and cuBLAS, at the same sizes (the
+    """Show chapter 12's profile: each DOT and GEMV step beside the next and cuBLAS, at the same sizes (the
     roof study): how busy each keeps the memory, and what its warps wait for."""
     evidence(("DOT", "cuBLAS DOT", "GEMV", "cuBLAS GEMV"), ["duration_ns", "dram_throughput_pct", "achieved_occupancy_pct",
              "issue_active_pct", "stall_long_scoreboard"], study="roof", data=data)
 
 
 def tensor_table(data: dict | None = None) -> None:
-    """Print how busy each Part V kernel keeps the tensor cores and the schedulers (the part5 study)."""
+    """Show how busy each Part V kernel keeps the tensor cores and the schedulers (the part5 study)."""
     data = data or record.shown("ncu-part5")
     env = data["environment"]
-    print(f"Nsight Compute ({data['ncu']}), clocks not locked, {env['gpu']}, {env['date'][:10]}, N = 4096:")
     cols = [("duration_ns", "time us", 1e-3), ("tensor_pipe_pct", "tensor %", 1), ("issue_active_pct", "issue %", 1),
             ("instructions", "inst (M)", 1e-6), ("registers", "regs", 1), ("stall_wait", "wait", 1),
             ("stall_barrier", "barrier", 1), ("stall_long_scoreboard", "long sb", 1)]
-    _print_columns(data["kernels"], cols, label=26, width=10, spec=".1f")
+    _show_columns(data["kernels"], cols, spec=".1f",
+                  title=f"Nsight Compute ({data['ncu']}), clocks not locked, {env['gpu']}, {env['date'][:10]}, "
+                        "N = 4096:")
 
 
 def table(data: dict | None = None) -> None:
-    """Print the recorded metrics the profiling appendix discusses."""
+    """Show the recorded metrics the profiling appendix discusses."""
     data = data or record.shown("ncu")
     env = data["environment"]
-    print(f"Nsight Compute ({data['ncu']}), clocks not locked, {env['gpu']}, {env['date'][:10]}:")
     cols = [("duration", "time"), ("sm_throughput_pct", "SM %"), ("memory_throughput_pct", "mem %"),
             ("dram_throughput_pct", "DRAM %"), ("registers", "regs"), ("theoretical_occupancy_pct", "th.occ %"),
             ("achieved_occupancy_pct", "ach.occ %"), ("no_eligible_pct", "no elig. %"),
             ("issued_warp_per_scheduler", "issued/sch")]
-    print(f"{'step':<40}" + "".join(f"{h:>11}" for _, h in cols))
+    rows = []
     for k in data["kernels"]:
         cells = []
         for key, _ in cols:
             v = k.get(key)
             if key == "duration" and v is not None:
-                cells.append(f"{v:,.1f} {k.get('duration_unit', '')}".rjust(11))
+                cells.append(f"{v:,.1f} {k.get('duration_unit', '')}")
             else:
-                cells.append(f"{v:>11.2f}" if isinstance(v, float) else f"{str(v):>11}")
-        print(f"{k.get('step', k['kernel'])[:39]:<40}" + "".join(cells))
+                cells.append(f"{v:.2f}" if isinstance(v, float) else str(v))
+        rows.append([k.get("step", k["kernel"])] + cells)
+    t = Table(["step"] + [h for _, h in cols], rows, align="l" + "r" * len(cols),
+              title=f"Nsight Compute ({data['ncu']}), clocks not locked, {env['gpu']}, {env['date'][:10]}:")
+    t.show()

@@ -23,6 +23,7 @@ from ..cases import Case, cases, problem as problem_of
 from .core import case_name
 from ..runtime.loader import parse_name_expression
 from ..paths import KERNELS
+from ..table import Table
 
 ARCH = "sm_90"
 
@@ -208,15 +209,18 @@ def save(result: dict):
 
 
 def show(prefix: str = "", data: dict | None = None) -> None:
-    """Print the recorded instruction counts (results/sass-sm_90.json) of kernels whose label starts with prefix."""
+    """Show the recorded instruction counts (results/sass-sm_90.json) of kernels whose label starts with prefix."""
     data = data or record.load(f"sass-{ARCH}")
     rows = {k: v for k, v in data["kernels"].items() if k.startswith(prefix)}
     kinds = sorted({i for v in rows.values() for i in v["instructions"]})
-    print(f"instructions in each compiled kernel (total, and by kind), {data['nvcc']}, {data['arch']}, "
-          f"{data['environment']['date'][:10]}:")
-    width = max(len(k) for k in rows)
-    cols = [max(6, len(i)) + 2 for i in kinds]
-    print(f"{'kernel':<{width}}{'regs':>6}{'total':>7}" + "".join(f"{i:>{w}}" for i, w in zip(kinds, cols)))
-    for k, v in sorted(rows.items()):
-        print(f"{k:<{width}}{v['registers']:>6}{v['total']:>7}"
-              + "".join(f"{v['instructions'].get(i, 0):>{w}}" for i, w in zip(kinds, cols)))
+    kernels = sorted(rows)
+    title = (f"instructions in each compiled kernel (total, and by kind), {data['nvcc']}, {data['arch']}, "
+             f"{data['environment']['date'][:10]}:")
+    if len(kinds) > len(kernels):      # a column a kernel, a row a kind: the narrower way round
+        Table(["instructions"] + kernels,
+              [["registers"] + [rows[k]["registers"] for k in kernels], ["total"] + [rows[k]["total"] for k in kernels]]
+              + [[i] + [rows[k]["instructions"].get(i, 0) for k in kernels] for i in kinds], title=title).show()
+    else:
+        Table(["kernel", "regs", "total"] + kinds,
+              [[k, rows[k]["registers"], rows[k]["total"]] + [rows[k]["instructions"].get(i, 0) for i in kinds]
+               for k in kernels], title=title).show()

@@ -17,6 +17,8 @@ from ..runtime import backend as hw
 from .. import ops, record, registry
 from ..cases import cases, problem as problem_of
 from .core import against_library, case_name, measure_problem, pick
+from ..progress import ticking
+from ..table import Table
 from ..timing import Timings
 
 N = 4096
@@ -313,18 +315,18 @@ def budget(result: dict) -> dict:
 
 
 def print_budget(result: dict) -> None:
-    """The table of a :func:`hopper_budget` result, its fits and its budget."""
+    """Show the table of a :func:`hopper_budget` result, then print its fits and its budget."""
     env = result["environment"]
     print(f"shown: {result['shown_as']}")
     if result.get("skipped"):
         print(f"tc/06 skipped here: {result['skipped']}")
     n = result["n"]
-    print(f"{result['precision'].upper()}, M = N = {n}, {env['gpu']}, {env['date'][:10]}; medians of "
-          f"{result['rows'][0]['timing']['reps']}, L2 flushed:")
-    print(f"{'K':>6}{'tc/06 ms':>11}{'IQR':>8}{'cuBLAS ms':>11}{'IQR':>8}{'vs cuBLAS':>11}{'write of C ms':>15}")
-    for r in result["rows"]:
-        print(f"{r['k']:>6}{r['tc06_ms']:>11.4f}{r.get('tc06_iqr_ms', float('nan')):>8.4f}{r['cublas_ms']:>11.4f}"
-              f"{r.get('cublas_iqr_ms', float('nan')):>8.4f}{100 * r['cublas_ms'] / r['tc06_ms']:>10.1f}%{r['write_ms']:>15.4f}")
+    Table(["K", "tc/06 ms", "IQR", "cuBLAS ms", "IQR", "vs cuBLAS", "write of C ms"],
+          [[r["k"], f"{r['tc06_ms']:.4f}", f"{r.get('tc06_iqr_ms', float('nan')):.4f}", f"{r['cublas_ms']:.4f}",
+            f"{r.get('cublas_iqr_ms', float('nan')):.4f}", f"{100 * r['cublas_ms'] / r['tc06_ms']:.1f}%",
+            f"{r['write_ms']:.4f}"] for r in result["rows"]], align="rrrrrrr",
+          title=f"{result['precision'].upper()}, M = N = {n}, {env['gpu']}, {env['date'][:10]}; medians of "
+                f"{result['rows'][0]['timing']['reps']}, L2 flushed:").show()
     for name, label in (("tc06", "tc/06 "), ("cublas", "cuBLAS")):
         f = result["fit"][name]
         print(f"{label} time = {1e3 * f['fixed_ms']:.1f} us + {1e3 * f['per_1024_ms']:.1f} us per 1024 of K "
@@ -354,13 +356,13 @@ def plot_budget(result: dict, ax=None):
     ax.set_ylabel("time (ms)")
     ax.set_xlim(0, None)
     ax.set_ylim(0, None)
-    ax.legend(fontsize=8)
-    ax.set_title(f"{result['precision'].upper()}, M = N = {result['n']}, {result['environment']['gpu']}", fontsize=9)
+    ax.legend(fontsize=10)
+    ax.set_title(f"{result['precision'].upper()}, M = N = {result['n']}, {result['environment']['gpu']}", fontsize=10)
     return ax
 
 
 def hopper_tables(result: dict | None = None) -> None:
-    """Print the recorded Hopper runs (tc/06 and cuBLAS in one round-robin, per precision) and their verdicts."""
+    """Show the recorded Hopper runs (tc/06 and cuBLAS in one round-robin, per precision) and their verdicts."""
     result = result or record.shown("tensor")
     print(f"shown: {result.get('shown_as', 'a record given by the caller')}")
     for name, why in result.get("skipped", {}).items():
@@ -372,14 +374,13 @@ def hopper_tables(result: dict | None = None) -> None:
         print("no Hopper run to show (python -m gemmlab tensor --record on a Hopper GPU makes one)")
         return
     for t in result["hopper"]:
-        print(Timings.from_dict(t["timing"], recorded=not result.get("live"),
-                               source=result.get("shown_as", "")))
+        Timings.from_dict(t["timing"], recorded=not result.get("live"), source=result.get("shown_as", "")).show()
         print(f"{t['best']}: {100 * t['ratio']:.1f}% of cuBLAS (target {100 * t['target']:.0f}%: "
               f"{'met' if t['met'] else 'MISSED'}); max error against float64 {t['errors'][t['best']]:.2e}\n")
 
 
 def split_tables(result: dict | None = None) -> None:
-    """Print the recorded 3xTF32 run (every candidate and cuBLAS's FP32 SGEMM in one round-robin) and the
+    """Show the recorded 3xTF32 run (every candidate and cuBLAS's FP32 SGEMM in one round-robin) and the
     accuracy of the fastest beside cuBLAS's."""
     result = result or record.shown("tensor")
     print(f"shown: {result.get('shown_as', 'a record given by the caller')}")
@@ -387,8 +388,7 @@ def split_tables(result: dict | None = None) -> None:
         result = _recorded(["split"])
         print(f"instead, {result['shown_as']}:")
     s = result["split"]
-    print(Timings.from_dict(s["timing"], recorded=not result.get("live"),
-                               source=result.get("shown_as", "")))
+    Timings.from_dict(s["timing"], recorded=not result.get("live"), source=result.get("shown_as", "")).show()
     print(f"fastest: {s['best']} at {s['ratio_to_sgemm']:.2f}x cuBLAS SGEMM's speed "
           f"({'faster' if s['faster_than_sgemm'] else 'slower'})")
     for name, e in s["accuracy"].items():
@@ -397,7 +397,8 @@ def split_tables(result: dict | None = None) -> None:
           f"{'met' if s['accurate'] else 'MISSED'})")
 
 
-def summary(result: dict) -> str:
+def _summary_parts(result: dict) -> list:
+    """What :func:`summary` says, in order: lines of text, and a :class:`Table` (how the tensor cores add)."""
     lines = [f"shown: {result['shown_as']}"] if "shown_as" in result else []
     lines += [f"{name}: skipped here: {why}" for name, why in result.get("skipped", {}).items()]
     for t in result["tc"]:
@@ -408,7 +409,7 @@ def summary(result: dict) -> str:
                      f"(target {100 * t['target']:.0f}%: {'met' if t['met'] else 'MISSED'})")
     s = result.get("split")
     if s is None:
-        return "\n".join(lines)
+        return lines
     lines.append(f"3xTF32 N={s['n']}: best {s['best']} at {s['ratio_to_sgemm']:.2f}x cuBLAS SGEMM's speed "
                  f"({'faster' if s['faster_than_sgemm'] else 'NOT faster'}); error {s['error_factor']:.2f}x SGEMM's "
                  f"(target <= {SPLIT_ERROR_FACTOR:g}x: {'met' if s['accurate'] else 'MISSED'})")
@@ -416,12 +417,27 @@ def summary(result: dict) -> str:
         lines.append(f"    max error / max |C|, {k}: {v:.2e}")
     acc = result.get("accumulation")
     if acc:
-        lines.append(f"How the tensor cores add ({acc['m']} x {acc['n']} x K; error against float64 on the rounded "
-                     f"inputs, K = {', '.join(map(str, acc['ks']))}):")
-        for precision, rows in acc["errors"].items():
-            for name, errs in rows.items():
-                lines.append(f"    {precision.upper():>5} {name:<7} " + "  ".join(f"{e:.2e}" for e in errs))
-    return "\n".join(lines)
+        lines.append(Table(["precision", "product"] + [f"K = {k}" for k in acc["ks"]],
+                           [[precision.upper(), name] + [f"{e:.2e}" for e in errs]
+                            for precision, rows in acc["errors"].items() for name, errs in rows.items()],
+                           align="ll" + "r" * len(acc["ks"]),
+                           title=f"How the tensor cores add ({acc['m']} x {acc['n']} x K; error against float64 on the "
+                                 "rounded inputs):"))
+    return lines
+
+
+def summary(result: dict) -> str:
+    """The verdicts of a Part V run (:func:`run_all`, or :func:`now_or_recorded`), as text."""
+    return "\n".join(map(str, _summary_parts(result)))
+
+
+def show_summary(result: dict) -> None:
+    """Print the verdicts of a Part V run and show its table of how the tensor cores add (HTML in a notebook)."""
+    for part in _summary_parts(result):
+        if isinstance(part, Table):
+            part.show()
+        else:
+            print(part)
 
 
 # --- Part V, chapter 1: how the error of a product grows with K and with the inputs' range ----------
@@ -457,29 +473,31 @@ def error_vs_k(ks=(64, 256, 1024, 4096), m: int = 64, n: int = 64, spread: float
         from tqdm.auto import tqdm
         bar = tqdm(total=len(ks) * len(methods), leave=False,
                    desc=f"{m} x {n} products on the {hw.backend}, against float64")
-    for k in ks:
-        A, B = _inputs_fp32(rng, m, n, k, spread)
-        exact = A.astype(numpy.float64) @ B.astype(numpy.float64)
-        scale = numpy.abs(exact).max()
-        for name, precision in methods.items():
-            if bar is not None:
-                bar.set_postfix_str(f"{name}, K = {k}")
-                bar.update(0)
-            c = xp.full((m, n), numpy.nan, dtype=numpy.float32)
-            if precision is None:
-                key = "sgemm/02_shared_tiling" if name.startswith("FP32") else "tc/04_3xtf32_pipelined"
-                problem = problem_of("gemm", m, n, k)
-                registry.get(key).runner(problem)((xp.asarray(A), xp.asarray(B)), c)
-            else:
-                problem = problem_of("tc", m, n, k, precision=precision)
-                conv = {"fp16": lambda a: a.astype(numpy.float16), "bf16": to_bf16_bits, "tf32": lambda a: a}[precision]
-                with numpy.errstate(over="ignore"):         # FP16 ends at 65504: larger inputs become inf
-                    a16, b16 = conv(A), conv(B)
-                registry.get("tc/01_wmma").runner(problem)((xp.asarray(a16), xp.asarray(b16)), c)
-            with numpy.errstate(invalid="ignore"):
-                out[name].append(float(numpy.abs(hw.to_host(c).astype(numpy.float64) - exact).max() / scale))
-            if bar is not None:
-                bar.update(1)
+    with ticking(bar):
+        for k in ks:
+            A, B = _inputs_fp32(rng, m, n, k, spread)
+            exact = A.astype(numpy.float64) @ B.astype(numpy.float64)
+            scale = numpy.abs(exact).max()
+            for name, precision in methods.items():
+                if bar is not None:
+                    bar.set_postfix_str(f"{name}, K = {k}")
+                    bar.update(0)
+                c = xp.full((m, n), numpy.nan, dtype=numpy.float32)
+                if precision is None:
+                    key = "sgemm/02_shared_tiling" if name.startswith("FP32") else "tc/04_3xtf32_pipelined"
+                    problem = problem_of("gemm", m, n, k)
+                    registry.get(key).runner(problem)((xp.asarray(A), xp.asarray(B)), c)
+                else:
+                    problem = problem_of("tc", m, n, k, precision=precision)
+                    conv = {"fp16": lambda a: a.astype(numpy.float16), "bf16": to_bf16_bits,
+                            "tf32": lambda a: a}[precision]
+                    with numpy.errstate(over="ignore"):         # FP16 ends at 65504: larger inputs become inf
+                        a16, b16 = conv(A), conv(B)
+                    registry.get("tc/01_wmma").runner(problem)((xp.asarray(a16), xp.asarray(b16)), c)
+                with numpy.errstate(invalid="ignore"):
+                    out[name].append(float(numpy.abs(hw.to_host(c).astype(numpy.float64) - exact).max() / scale))
+                if bar is not None:
+                    bar.update(1)
     if bar is not None:
         bar.close()
     return {"ks": list(ks), "m": m, "n": n, "spread": spread, "backend": hw.backend, "errors": out,
@@ -487,12 +505,15 @@ def error_vs_k(ks=(64, 256, 1024, 4096), m: int = 64, n: int = 64, spread: float
 
 
 def print_error_vs_k(result: dict) -> None:
-    """error_vs_k's table: a row per method (max error / max |C| at each K), and the methods the GPU in use
+    """Show error_vs_k's table: a row per method (max error / max |C| at each K), and the methods the GPU in use
     could not run, each with the reason."""
-    for name, errors in result["errors"].items():
-        print(f"{name:>16}: " + "  ".join(f"{e:.1e}" for e in errors))
-    for name, why in result.get("skipped", {}).items():
-        print(f"{name:>16}: skipped here: {why}")
+    Table(["product"] + [f"K = {k}" for k in result["ks"]],
+          [[name] + [f"{e:.1e}" for e in errors] for name, errors in result["errors"].items()],
+          align="l" + "r" * len(result["ks"]),
+          title=f"max error / max |C| against float64, {result['m']} x {result['n']} x K"
+                + (f", inputs x 2^U(-{result['spread']:g}, {result['spread']:g})" if result.get("spread") else "")
+                + f" ({result.get('backend', '?')})",
+          notes=[f"{name}: skipped here: {why}" for name, why in result.get("skipped", {}).items()]).show()
 
 
 def plot_error_vs_k(result: dict, ax=None):
@@ -506,6 +527,6 @@ def plot_error_vs_k(result: dict, ax=None):
     ax.set_ylabel("max |C - exact| / max |exact|")
     spread = f", inputs x 2^U(-{result['spread']:g}, {result['spread']:g})" if result["spread"] else ""
     ax.set_title(f"Error against float64, {result['m']} x {result['n']} x K{spread} ({result['backend']})", fontsize=10)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=10)
     ax.figure.tight_layout()
     return ax

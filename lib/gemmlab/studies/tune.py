@@ -174,12 +174,12 @@ def plot(result: dict, ax=None):
         ax.scatter([i], [100 * s["ratio"]], marker="*", s=180, color="#ee6677", zorder=3,
                    label="winner (with cuBLAS, one round-robin)" if i == 0 else None)
     ax.axhline(100, color="#888", lw=1)
-    ax.set_xticks(range(len(labels)), labels, fontsize=8)
+    ax.set_xticks(range(len(labels)), labels, fontsize=10)
     ax.set_xlabel("problem size (N, or M x N x K)")
     ax.set_ylabel("% of cuBLAS SGEMM")
     ax.set_ylim(0, 110)
     ax.set_title(f"Searching {result['key']} for {result['budget_s']:g} s, {env['gpu']}, {env['date'][:10]}",
                  fontsize=10)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+    ax.legend(fontsize=10, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
     ax.figure.tight_layout()
     return ax
