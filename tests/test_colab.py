@@ -110,7 +110,9 @@ def test_the_setup_cell_stops_in_one_line_when_it_cannot_install(tmp_path):
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
     missing = f"file://{tmp_path}/no-such-repository"
-    code = colab.cell("00-how-to-use", url=missing).replace("import gemmlab as gl", "REACHED = True")
+    # this kernel has gemmlab installed: the cell is run as where it is not (Colab before its first install)
+    code = colab.cell("00-how-to-use", url=missing).replace("import gemmlab as gl", "REACHED = True") \
+        .replace('importlib.util.find_spec("gemmlab") is None', "True")
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_code_cell("import sys, types; sys.modules['google.colab'] = types.ModuleType('colab')"),
         nbformat.v4.new_code_cell(code), nbformat.v4.new_code_cell("print(REACHED)")])
@@ -119,6 +121,17 @@ def test_the_setup_cell_stops_in_one_line_when_it_cannot_install(tmp_path):
     shown = [o for o in nb.cells[1].outputs]
     assert len(shown) == 1 and shown[0].get("name") == "stderr", shown
     line = shown[0]["text"]
-    assert line.startswith(f"UsageError: could not install gemmlab from {missing}"), line
+    assert line.startswith(f"UsageError: could not install gemmlab from {missing} ("), line
     assert line.count("\n") == 1 and "make lab" in line, line
     assert nb.cells[2].outputs == [], "Run All stops at the setup cell"
+
+
+def test_the_setup_cell_does_not_install_again_where_gemmlab_is_there(tmp_path):
+    """Run again on Colab (or where the library is installed), the cell imports it and installs nothing: an
+    address nothing answers would stop it otherwise."""
+    code = colab.cell("00-how-to-use", url=f"file://{tmp_path}/no-such-repository")
+    fake = "import sys, types\nsys.modules['google.colab'] = types.ModuleType('colab')\n"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GEMMLAB_")}
+    done = subprocess.run([sys.executable, "-c", fake + code], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env=env)
+    assert done.returncode == 0 and "This run:" in done.stdout, done.stderr[-2000:]

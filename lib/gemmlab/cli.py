@@ -80,6 +80,7 @@ def _rehearse(args, parser, rest) -> int:
         earlier.update({n["notebook"]: n for n in result["notebooks"]})
         print("wrote", record.save("chapters-emulator", {
             **result, "notebooks": [earlier[k] for k in sorted(earlier)],
+            "jobs": max(n.get("jobs", args.jobs) for n in earlier.values()),
             "all_ran": all(n["error"] is None for n in earlier.values()),
             "command": f"python -m gemmlab rehearse --jobs {args.jobs} --record chapters/*.ipynb "
                        "(without a GPU)"}))

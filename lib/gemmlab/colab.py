@@ -2,11 +2,11 @@
 
     python -m gemmlab generate        # writes it (and the other generated text) into every chapter
 
-Where gemmlab is not installed (on Colab), the cell installs it from the book's repository first:
+On Colab, where gemmlab is not installed yet, the cell installs it from the book's repository first:
 ``gemmlab[gpu] @ git+<url>``, with uv where the machine has it (Colab does: it installs a package of this
-kind in a fraction of pip's time) and pip otherwise. When neither can install it (no network, or a book not
-published at that address), the cell stops with one line that says what to do, before the import that
-would fail. ``tests/test_colab.py`` runs the cell in a fresh environment from a ``git+file://`` clone, with
+kind in a fraction of pip's time) and pip otherwise. When neither can install it (no network, a book not
+published at that address), the cell stops with one line that gives the installer's last word and says what
+to do, before the import that would fail. ``tests/test_colab.py`` runs the cell in a fresh environment from a ``git+file://`` clone, with
 uv and with pip, and once with an address nothing answers.
 """
 from __future__ import annotations
@@ -19,18 +19,22 @@ from .paths import REPO, atomic_write
 # The cell's text; {url} and {stem} are filled in. Lines of at most 88 characters: the book's column.
 CELL = '''\
 # Setup. On Colab, first install the book's library (repository.url in _config.yml).
-import shutil, subprocess, sys
-if "google.colab" in sys.modules:
+import importlib.util, shutil, subprocess, sys
+if "google.colab" in sys.modules and importlib.util.find_spec("gemmlab") is None:
     url = "{url}"
     pkg, py = f"gemmlab[gpu] @ git+{{url}}", sys.executable
     tries = [[py, "-m", "pip", "install", "-q", pkg]]
     if shutil.which("uv"):              # Colab has uv, which installs faster than pip
         tries.insert(0, ["uv", "pip", "install", "-q", "--python", py, pkg])
-    if all(subprocess.run(t, capture_output=True).returncode for t in tries):
+    for command in tries:
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode == 0:
+            break
+    else:
         from IPython.core.error import UsageError   # one line, and Run All stops
-        raise UsageError(f"could not install gemmlab from {{url}} (no network, or the "
-                         "book is not published there): read the chapter as it is, or "
-                         "run it on your machine (make lab)")
+        why = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise UsageError(f"could not install gemmlab from {{url}} ({{why}}): read the "
+                         "chapter as it is, or run it on your machine (make lab)")
 import gemmlab as gl
 gl.chapter("{stem}")   # what this run is: the GPU and date, or the emulator'''
 
@@ -56,8 +60,8 @@ def write(paths=None) -> list:
     for path in paths or sorted((REPO / "chapters").glob("*.ipynb")):
         old = path.read_text()
         nb = json.loads(old)
-        first = next(c for c in nb["cells"] if c["cell_type"] == "code")
-        if "import gemmlab as gl" not in "".join(first["source"]):
+        first = next((c for c in nb["cells"] if c["cell_type"] == "code"), None)
+        if first is None or "import gemmlab as gl" not in "".join(first["source"]):
             raise ValueError(f"{path.name}: its first code cell is not the setup cell")
         first["source"] = cell(path.stem).splitlines(keepends=True)
         new = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"

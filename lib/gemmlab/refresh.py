@@ -278,7 +278,7 @@ def emulator_times(paths, *, jobs: int = 1, timeout: int = 900) -> dict:
     by_name = {r["notebook"]: r for r in warm["notebooks"]}
     notebooks = [{"notebook": c["notebook"], "cold_seconds": c["seconds"],
                   "warm_seconds": by_name[c["notebook"]]["seconds"],
-                  "cold_longest_silence": c["longest_silence"],
+                  "jobs": jobs, "cold_longest_silence": c["longest_silence"],
                   "warm_longest_silence": by_name[c["notebook"]]["longest_silence"],
                   "error": c["error"] or by_name[c["notebook"]]["error"]} for c in cold["notebooks"]]
     return {"cpu": _cpu_name(), "cores": os.cpu_count(), "compiler": _compiler_version(_compiler()).splitlines()[0],

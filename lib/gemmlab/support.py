@@ -222,7 +222,8 @@ def emulator_times() -> str:
         r = record.load("chapters-emulator")
     except FileNotFoundError:
         raise FileNotFoundError("the README's emulator times come from results/chapters-emulator.json: make it "
-                                "without a GPU, python -m gemmlab rehearse --jobs 2 --record chapters/*.ipynb") \
+                                "without a GPU, python -m gemmlab rehearse --jobs 2 --record chapters/*.ipynb (two chapters at a time, "
+                                "as the README's figures were measured)") \
             from None
     cold = sum(n["cold_seconds"] for n in r["notebooks"])
     warm = sum(n["warm_seconds"] for n in r["notebooks"])
@@ -232,8 +233,8 @@ def emulator_times() -> str:
     def mins(s):
         return f"{round(s / 60)} minutes" if s >= 90 else f"{round(s)} s"
     return (f"Without a GPU, the {len(r['notebooks'])} chapters' running times add up to {mins(cold)} the first "
-            f"time (each kernel compiled once) and {mins(warm)} after that (measured {r['jobs']} at a time on a "
-            f"{r['cores']}-core machine, {r['compiler'].split(' (')[0]}; `results/chapters-emulator.json`); the "
+            f"time (each kernel compiled once) and {mins(warm)} after that (measured up to {r['jobs']} at a time "
+            f"on a {r['cores']}-core machine, {r['compiler'].split(' (')[0]}; `results/chapters-emulator.json`); the "
             f"longest, chapter {number}, takes {round(longest['warm_seconds'])} s.")
 
 
