@@ -72,6 +72,9 @@ def _colab_module(tmp: Path) -> Path:
 def _environment(path: str, pythonpath: Path) -> dict:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("GEMMLAB_", "PYTHON", "VIRTUAL_ENV"))}   # the machine's network settings stay
+    system = Path("/etc/ssl/certs/ca-certificates.crt")       # uv trusts what the system trusts, as pip does
+    if "SSL_CERT_FILE" not in env and system.is_file():
+        env["SSL_CERT_FILE"] = str(system)
     return {**env, "PATH": path, "PYTHONPATH": str(pythonpath)}
 
 
