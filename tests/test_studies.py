@@ -153,3 +153,32 @@ def test_the_ladder_so_far_shows_every_step_each_chapter_introduces():
     assert len([s for s in data["steps"] if s["chapter"] == "02-naive-and-tiled"]) == 2
     with pytest.raises(ValueError, match="no step of the SGEMM ladder is from chapter '07-dot'"):
         ladder.table("07-dot", data)
+
+
+BAD_SETTINGS = [
+    ("GEMMLAB_DEVICE", "T5", "GEMMLAB_DEVICE='T5' is not a device profile; the profiles are: T4"),
+    ("GEMMLAB_BACKEND", "gpu", "GEMMLAB_BACKEND='gpu' is not a backend; use one of cuda, emulator"),
+    ("GEMMLAB_EMULATOR_TIMEOUT", "soon", "GEMMLAB_EMULATOR_TIMEOUT='soon' must be a number of seconds >= 0"),
+    ("GEMMLAB_EMULATOR_WORKERS", "0", "GEMMLAB_EMULATOR_WORKERS='0' must be a whole number of processes >= 1"),
+    ("GEMMLAB_EMULATOR_MEMCHECK", "yes", "GEMMLAB_EMULATOR_MEMCHECK='yes' must be 1"),
+    ("GEMMLAB_EMULATOR_INTERLEAVE", "2", "GEMMLAB_EMULATOR_INTERLEAVE='2' must be 0 (the default) or 1"),
+    ("GEMMLAB_EMULATOR_RACECHECK", "on", "GEMMLAB_EMULATOR_RACECHECK='on' must be 0 (the default) or 1"),
+    ("GEMMLAB_EMULATOR_TIMOUT", "5", "GEMMLAB_EMULATOR_TIMOUT is not a gemmlab setting; the settings are: "
+                                     "GEMMLAB_BACKEND, GEMMLAB_DEVICE"),
+]
+
+
+@pytest.mark.parametrize("setting, value, says", BAD_SETTINGS, ids=[s[0] for s in BAD_SETTINGS])
+@pytest.mark.parametrize("args", [["--help"], ["rehearse", "chapters/00-how-to-use.ipynb"]], ids=["help", "rehearse"])
+def test_a_bad_setting_stops_the_command_line_in_one_line_before_any_work(setting, value, says, args):
+    """A value a setting does not take, or a GEMMLAB_ name gemmlab does not read (a typo would be ignored), is
+    one line naming it and what is legal, exit status 2 as argparse's errors, and nothing else runs or prints."""
+    import os
+    from gemmlab.paths import REPO
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GEMMLAB_")}
+    env[setting] = value
+    done = subprocess.run([sys.executable, "-m", "gemmlab", *args], capture_output=True, text=True, env=env,
+                          cwd=REPO or ".", timeout=120)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and done.stdout == "", (done.returncode, done.stdout[-500:], done.stderr[-1500:])
+    assert len(lines) == 1 and lines[0].startswith("python -m gemmlab: error: ") and says in lines[0], lines

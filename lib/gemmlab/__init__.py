@@ -26,13 +26,23 @@ The house, in layers (a module imports only from its own layer or those below; t
 The old flat names (``gl.hardware``, ``gl.ladder``, ``gl.tensor``, ``gl.memory``, ...) are the same modules at their
 new places (``gemmlab._aliases``).
 """
+import sys as _sys
+
 from ._version import __version__
 from .table import Table
-from . import ops, record
-from .runtime.backend import (BackendError, UnsupportedGPU, backend, backend_reason, on_gpu, size, synchronize,
-                              to_host, xp)
-from .runtime import profiles
-profiles.check_setting()          # GEMMLAB_DEVICE: an unknown profile, or one this GPU cannot be, stops here
+try:     # GEMMLAB_BACKEND and GEMMLAB_DEVICE: an unknown name, or a GPU it cannot be, stops here
+    from . import ops, record
+    from .runtime.backend import (BackendError, UnsupportedGPU, backend, backend_reason, on_gpu, size, synchronize,
+                                  to_host, xp)
+    from .runtime import profiles
+    profiles.check_setting()
+except (ValueError, RuntimeError) as _exc:
+    # `python -m gemmlab ...` imports this package before its command line starts (sys.argv[0] is "-m" until
+    # then): a bad setting is one line there, as every other error of the command line
+    if _sys.argv[:1] != ["-m"] or not str(_exc).startswith("GEMMLAB_"):
+        raise
+    print(f"python -m gemmlab: error: {str(_exc).splitlines()[0]}", file=_sys.stderr)
+    raise SystemExit(2) from None
 from .check import CheckResult, check, rel_error  # noqa: E402
 from .runtime.loader import CompileError, Kernel, Module, load  # noqa: E402
 from .runtime.emulator import EmulatorError  # noqa: E402

@@ -182,6 +182,29 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+# every environment setting gemmlab reads (the README's and the appendix's), and GEMMLAB_RECORD_CHAPTER, which
+# refresh sets for the notebooks it runs
+SETTINGS = ("GEMMLAB_BACKEND", "GEMMLAB_DEVICE", "GEMMLAB_CACHE_DIR", "GEMMLAB_EMULATOR_TIMEOUT",
+            "GEMMLAB_EMULATOR_WORKERS", "GEMMLAB_EMULATOR_MEMCHECK", "GEMMLAB_EMULATOR_INTERLEAVE",
+            "GEMMLAB_EMULATOR_RACECHECK", "GEMMLAB_GIT_COMMIT", "GEMMLAB_CHROMIUM", "GEMMLAB_RECORD_CHAPTER")
+
+
+def check_settings() -> None:
+    """Every GEMMLAB_* setting, checked before a command does any work: a name gemmlab does not read (a typo
+    would be ignored) or a value it does not take is a ValueError naming it and what is legal.
+    (GEMMLAB_DEVICE and GEMMLAB_BACKEND are checked as the library is imported.)"""
+    import os
+    for name in sorted(k for k in os.environ if k.startswith("GEMMLAB_")):
+        if name not in SETTINGS:
+            raise ValueError(f"{name} is not a gemmlab setting; the settings are: {', '.join(SETTINGS[:-1])}")
+    from .runtime.emulator import build, launch
+    launch.timeout_setting()
+    launch.workers_setting()
+    build._interleave_setting()
+    build._racecheck_setting()
+    build._memcheck_setting()
+
+
 def main(argv=None) -> int:
     from . import studies
     p = parser()

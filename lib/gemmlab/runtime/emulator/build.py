@@ -685,14 +685,19 @@ def _cluster_function(signature, expr: str, symbol: str) -> str:
 _loaded = {}
 
 
-def _memcheck_flags(cxx: str) -> tuple:
-    """The memory check's flags where this compiler and machine support it (g++, x86-64 Linux), else ()."""
-    import platform
+def _memcheck_setting() -> bool:
+    """GEMMLAB_EMULATOR_MEMCHECK: 1 (the default) checks every memory access where the compiler can, 0 does not."""
     setting = os.environ.get("GEMMLAB_EMULATOR_MEMCHECK", "1").strip()
     if setting not in ("0", "1"):
         raise ValueError(f"GEMMLAB_EMULATOR_MEMCHECK={setting!r} must be 1 (check every memory access, the "
                          f"default) or 0 (do not)")
-    if setting == "0":
+    return setting == "1"
+
+
+def _memcheck_flags(cxx: str) -> tuple:
+    """The memory check's flags where this compiler and machine support it (g++, x86-64 Linux), else ()."""
+    import platform
+    if not _memcheck_setting():
         return ()
     if not sys.platform.startswith("linux") or platform.machine().lower() not in ("x86_64", "amd64"):
         return ()
