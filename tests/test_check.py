@@ -3,7 +3,7 @@ import pytest
 
 import gemmlab as gl
 from gemmlab import ops
-from gemmlab.check import rel_error
+from gemmlab.check import check_many, rel_error
 
 
 def test_rel_error():
@@ -60,3 +60,43 @@ def test_the_relative_error_of_a_large_output_is_the_whole_arrays_and_a_nan_anyw
     assert abs(rel_error(out, ref, scale=2.0) - numpy.linalg.norm(out.astype(numpy.float64) - ref) / 2.0) < 1e-15
     out[-1, -1] = numpy.nan
     assert numpy.isnan(rel_error(out, ref))
+
+
+def _gemm():
+    return gl.ops.Gemm(m=30, n=20, k=50)
+
+
+def test_a_wrong_kernel_that_overwrites_its_inputs_is_judged_against_what_it_was_given():
+    """The reference comes from copies of the inputs taken before the launch: zeroing A and B after writing a
+    wrong C does not make C right."""
+    def wrong_and_erases(inputs, out):
+        A, B = inputs
+        out[...] = 0.5 * (A @ B)
+        A[...] = 0
+        B[...] = 0
+    for checker in (lambda run: gl.check(run, _gemm()), lambda run: check_many({"k": run}, _gemm())["k"]):
+        result = checker(wrong_and_erases)
+        assert not result.ok and result.changed == (0, 1)
+        assert result.verdict().endswith("False; it changed inputs[0], inputs[1], which it should only read")
+
+
+def test_a_right_kernel_that_uses_an_input_as_scratch_passes_and_is_told_so():
+    def right_with_scratch(inputs, out):
+        A, B = inputs
+        out[...] = A @ B
+        A[...] = 7
+    result = gl.check(right_with_scratch, _gemm())
+    assert result.ok and result.changed == (0,) and "it changed inputs[0]" in str(result)
+
+
+def test_each_of_several_runs_gets_the_inputs_as_drawn():
+    def erases(inputs, out):
+        inputs[0][...] = 0
+        out[...] = 0
+    results = check_many({"first": erases, "library": _gemm().library}, _gemm())
+    assert not results["first"].ok and results["library"].ok and results["library"].changed == ()
+
+
+def test_a_kernel_that_only_reads_its_inputs_says_nothing_more():
+    result = gl.check(_gemm().library, _gemm())
+    assert result.ok and result.changed == () and result.verdict().endswith(": True")

@@ -48,19 +48,44 @@ class CheckResult:
     tolerance: float
     unwritten: int
     size: int
+    changed: tuple = ()          # the inputs (by position) the kernel wrote, which it should only read
 
     @property
     def ok(self) -> bool:
         return self.unwritten == 0 and numpy.isfinite(self.error) and self.error < self.tolerance
 
+    def _changed(self) -> str:
+        if not self.changed:
+            return ""
+        which = ", ".join(f"inputs[{i}]" for i in self.changed)
+        return f"; it changed {which}, which it should only read"
+
     def verdict(self) -> str:
         """The line a chapter prints: the same on every backend when the kernel is right."""
-        return f"{self.label}: rel. error < {self.tolerance:g}: {self.ok}"
+        return f"{self.label}: rel. error < {self.tolerance:g}: {self.ok}{self._changed()}"
 
     def __str__(self):
         extra = f", {self.unwritten} of {self.size} outputs never written" if self.unwritten else ""
         return f"{self.label}: rel. error {self.error:.2e} (tolerance {self.tolerance:g}){extra} -> " \
-               + ("OK" if self.ok else "WRONG")
+               + ("OK" if self.ok else "WRONG") + self._changed()
+
+
+def _kept(inputs) -> tuple:
+    """Copies of the inputs as drawn, taken before a launch: the reference is computed from these, so a kernel
+    that writes its inputs is judged against what it was given, and its writes are seen."""
+    return tuple(a.copy() if hasattr(a, "copy") and hasattr(a, "shape") else a for a in inputs)
+
+
+def _changed(inputs, kept) -> tuple:
+    """The positions of the inputs that differ, bit for bit, from their copies."""
+    xp = hw.xp
+    out = []
+    for i, (a, k) in enumerate(zip(inputs, kept)):
+        if hasattr(a, "shape") and hasattr(k, "shape"):
+            floating = xp.asarray(a).dtype.kind in "fc"
+            if not bool(xp.array_equal(a, k, equal_nan=floating)):
+                out.append(i)
+    return tuple(out)
 
 
 def _tolerance(op, base: float) -> float:
@@ -78,13 +103,14 @@ def check(run, op, *, label: str = "", tolerance: float = FP32_TOLERANCE, seed=N
     rng = numpy.random.default_rng(seed)
     tolerance = _tolerance(op, tolerance)
     inputs = op.inputs(rng)
+    kept = _kept(inputs)
     out = op.output()                     # NaN-filled
     run(inputs, out)
     hw.synchronize()
     host = hw.to_host(out)
     unwritten = int(numpy.isnan(host).sum())
-    err = rel_error(host, op.reference(inputs), op.error_scale(inputs)) if not unwritten else float("nan")
-    return CheckResult(label or op.label, err, tolerance, unwritten, int(host.size))
+    err = rel_error(host, op.reference(kept), op.error_scale(kept)) if not unwritten else float("nan")
+    return CheckResult(label or op.label, err, tolerance, unwritten, int(host.size), _changed(inputs, kept))
 
 
 def check_many(runs: dict, op, *, tolerance: float = FP32_TOLERANCE, seed=None) -> dict:
@@ -95,16 +121,18 @@ def check_many(runs: dict, op, *, tolerance: float = FP32_TOLERANCE, seed=None) 
     """
     rng = numpy.random.default_rng(seed)
     tolerance = _tolerance(op, tolerance)
-    inputs = op.inputs(rng)
-    ref = op.reference(inputs)
-    scale = op.error_scale(inputs)
+    drawn = op.inputs(rng)
+    kept = _kept(drawn)
+    ref = op.reference(kept)
+    scale = op.error_scale(kept)
     results = {}
     for label, run in runs.items():
+        inputs = _kept(kept)              # each run on the inputs as drawn, whatever an earlier run did to its own
         out = op.output()
         run(inputs, out)
         hw.synchronize()
         host = hw.to_host(out)
         unwritten = int(numpy.isnan(host).sum())
         err = rel_error(host, ref, scale) if not unwritten else float("nan")
-        results[label] = CheckResult(label, err, tolerance, unwritten, int(host.size))
+        results[label] = CheckResult(label, err, tolerance, unwritten, int(host.size), _changed(inputs, kept))
     return results
