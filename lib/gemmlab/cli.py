@@ -38,6 +38,18 @@ def _notebooks(args, parser) -> None:
         parser.error(f"--timeout is seconds per cell: a whole number >= 1, got {args.timeout}")
 
 
+def _merged(name: str, notebooks: list) -> list:
+    """The notebooks of record ``name`` (a chapters run) with these runs' entries in place of theirs: chapters run
+    in several goes each keep their latest. Sorted by notebook."""
+    from . import record
+    try:
+        earlier = {n["notebook"]: n for n in record.load(name)["notebooks"]}
+    except (FileNotFoundError, KeyError, ValueError):
+        earlier = {}
+    earlier.update({n["notebook"]: n for n in notebooks})
+    return [earlier[k] for k in sorted(earlier)]
+
+
 def _refresh(args, parser, rest) -> int:
     _notebooks(args, parser)
     from . import record, refresh
@@ -50,15 +62,10 @@ def _refresh(args, parser, rest) -> int:
     if args.record and hardware.on_gpu:
         from .runtime import profiles
         name = f"chapters-{record.gpu_slug()}"
-        try:                                  # notebooks refreshed in several runs: each keeps its latest
-            earlier = {n["notebook"]: n for n in record.load(name)["notebooks"]}
-        except (FileNotFoundError, KeyError, ValueError):
-            earlier = {}
-        earlier.update({n["notebook"]: n for n in done})
+        notebooks = _merged(name, done)
         print("wrote", record.save(name, {
             "profile": profiles.emulated().key if profiles.emulated() else None,
-            "notebooks": [earlier[k] for k in sorted(earlier)],
-            "all_ran": all(n["error"] is None for n in earlier.values()),
+            "notebooks": notebooks, "all_ran": all(n["error"] is None for n in notebooks),
             "command": "python -m gemmlab refresh --record chapters/*.ipynb"}))
     return 0
 
@@ -73,15 +80,10 @@ def _rehearse(args, parser, rest) -> int:
             parser.error("--record without a GPU times the chapters on the emulator as a reader runs them: "
                          "without --profile")
         result = refresh.emulator_times(args.notebooks, jobs=args.jobs, timeout=args.timeout)
-        try:                                   # chapters run again replace their entries; the others stay
-            earlier = {n["notebook"]: n for n in record.load("chapters-emulator")["notebooks"]}
-        except (FileNotFoundError, KeyError, ValueError):
-            earlier = {}
-        earlier.update({n["notebook"]: n for n in result["notebooks"]})
+        notebooks = _merged("chapters-emulator", result["notebooks"])
         print("wrote", record.save("chapters-emulator", {
-            **result, "notebooks": [earlier[k] for k in sorted(earlier)],
-            "jobs": max(n.get("jobs", args.jobs) for n in earlier.values()),
-            "all_ran": all(n["error"] is None for n in earlier.values()),
+            **result, "notebooks": notebooks, "jobs": max(n.get("jobs", args.jobs) for n in notebooks),
+            "all_ran": all(n["error"] is None for n in notebooks),
             "command": f"python -m gemmlab rehearse --jobs {args.jobs} --record chapters/*.ipynb "
                        "(without a GPU)"}))
         return 0 if result["all_ran"] else 1

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 
-from .paths import REPO, atomic_write
+from .paths import REPO, notebook_text, rewrite
 
 # The cell's text; {url} and {stem} are filled in. Lines of at most 88 characters: the book's column.
 CELL = '''\
@@ -54,18 +54,19 @@ def cell(stem: str, url: str | None = None) -> str:
     return CELL.format(url=url or config_url(), stem=stem)
 
 
-def write(paths=None) -> list:
-    """Make every chapter's setup cell (its first code cell) again from _config.yml; returns the changed files."""
-    changed = []
-    for path in paths or sorted((REPO / "chapters").glob("*.ipynb")):
-        old = path.read_text()
-        nb = json.loads(old)
+def _with_setup_cell(stem: str):
+    """A notebook text -> the same with its first code cell made again as chapter ``stem``'s setup cell."""
+    def change(text: str) -> str:
+        nb = json.loads(text)
         first = next((c for c in nb["cells"] if c["cell_type"] == "code"), None)
         if first is None or "import gemmlab as gl" not in "".join(first["source"]):
-            raise ValueError(f"{path.name}: its first code cell is not the setup cell")
-        first["source"] = cell(path.stem).splitlines(keepends=True)
-        new = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
-        if new != old:
-            atomic_write(path, new)
-            changed.append(path)
-    return changed
+            raise ValueError(f"{stem}.ipynb: its first code cell is not the setup cell")
+        first["source"] = cell(stem).splitlines(keepends=True)
+        return notebook_text(nb)
+    return change
+
+
+def write(paths=None) -> list:
+    """Make every chapter's setup cell (its first code cell) again from _config.yml; returns the changed files."""
+    return [path for path in paths or sorted((REPO / "chapters").glob("*.ipynb"))
+            if rewrite(path, _with_setup_cell(path.stem))]

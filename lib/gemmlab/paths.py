@@ -62,6 +62,23 @@ def atomic_write(path, data, *, mode: int | None = None) -> Path:
     return path
 
 
+def rewrite(path, change) -> bool:
+    """Make a file's text again with ``change`` (its text -> the new text); write it (whole, through
+    :func:`atomic_write`) only when that differs. True when it was written."""
+    old = Path(path).read_text()
+    new = change(old)
+    if new == old:
+        return False
+    atomic_write(path, new)
+    return True
+
+
+def notebook_text(nb: dict) -> str:
+    """A notebook's JSON as the repository keeps it (one-space indent, characters as written, a final newline)."""
+    import json
+    return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+
+
 def writable(path: str) -> None:
     """Refuse, before any work, a path a result could not be written to: a folder, a missing or read-only folder."""
     target = os.path.abspath(path)

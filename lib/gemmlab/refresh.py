@@ -12,6 +12,7 @@ cells measured, which a backend that cannot measure shows instead. Needs nbclien
 """
 from __future__ import annotations
 
+import functools
 import os
 import time
 from pathlib import Path
@@ -159,7 +160,9 @@ _RECORDED = ("RECORDED earlier", "the book's record", "shown: the record", "reco
 _ACTIVITY = {"stream", "display_data", "update_display_data", "execute_result", "error", "comm_msg", "comm_open"}
 
 
+@functools.cache
 def _activity_client():
+    """The notebook client class of rehearse (made once, when first needed: nbclient is the dev extra's)."""
     from nbclient import NotebookClient
 
     class ActivityClient(NotebookClient):
@@ -191,10 +194,6 @@ def _activity_client():
     return ActivityClient
 
 
-def _ActivityClient(*args, **kwargs):
-    return _activity_client()(*args, **kwargs)
-
-
 def rehearse(paths, *, profile: str | None = None, jobs: int = 1, timeout: int = 900,
              kernel_name: str = "python3") -> dict:
     """Run each notebook top to bottom in memory, as a reader would, and never write it: under ``profile``
@@ -218,8 +217,8 @@ def rehearse(paths, *, profile: str | None = None, jobs: int = 1, timeout: int =
             if cell.cell_type == "code":
                 cell.execution_count, cell.outputs = None, []
         start = time.perf_counter()
-        client = _ActivityClient(nb, timeout=timeout, kernel_name=kernel_name, store_widget_state=False,
-                                 resources={"metadata": {"path": str(path.parent.resolve())}})
+        client = _activity_client()(nb, timeout=timeout, kernel_name=kernel_name, store_widget_state=False,
+                                    resources={"metadata": {"path": str(path.parent.resolve())}})
         error = None
         try:
             client.execute()

@@ -18,14 +18,15 @@ import re
 from .studies import climb, tensor_cores as tensor
 from . import ops, registry, variant
 from .cases import problem as problem_of
-from .paths import REPO
+from .paths import REPO, notebook_text, rewrite
+from .runtime.profiles import BOOK
 
 GROUPS = [("Colab T4 (7.5)", ("T4",)), ("A100, A6000, L4, RTX 4090, RTX 4060 (8.0-8.9)",
                                         ("A100", "A6000", "L4", "RTX 4090", "RTX 4060")),
           ("H100, H200 (9.0)", ("H100", "H200"))]
 SHORT = ["Colab T4", "Ampere, Ada", "Hopper"]      # the groups' names in the short table
 # without a GPU the emulator runs every kernel as this profile (the book's GPU: GEMMLAB_DEVICE names another)
-EMULATOR = ("no GPU: the emulator, as the H200", ("H200",))
+EMULATOR = (f"no GPU: the emulator, as the {BOOK}", (BOOK,))
 _KEY = re.compile(r"\b((?:sgemm|blas/dot|blas/gemv|blas/gemm|tc)/\d\d_\w+?)(?:\.cu|\b)")
 # the studies a chapter's timing cells call, and the candidates they run
 _STUDIES = {"gl.tensor.now_or_recorded(": tensor.TC_CANDIDATES + tensor.HOPPER_CANDIDATES + tensor.SPLIT_CANDIDATES,
@@ -259,22 +260,16 @@ def carriers() -> list:
     return [REPO / "README.md", *sorted((REPO / "appendix").glob("*.md")), REPO / "chapters" / "00-how-to-use.ipynb"]
 
 
+def _generated_cells(text: str) -> str:
+    """A notebook's text with every generated block of its markdown cells made again."""
+    nb = json.loads(text)
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            cell["source"] = generated("".join(cell["source"])).splitlines(keepends=True)
+    return notebook_text(nb)
+
+
 def write() -> list:
     """Make every generated block again where it is carried; returns the files that changed."""
-    from .paths import atomic_write
-    changed = []
-    for path in carriers():
-        old = path.read_text()
-        if path.suffix == ".ipynb":
-            nb = json.loads(old)
-            for cell in nb["cells"]:
-                if cell["cell_type"] == "markdown":
-                    src = generated("".join(cell["source"]))
-                    cell["source"] = src.splitlines(keepends=True)
-            new = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
-        else:
-            new = generated(old)
-        if new != old:
-            atomic_write(path, new)
-            changed.append(path)
-    return changed
+    return [path for path in carriers()
+            if rewrite(path, _generated_cells if path.suffix == ".ipynb" else generated)]
