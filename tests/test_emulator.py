@@ -688,6 +688,81 @@ __global__ void k(int* x, int n)
         k((128,), (256,), (numpy.zeros(4, dtype=numpy.int32), numpy.int32(4)))
 
 
+
+RACES = r"""
+#include <cstdio>
+__global__ void chain(float* y, int n)                 // block b reads what block b - 1 writes: a race between blocks
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float before = blockIdx.x ? y[i - blockDim.x] : 0.0f;
+    if (i < n) y[i] = before + 1.0f;
+    if (threadIdx.x == 0 && blockIdx.x % 50 == 0) printf("block %d\n", blockIdx.x);
+}
+__global__ void last_wins(const int* to, float* y, int n) // many blocks write one element: which is last?
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[to[i]] = (float)i;
+}
+__global__ void writes_its_input(const float* x, float* y, int n)   // a const input written through a cast
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { y[i] = x[(i + 256) % n]; const_cast<float*>(x)[i] = -1.0f; }
+}
+__global__ void index_from_earlier(int* y, int n)     // an index another block wrote: out of bounds in one order
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    if (blockIdx.x == 3) y[0] = 1 << 30;
+    else if (blockIdx.x == 100) y[i] = y[y[0] == 1 << 30 ? n + 5 : i];
+    else y[i] = i;
+}
+"""
+
+
+@emulator_only
+@pytest.mark.parametrize("kernel", ["chain", "last_wins", "writes_its_input", "index_from_earlier"])
+def test_blocks_that_see_each_other_give_one_processs_bits_whatever_the_worker_count(capfd, monkeypatch, kernel):
+    """A race between blocks (one reads or writes what another writes, even an input declared const) gives the
+    answer of one process running the blocks in order, with any number of workers, every run; its printed lines
+    come once, in block order, and a failure it leads to is the one that process meets."""
+    m, n = gl.load(code=RACES), 200 * 256
+    seen = {}
+    for workers in ["1", "2", "3", "8", "2"]:
+        monkeypatch.setenv("GEMMLAB_EMULATOR_WORKERS", workers)
+        x = numpy.arange(n, dtype=numpy.float32)
+        y = numpy.zeros(n, dtype=numpy.int32 if kernel == "index_from_earlier" else numpy.float32)
+        args = {"chain": (y, n), "last_wins": ((numpy.arange(n) % 1000).astype(numpy.int32), y, n),
+                "writes_its_input": (x, y, n), "index_from_earlier": (y, n)}[kernel]
+        k = m.get(kernel)
+        try:
+            k((200,), (256,), args)
+            outcome = (y.tobytes(), x.tobytes())
+        except gl.EmulatorError as e:
+            outcome = str(e)
+        seen.setdefault((outcome, capfd.readouterr().out), []).append(workers)
+        assert k.impl.last_processes == 1
+        assert k.impl.last_rerun == (workers != "1")
+    assert len(seen) == 1, seen
+    (outcome, printed), = seen
+    if kernel == "chain":
+        assert (numpy.frombuffer(outcome[0], numpy.float32).reshape(200, 256) == numpy.arange(1, 201)[:, None]).all()
+        assert printed == "block 0\nblock 50\nblock 100\nblock 150\n"
+    if kernel == "index_from_earlier":
+        assert "out-of-bounds access in block (100,0,0)" in outcome
+
+
+@emulator_only
+def test_without_the_memory_check_a_grid_runs_in_one_process(apart, capfd, monkeypatch):
+    """Without the memory check no process can say what its blocks touched, so none can share a grid."""
+    monkeypatch.setenv("GEMMLAB_EMULATOR_MEMCHECK", "0")
+    monkeypatch.setenv("GEMMLAB_EMULATOR_WORKERS", "4")
+    m = gl.load(code=RACES)
+    y = numpy.zeros(200 * 256, dtype=numpy.float32)
+    m.get("chain")((200,), (256,), (y, y.size))
+    assert m.get("chain").impl.last_processes == 1
+    assert (y.reshape(200, 256) == numpy.arange(1, 201)[:, None]).all()
+
+
 @emulator_only
 def test_code_that_reaches_across_blocks_keeps_the_grid_in_one_process(monkeypatch):
     """An atomic (here in a device function) or a fence marks its module: its launches run block after block in

@@ -602,6 +602,116 @@ def test_static_shared_memory_over_the_device_limit_is_an_error(shared):
     assert (y == 3).all()
 
 
+
+NEAR = r"""
+template <class T>
+__global__ void dynamic_at(float* y, int at, int write)        // extern __shared__ T s[32]; touches s[at]
+{
+    extern __shared__ __align__(16) unsigned char raw[];
+    T* s = reinterpret_cast<T*>(raw);
+    s[threadIdx.x] = T(1);
+    __syncthreads();
+    if (threadIdx.x == 0) { if (write) s[at] = T(2); else y[0] = (float)s[at]; }
+}
+template <class T>
+__global__ void static_at(float* y, int at, int write)         // three __shared__ T[N]; touches the middle one's [at]
+{
+    __shared__ T a[32], s[32], b[32];
+    a[threadIdx.x] = T(1); s[threadIdx.x] = T(1); b[threadIdx.x] = T(1);
+    __syncthreads();
+    if (threadIdx.x == 0) { if (write) s[at] = T(2); else y[0] = (float)(s[at] + a[0] + b[0]); }
+}
+template <class T, int N>
+__global__ void local_at(float* y, int at, int write)          // a thread's local T[N]; touches [at]
+{
+    T l[N];
+    for (int i = 0; i < N; ++i) l[i] = T(i);
+    T* p = l;
+    if (write) p[at] = T(2);
+    else y[0] = (float)p[at];
+    y[0] += (float)p[N - 1];
+}
+__global__ void stencil(const float* x, float* y, int n)       // the classic halo bug: s[tid - 1] in thread 0
+{
+    extern __shared__ float s[];
+    int tid = threadIdx.x, i = blockIdx.x * blockDim.x + tid;
+    s[tid] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    if (i < n) y[i] = (tid > 0 ? s[tid - 1] : 0.0f) + s[tid] + s[tid + 1 < blockDim.x ? tid + 1 : tid];
+    if (i < n && tid == 0) y[i] += s[tid - 1];
+}
+__global__ void unsigned_halo(const float* x, float* y)         // s[threadIdx.x - 1]: 4294967295 in thread 0
+{
+    extern __shared__ float s[];
+    s[threadIdx.x] = x[threadIdx.x];
+    __syncthreads();
+    y[threadIdx.x] = s[threadIdx.x - 1];
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def near():
+    return gl.load(code=NEAR)
+
+
+ELEMENTS = {"char": 1, "short": 2, "float": 4, "double": 8}
+
+
+@emulator_only
+@pytest.mark.parametrize("write", [0, 1])
+@pytest.mark.parametrize("at", [-1, -2, -5, 32, 33, 40])
+@pytest.mark.parametrize("element", list(ELEMENTS))
+def test_every_access_near_a_shared_arrays_ends_is_an_error(near, element, at, write):
+    """However near its start or end, an access outside a shared array is caught and named, in dynamic shared
+    memory (whose start nothing else guards) as in the static arrays between others."""
+    item, y = ELEMENTS[element], numpy.zeros(1, dtype=numpy.float32)
+    verb = "writes" if write else "reads"
+    offset = at * item
+    side = f"{-offset} bytes before its start" if at < 0 else None
+    with pytest.raises(gl.EmulatorError, match=rf"{verb} {item} bytes of dynamic shared memory at byte offset "
+                                               rf"{offset}" + (rf": {side}" if side else ", but the launch gave "
+                                                               rf"shared_mem = {32 * item} bytes")):
+        near.get(f"dynamic_at<{element}>")(1, 32, (y, at, write), shared_mem=32 * item)
+    side = side or f"{offset + item - 32 * item} bytes past its end"
+    with pytest.raises(gl.EmulatorError, match=rf"{verb} {item} bytes at byte offset {offset} of the __shared__ "
+                                               rf"array 's' \({32 * item} bytes, .*\): {side}"):
+        near.get(f"static_at<{element}>")(1, 32, (y, at, write))
+    near.get(f"dynamic_at<{element}>")(1, 32, (y, 31, write), shared_mem=32 * item)     # the last element is fine
+    near.get(f"static_at<{element}>")(1, 32, (y, 0, write))
+
+
+@emulator_only
+@pytest.mark.parametrize("write", [0, 1])
+@pytest.mark.parametrize("element, n", [("char", 5), ("short", 7), ("float", 1), ("float", 33), ("double", 3)])
+def test_every_access_just_outside_a_local_array_is_an_error(near, element, n, write):
+    y = numpy.zeros(1, dtype=numpy.float32)
+    kernel = near.get(f"local_at<{element}, {n}>")
+    for at in (-1, n, n + 1):
+        with pytest.raises(gl.EmulatorError, match=rf"of the thread's local array 'l' .*: \d+ bytes "
+                                                   rf"{'before its start' if at < 0 else 'past its end'}"):
+            kernel(1, 1, (y, at, write))
+    kernel(1, 1, (y, n - 1, write))
+
+
+@emulator_only
+def test_the_halo_bug_is_caught_in_thread_zero(near):
+    x, y = numpy.ones(64, dtype=numpy.float32), numpy.zeros(64, dtype=numpy.float32)
+    with pytest.raises(gl.EmulatorError, match=r"block \(0,0,0\), thread \(0,0,0\) at <code>:\d+: reads 4 bytes of "
+                                               r"dynamic shared memory at byte offset -4: 4 bytes before its start"):
+        near.get("stencil")(2, 32, (x, y, 64), shared_mem=128)
+
+
+@emulator_only
+def test_an_unsigned_index_below_zero_is_named_as_one(near):
+    x, y = numpy.ones(32, dtype=numpy.float32), numpy.zeros(32, dtype=numpy.float32)
+    with pytest.raises(gl.EmulatorError, match=r"thread \(0,0,0\) at <code>:\d+: the address is element 4294967295 "
+                                               r"of the dynamic shared memory for 4-byte elements, an unsigned "
+                                               r"32-bit index that went below 0 and wrapped \(-1 as an int\)"):
+        near.get("unsigned_halo")(1, 32, (x, y), shared_mem=128)
+    assert (y == 0).all()
+
+
 @pytest.mark.parametrize("value", [1e300, -1e39, 10**40])
 def test_a_float_argument_out_of_range_is_refused(mod, value):
     y = gl.xp.ones(4, dtype=numpy.float32)

@@ -239,6 +239,10 @@ struct Status {
 struct Region {
     unsigned long long data, bytes, touchable;
     unsigned long long tracked;      // 1: memory the kernel may write (global_access checks its accesses)
+    // where several processes run a launch's blocks: a bit for each byte of the region this process's blocks
+    // wrote, and one for each they read, for the parent to find blocks that saw each other (null: not kept)
+    unsigned char* written;
+    unsigned char* read;
 };
 
 // The mapping gl_emu_shared_alloc makes for `bytes`: [guard page][body: the data, 16-byte aligned, ending
@@ -311,15 +315,27 @@ GL_NOSAN inline bool cluster_switch();
 GL_NOSAN inline bool cluster_all_ended();
 GL_NOSAN inline void cluster_show_stuck();
 
+// A block's shared memory: the static __shared__ arrays in one arena, each with a poisoned gap before it (see
+// shared_array), and the dynamic shared memory; both in one object with a poisoned guard on every side of each, so
+// that the memory check catches an access just before or past either (s[-1] of an extern __shared__ array), where
+// memory that nobody marked would read as addressable.
 constexpr size_t DYNAMIC_SHARED_BYTES = 256 * 1024;
-alignas(128) inline unsigned char dynamic_shared[DYNAMIC_SHARED_BYTES];
-inline unsigned long long dynamic_shared_given = 0;   // the launch's shared_mem
-
-// Static __shared__ arrays live in one arena with a poisoned gap after each (see shared_array).
 constexpr size_t SHARED_ARENA_BYTES = 512 * 1024;
-constexpr size_t SHARED_GAP = 64;
+constexpr size_t SHARED_GUARD = 64 * 1024;
 constexpr size_t STATIC_SHARED_LIMIT = 48 * 1024;     // CUDA's limit for static __shared__ per block
-alignas(128) inline unsigned char shared_arena[SHARED_ARENA_BYTES];
+// the gap before a static array: as large as the array, from 256 bytes to 1 KiB (a row past a 2-D tile is caught)
+constexpr size_t shared_gap(size_t bytes) { return bytes < 256 ? 256 : (bytes > 1024 ? 1024 : bytes); }
+struct alignas(128) SharedSpace {
+    unsigned char guard_before[SHARED_GUARD];
+    unsigned char arena[SHARED_ARENA_BYTES];
+    unsigned char guard_between[SHARED_GUARD];
+    unsigned char dynamic[DYNAMIC_SHARED_BYTES];
+    unsigned char guard_after[SHARED_GUARD];
+};
+inline SharedSpace shared_space;
+inline unsigned char (&dynamic_shared)[DYNAMIC_SHARED_BYTES] = shared_space.dynamic;
+inline unsigned char (&shared_arena)[SHARED_ARENA_BYTES] = shared_space.arena;
+inline unsigned long long dynamic_shared_given = 0;   // the launch's shared_mem
 // where an address lies: on the running thread's own stack (its local variables), or in the block's shared memory
 GL_NOSAN inline bool on_stack(uintptr_t a)
 { return a - reinterpret_cast<uintptr_t>(g.fibers[g.cur].stack) < g.stack_size; }
@@ -1489,13 +1505,18 @@ GL_NOSAN inline bool local_array(uintptr_t a, size_t n, const char* what, char* 
             st->in_shared = 1;
         } else if (heap_describe(a, n, what, st->message, sizeof st->message)) {
             st->in_shared = 1;            // (the message is complete: no argument to name)
-        } else if (a >= dyn && a < dyn + DYNAMIC_SHARED_BYTES) {
+        } else if (a >= dyn - SHARED_GUARD && a < dyn + DYNAMIC_SHARED_BYTES + SHARED_GUARD) {
             st->in_shared = 1;
-            std::snprintf(st->message, sizeof st->message, "%s %zu bytes of dynamic shared memory at byte offset "
-                          "%llu, but the launch gave shared_mem = %llu bytes (extern __shared__ arrays hold "
-                          "exactly what the launch asks for)", what, n, (unsigned long long)(a - dyn),
-                          dynamic_shared_given);
-        } else if (a >= arena && a < arena + SHARED_ARENA_BYTES) {
+            const long long off = (long long)a - (long long)dyn;
+            if (off < 0)
+                std::snprintf(st->message, sizeof st->message, "%s %zu bytes of dynamic shared memory at byte offset "
+                              "%lld: %lld bytes before its start (extern __shared__ arrays begin at the launch's "
+                              "shared_mem = %llu bytes)", what, n, off, -off, dynamic_shared_given);
+            else
+                std::snprintf(st->message, sizeof st->message, "%s %zu bytes of dynamic shared memory at byte offset "
+                              "%lld, but the launch gave shared_mem = %llu bytes (extern __shared__ arrays hold "
+                              "exactly what the launch asks for)", what, n, off, dynamic_shared_given);
+        } else if (a >= arena - SHARED_GUARD && a < arena + SHARED_ARENA_BYTES) {
             st->in_shared = 1;
             const SharedVar* best = nullptr;
             unsigned long long best_distance = ~0ull;
@@ -1764,17 +1785,22 @@ GL_NOSAN inline void race_global(uintptr_t a, size_t n, bool write, const void* 
 // before any lane the next, as the volatile accesses of warp-synchronous code are made.
 // Whether [a, a + n) lies in one array argument: within the bytes its kernel may touch, or (touchable false)
 // within the array at all.
-GL_NOSAN inline bool in_argument(uintptr_t a, size_t n, bool touchable)
+GL_NOSAN inline const Region* argument_at(uintptr_t a, size_t n, bool touchable)
 {
     for (unsigned i = 0; i < g.region_count; ++i) {
         const Region& r = g.regions[i];
-        if (a >= r.data && a + n <= r.data + (touchable ? r.touchable : r.bytes)) return true;
+        if (a >= r.data && a + n <= r.data + (touchable ? r.touchable : r.bytes)) return &r;
     }
-    return false;
+    return nullptr;
 }
+GL_NOSAN inline bool in_argument(uintptr_t a, size_t n, bool touchable) { return argument_at(a, n, touchable); }
 GL_NOSAN inline bool global_access(uintptr_t a, size_t n, bool write)
 {
-    if (!in_argument(a, n, true)) return false;
+    const Region* r = argument_at(a, n, true);
+    if (!r) return false;
+    if (unsigned char* bits = write ? r->written : r->read) {
+        for (size_t k = a - r->data, end = k + n; k < end; ++k) bits[k >> 3] |= (unsigned char)(1u << (k & 7));
+    }
     if (!g.fibers || g.cur >= g.n) return true;
     const unsigned w = (g.fibers[g.cur].linear >> 5) & 31;
     if (write) {
@@ -1840,8 +1866,8 @@ GL_NOSAN inline A* shared_array(const char* name, const char* file, int line, si
     const size_t natural = alignof(typename std::remove_all_extents<A>::type);
     align = align < natural ? natural : align;
     align = align < 16 ? 16 : align;
-    size_t at = (shared_used + SHARED_GAP + align - 1) / align * align;
-    if (shared_count == sizeof shared_vars / sizeof shared_vars[0] || at + bytes + SHARED_GAP > SHARED_ARENA_BYTES) {
+    size_t at = (shared_used + shared_gap(bytes) + align - 1) / align * align;
+    if (shared_count == sizeof shared_vars / sizeof shared_vars[0] || at + bytes + 256 > SHARED_ARENA_BYTES) {
         char msg[512];
         std::snprintf(msg, sizeof msg, "kernel %s: the __shared__ array '%s' (%s:%d, %zu bytes) does not fit in "
                       "the emulator's %zu KiB of static shared memory", g.kernel, name, file, line, bytes,
@@ -1890,13 +1916,11 @@ GL_NOSAN inline void mark_bounds(const Region* regions, unsigned count, unsigned
     }
     g.regions = regions;
     g.region_count = count;
+    const uintptr_t space = reinterpret_cast<uintptr_t>(&shared_space);
+    ensure_shadow(space, space + sizeof shared_space);
+    poison(space, space + sizeof shared_space);
     const uintptr_t dyn = reinterpret_cast<uintptr_t>(dynamic_shared);
-    ensure_shadow(dyn, dyn + DYNAMIC_SHARED_BYTES);
-    poison(dyn, dyn + DYNAMIC_SHARED_BYTES);
     unpoison_shared(dyn, shared_bytes);
-    const uintptr_t arena = reinterpret_cast<uintptr_t>(shared_arena);
-    ensure_shadow(arena, arena + SHARED_ARENA_BYTES);
-    poison(arena, arena + SHARED_ARENA_BYTES);
     for (unsigned i = 0; i < shared_count; ++i)
         unpoison_shared(reinterpret_cast<uintptr_t>(shared_vars[i].data), shared_vars[i].bytes);
 }
@@ -2178,6 +2202,38 @@ GL_NOSAN inline int prepare_clusters(unsigned threads)
     return 0;
 }
 
+// A crash 2^32 elements past a shared array: a 32-bit unsigned index that went below 0 (threadIdx.x - 1 in thread 0
+// is 4294967295, not -1), which a GPU's 32-bit shared addresses would wrap back to just before the array. (In the
+// fault handler: nothing here may be instrumented, a lambda included, or its shadow check would fault again.)
+GL_NOSAN inline bool wrapped_from(uintptr_t addr, uintptr_t base, const char* what, const char* name, char* out,
+                                  size_t size)
+{
+    for (unsigned item = 1; item <= 16; item *= 2) {
+        const uintptr_t top = base + (uintptr_t(item) << 32);
+        if (addr < top && addr + SHARED_GUARD >= top) {
+            const unsigned long long below = (top - addr + item - 1) / item;
+            std::snprintf(out, size, ": the address is element %llu of %s%s for %u-byte elements, an unsigned "
+                          "32-bit index that went below 0 and wrapped (-%llu as an int); compute indexes that can "
+                          "go below 0 as int", 4294967296ull - below, what, name, item, below);
+            return true;
+        }
+    }
+    return false;
+}
+GL_NOSAN inline bool wrapped_index(uintptr_t addr, char* out, size_t size)
+{
+    if (wrapped_from(addr, reinterpret_cast<uintptr_t>(dynamic_shared), "the dynamic shared memory", "", out, size))
+        return true;
+    for (unsigned i = 0; i < shared_count; ++i) {
+        char name[160];
+        std::snprintf(name, sizeof name, "'%s'", shared_vars[i].name);
+        if (wrapped_from(addr, reinterpret_cast<uintptr_t>(shared_vars[i].data), "the __shared__ array ", name,
+                         out, size))
+            return true;
+    }
+    return false;
+}
+
 GL_NOSAN inline void on_fault(int sig, siginfo_t* info, void* context)
 {
     if (sig == SIGSEGV && map_shadow(reinterpret_cast<uintptr_t>(info->si_addr))) return;   // memcheck
@@ -2196,6 +2252,8 @@ GL_NOSAN inline void on_fault(int sig, siginfo_t* info, void* context)
         g.status->signal = sig;
         g.status->fault_address = reinterpret_cast<unsigned long long>(info->si_addr);
         g.status->pc = code_offset(reinterpret_cast<void*>(pc));
+        if (sig == SIGSEGV) wrapped_index(reinterpret_cast<uintptr_t>(info->si_addr), g.status->message,
+                                          sizeof g.status->message);
         if (g.fibers && g.cur < g.n) {
             // a thread's stack ran into its guard page: its local variables did not fit
             const uintptr_t base = reinterpret_cast<uintptr_t>(g.fibers[g.cur].stack);

@@ -166,7 +166,19 @@ class Explains:
 
     @classmethod
     def _explain_address(cls, address, regions, args):
-        """A crash's address, placed beside the argument it missed by less than two pages, if any."""
+        """A crash's address, placed beside the argument it missed by less than two pages, if any, or named
+        as an unsigned 32-bit index below 0 that wrapped (threadIdx.x - 1 in thread 0) past one."""
+        for start, _, buf, members in regions:
+            for i in members:
+                a = args[i]
+                lo = buf + a.__array_interface__["data"][0] - start
+                item = a.itemsize or 1
+                wrapped = lo + (item << 32) - address
+                if 0 < wrapped <= 65536 * item:
+                    index = 2**32 - (wrapped + item - 1) // item
+                    return (f": address {address:#x} is element {index} of argument {i} ({a.dtype.name}, "
+                            f"{a.size} elements), an unsigned 32-bit index that went below 0 and wrapped "
+                            f"(-{2**32 - index} as an int); compute indexes that can go below 0 as int")
         nearest = cls._nearest_argument(address, regions, args)
         if nearest is not None:
             i, lo = nearest

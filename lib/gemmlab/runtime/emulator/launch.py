@@ -102,7 +102,33 @@ if hasattr(os, "register_at_fork"):
 
 class _Region(ctypes.Structure):
     _fields_ = [("data", ctypes.c_ulonglong), ("bytes", ctypes.c_ulonglong), ("touchable", ctypes.c_ulonglong),
-                ("tracked", ctypes.c_ulonglong)]
+                ("tracked", ctypes.c_ulonglong), ("written", ctypes.c_void_p), ("read", ctypes.c_void_p)]
+
+
+def _bits(address, n):
+    """n bytes at address, as a NumPy array over them (no copy)."""
+    return numpy.ctypeslib.as_array((ctypes.c_ubyte * n).from_address(address)) if n else numpy.zeros(0, numpy.uint8)
+
+
+def _saw_each_other(maps) -> bool:
+    """Whether the blocks of different processes touched one byte where one of them wrote it: maps holds, for each
+    region the kernel may write, each process's (written, read) bitmaps (a bit a byte) and their size."""
+    for per_process, n in maps:
+        written = [_bits(w, n) for w, _ in per_process]
+        anyone = numpy.zeros(n, dtype=numpy.uint8)
+        for mine in written:
+            if numpy.bitwise_and(anyone, mine).any():          # written by two processes
+                return True
+            anyone |= mine
+        for mine, (_, r) in zip(written, per_process):
+            if (_bits(r, n) & anyone & ~mine).any():           # read where another process wrote
+                return True
+    return False
+
+
+_libc = ctypes.CDLL(None)
+_libc.memcmp.restype = ctypes.c_int
+_libc.memcmp.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
 
 
 class EmulatedFunction(Explains):
@@ -112,6 +138,7 @@ class EmulatedFunction(Explains):
     static_shared_bytes = 0
     last_switches = 0          # fiber switches of the last launch
     last_processes = 0         # the processes that ran the last launch's blocks (_ranges)
+    last_rerun = False         # whether its blocks ran again in one process, having touched what another wrote
 
     @property
     def limits(self):
@@ -195,9 +222,10 @@ class EmulatedFunction(Explains):
         """The grid's blocks as consecutive ranges (first, count), one for each process that runs them. Several
         only where the blocks cannot see each other (blocks_independent: no atomics, fences or volatile memory,
         no __device__ variables, no device heap, no racecheck) and the grid is large enough to pay for another fork;
-        the result
-        is then the one process's, bit for bit: each block computes what it would, the output of each range is
-        passed on in block order, and a failure is the lowest-numbered failing block's, as one process finds it."""
+        the result is then the one process's, bit for bit: each block computes what it would, the output of each
+        range is passed on in block order, and a failure is the lowest-numbered failing block's, as one process finds
+        it. Blocks that do see each other through memory (a race between blocks: one reads or writes what another
+        wrote) are found after the run (_saw_each_other), and the grid then runs again in one process."""
         blocks = grid[0] * grid[1] * grid[2]
         threads = blocks * block[0] * block[1] * block[2]
         units = blocks // cluster                      # (a cluster's blocks run together: whole clusters a process)
@@ -262,7 +290,7 @@ class EmulatedFunction(Explains):
         extra, maps = self._tensor_maps(args)
         called = len(args)
         args = list(args) + extra                      # a map's matrix: copied in (and back) as the arguments are
-        regions, keep, pointers = [], [], [None] * len(args)
+        regions, keep, pointers, bitmaps = [], [], [None] * len(args), []
         copied = [0] * len(args)                       # where the launch's copy of each array argument lies
         status_size = lib.gl_emu_status_size()
         lib.gl_emu_set_heap(*_device_heap())      # one heap for every module, as a GPU's context has one
@@ -315,39 +343,105 @@ class EmulatedFunction(Explains):
             arguments = len(regions)
             device_vars = self._device_vars_in(regions)
             ranges = self._ranges(grid, block, workers, device_vars, cluster[0] * cluster[1] * cluster[2])
+            if len(ranges) > 1 and not self.memcheck:   # (no process could say what its blocks touched)
+                ranges = [(0, grid[0] * grid[1] * grid[2])]
+            maps = []
+            if len(ranges) > 1:                        # each process's bits: what its blocks wrote and read
+                for r in table[:arguments]:
+                    n = (r.bytes + 7) // 8
+                    if not r.tracked:
+                        continue
+                    per_process = []
+                    for _ in ranges:
+                        w, rd = lib.gl_emu_shared_alloc(n), lib.gl_emu_shared_alloc(n)
+                        bitmaps.extend((w, rd, n))
+                        if not w or not rd:
+                            raise MemoryError(f"the emulator could not map {2 * n} bytes of access bits")
+                        per_process.append((w, rd))
+                    maps.append((per_process, n, r))
+            launch = (grid, block, shared_mem, argv, table, arguments, timeout)
+            failed = self._start(ranges, maps, launch, statuses, outputs, pids, codes)
+            if len(ranges) > 1 and self._saw_each_other(maps, regions, table[:arguments]):
+                # Blocks in different processes touched what another wrote (a race between blocks, or a kernel
+                # writing an input it declared const): their answer could depend on which process ran first and
+                # on how many there were. The whole grid runs again in one process, blocks in order, as it does
+                # with one worker: the same bits on every machine.
+                self.last_rerun = True
+                _reap(pids, codes)
+                self._free(statuses, outputs, status_size)
+                for start, size, buf, _ in regions[:arguments]:
+                    ctypes.memmove(buf, start, size)
+                ranges = [(0, grid[0] * grid[1] * grid[2])]
+                failed = self._start(ranges, [], launch, statuses, outputs, pids, codes)
+            else:
+                self.last_rerun = False
             self.last_processes = len(ranges)
-            for w, (first, count) in enumerate(ranges):
-                status_addr = lib.gl_emu_shared_alloc(status_size)
-                if not status_addr:
-                    raise MemoryError("the emulator could not map its status page")
-                statuses.append(status_addr)
-                ctypes.memset(status_addr, 0, status_size)
-                ctypes.c_int.from_address(status_addr).value = 3
-                out = -1
-                if w:                                  # printed after the earlier ranges' output (_pass_on)
-                    out = os.memfd_create("gemmlab-emulator-output") if hasattr(os, "memfd_create") else \
-                        _temporary_fd()
-                    outputs.append(out)
-                pid = self.fork_launch(self.body, self.name.encode(), (ctypes.c_uint * 3)(*grid),
-                                       (ctypes.c_uint * 3)(*block), shared_mem, argv, status_addr, table, arguments,
-                                       first, count, out)
-                if pid < 0:
-                    raise EmulatorError(f"kernel {self.name}: could not start the emulated launch (fork failed)")
-                pids.append(pid)
-                codes.append(None)
-            failed = self._wait(pids, codes, statuses, timeout)
-            self._pass_on(outputs[:len(ranges) - 1 if failed is None else failed])
+            self._pass_on(outputs[:len(ranges) if failed is None else failed + 1])
             self._outcome(failed, codes, statuses, regions, args)
             self._copy_back(regions, args, copied)
             self._device_vars_out(device_vars)
         finally:
             _reap(pids, codes)                         # (Ctrl-C, or any other exception: no child left behind)
-            for fd in outputs:
-                os.close(fd)
+            self._free(statuses, outputs, status_size)
             for _, size, buf, _ in regions:
                 lib.gl_emu_shared_free(buf, size)
-            for status_addr in statuses:
-                lib.gl_emu_shared_free(status_addr, status_size)
+            for k in range(0, len(bitmaps), 3):
+                for address in bitmaps[k:k + 2]:
+                    if address:
+                        lib.gl_emu_shared_free(address, bitmaps[k + 2])
+
+    def _free(self, statuses, outputs, status_size):
+        """Close a run's outputs and free its status pages (the lists emptied)."""
+        for fd in outputs:
+            os.close(fd)
+        for status_addr in statuses:
+            self.lib.gl_emu_shared_free(status_addr, status_size)
+        outputs.clear()
+        statuses.clear()
+
+    def _start(self, ranges, maps, launch, statuses, outputs, pids, codes):
+        """Run the grid's blocks, a process for each range (first, count), and wait for them; returns the first
+        that failed (None: all ran). With several, what each prints is kept for _pass_on, and maps gives each its
+        bitmaps of the bytes it writes and reads."""
+        grid, block, shared_mem, argv, table, arguments, timeout = launch
+        lib = self.lib
+        status_size = lib.gl_emu_status_size()
+        pids.clear()
+        codes.clear()
+        for w, (first, count) in enumerate(ranges):
+            status_addr = lib.gl_emu_shared_alloc(status_size)
+            if not status_addr:
+                raise MemoryError("the emulator could not map its status page")
+            statuses.append(status_addr)
+            ctypes.memset(status_addr, 0, status_size)
+            ctypes.c_int.from_address(status_addr).value = 3
+            for r in table[:arguments]:
+                r.written = r.read = None
+            for per_process, _, r in maps:
+                r.written, r.read = per_process[w]
+            out = -1
+            if len(ranges) > 1:                        # printed in block order once all have run (_pass_on)
+                out = os.memfd_create("gemmlab-emulator-output") if hasattr(os, "memfd_create") else \
+                    _temporary_fd()
+                outputs.append(out)
+            pid = self.fork_launch(self.body, self.name.encode(), (ctypes.c_uint * 3)(*grid),
+                                   (ctypes.c_uint * 3)(*block), shared_mem, argv, status_addr, table, arguments,
+                                   first, count, out)
+            if pid < 0:
+                raise EmulatorError(f"kernel {self.name}: could not start the emulated launch (fork failed)")
+            pids.append(pid)
+            codes.append(None)
+        return self._wait(pids, codes, statuses, timeout)
+
+    @staticmethod
+    def _saw_each_other(maps, regions, table) -> bool:
+        """Whether the blocks of one process could have seen another's: a byte one wrote that another read or
+        wrote, or an argument that every kernel parameter reaching it declares const, changed (a kernel that
+        writes its input: no process kept bits of it)."""
+        if _saw_each_other([(per_process, n) for per_process, n, _ in maps]):
+            return True
+        return any(not r.tracked and _libc.memcmp(buf, start, size)
+                   for (start, size, buf, _), r in zip(regions, table))
 
     def _device_vars_in(self, regions):
         """Give this library the module's __device__ and __constant__ variables as the last launch (or the host,
@@ -448,7 +542,7 @@ class EmulatedFunction(Explains):
                     os.close(watch)
 
     def _pass_on(self, outputs):
-        """What the processes after the first printed, in block order (the first printed as it ran)."""
+        """What the processes printed, in block order (one process prints as it runs, with no file between)."""
         for fd in outputs:
             os.lseek(fd, 0, os.SEEK_SET)
             while True:
@@ -499,7 +593,8 @@ class EmulatedFunction(Explains):
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
         detail = ""
         if status.fault_address:
-            detail = self._explain_address(status.fault_address, regions, args)
+            detail = (status.message.decode(errors="replace") if status.message[:1] == b":" else
+                      self._explain_address(status.fault_address, regions, args))
         kind = {"SIGSEGV": "an invalid memory access", "SIGBUS": "an invalid memory access",
                 "SIGFPE": "an arithmetic fault (integer division by zero?)", "SIGABRT": "an abort"}.get(name, name)
         raise EmulatorError(f"kernel {self.name} crashed on the emulator with {kind} ({name}) in {where}{at}{detail}")
