@@ -1089,7 +1089,7 @@ def test_the_host_reads_and_writes_a_modules_variables_between_launches():
     assert colour.shape == (2, 4) and colour.dtype == numpy.float32
     colour[1, 3] = 0.5
     layout = numpy.dtype([("n", numpy.int32), ("scale", numpy.float32)])
-    params = m.get_global("params")               # a struct: its bytes (CuPy has no structured dtypes)
+    params = m.get_global("params", dtype=numpy.uint8)   # a struct: its bytes (CuPy has no structured dtypes)
     assert params.dtype == numpy.uint8 and params.shape == (8,)
     n = 300
     params[...] = xp.asarray(numpy.array([(n, 2.0)], dtype=layout).view(numpy.uint8))
@@ -1194,6 +1194,82 @@ def test_get_global_refusals_name_the_variable():
     m.get("record_max")                           # not a template: in the module from the start
     with pytest.raises(ValueError, match="smooth<3> is compiled after get_global handed out"):
         m.get("smooth<3>")
+
+
+
+# every scalar, fixed-width and vector type: (C type, dtype, shape of one value)
+GLOBAL_TYPES = [
+    ("float", "float32", ()), ("double", "float64", ()), ("__half", "float16", ()), ("bool", "bool", ()),
+    ("char", "int8", ()), ("signed char", "int8", ()), ("unsigned char", "uint8", ()),
+    ("short", "int16", ()), ("unsigned short", "uint16", ()), ("int", "int32", ()), ("unsigned", "uint32", ()),
+    ("long", "int64", ()), ("unsigned long", "uint64", ()), ("long unsigned int", "uint64", ()),
+    ("long long", "int64", ()), ("unsigned long long int", "uint64", ()), ("size_t", "uint64", ()),
+    ("int8_t", "int8", ()), ("uint8_t", "uint8", ()), ("int16_t", "int16", ()), ("uint16_t", "uint16", ()),
+    ("int32_t", "int32", ()), ("uint32_t", "uint32", ()), ("int64_t", "int64", ()), ("uint64_t", "uint64", ()),
+    ("__nv_bfloat16", "uint16", ()), ("real", "float32", ()), ("counter_t", "uint64", ()),
+    ("char2", "int8", (2,)), ("uchar3", "uint8", (3,)), ("short4", "int16", (4,)), ("ushort2", "uint16", (2,)),
+    ("int3", "int32", (3,)), ("uint2", "uint32", (2,)), ("long2", "int64", (2,)), ("ulong3", "uint64", (3,)),
+    ("longlong2", "int64", (2,)), ("ulonglong4", "uint64", (4,)), ("float1", "float32", ()),
+    ("float3", "float32", (3,)), ("double2", "float64", (2,)), ("double3", "float64", (3,)),
+    ("__half2", "float16", (2,)), ("uint4", "uint32", (4,)),
+]
+
+
+def _globals_source():
+    src = ("#include <cstdint>\n#include <cuda_fp16.h>\n#include <cuda_bf16.h>\ntypedef float real;\n"
+           "using counter_t = unsigned long long;\n")
+    for i, (t, _, _) in enumerate(GLOBAL_TYPES):
+        src += (f"__device__ {t} one{i};\n__device__ {t} three{i}[3];\n"
+                f"__global__ void bytes{i}(unsigned char* out)\n{{\n"
+                f"    const unsigned char* p = reinterpret_cast<const unsigned char*>(&one{i});\n"
+                f"    const unsigned char* q = reinterpret_cast<const unsigned char*>(three{i});\n"
+                f"    for (int k = 0; k < (int)sizeof one{i}; ++k) out[k] = p[k];\n"
+                f"    for (int k = 0; k < (int)sizeof three{i}; ++k) out[64 + k] = q[k];\n}}\n")
+    return src + "__global__ void widen(unsigned long long* out) { out[0] = one12; one12 += 1; }\n"
+
+
+def test_get_global_gives_every_scalar_and_vector_type_its_dtype_and_shape():
+    """What the host writes through get_global is what a kernel reads, byte for byte, for every type: the array's
+    dtype and shape are the variable's (a typedef or a using of a known type too), never its raw bytes."""
+    m = gl.load(code=_globals_source())
+    for i in range(len(GLOBAL_TYPES)):
+        m.get(f"bytes{i}")
+    m.get("widen")
+    rng = numpy.random.default_rng(3)
+    for i, (ctype, dtype, shape) in enumerate(GLOBAL_TYPES):
+        one, three = m.get_global(f"one{i}"), m.get_global(f"three{i}")
+        assert (one.dtype.name, one.shape) == (dtype, shape), ctype
+        assert (three.dtype.name, three.shape) == (dtype, (3,) + shape), ctype
+        want = rng.integers(0, 100, size=(4,) + shape).astype(dtype)
+        one[...] = xp.asarray(want[0])
+        three[...] = xp.asarray(want[1:])
+        out = xp.zeros(64 + want[1:].nbytes, dtype=numpy.uint8)
+        m.get(f"bytes{i}")(1, 1, (out,))
+        got = gl.to_host(out)
+        assert got[:want[0].nbytes].tobytes() == want[0].tobytes(), ctype
+        assert got[64:].tobytes() == want[1:].tobytes(), ctype
+    wide, out = m.get_global("one12"), xp.zeros(1, dtype=numpy.uint64)     # an unsigned long
+    wide[...] = 3
+    m.get("widen")(1, 1, (out,))
+    assert int(gl.to_host(out)[0]) == 3 and int(wide) == 4
+
+
+def test_get_global_refuses_a_type_it_has_no_dtype_for_unless_told():
+    m = gl.load(code=r"""
+struct Pair { int a; float b; };
+enum Mode { Fast, Slow };
+__device__ Pair pair;
+__device__ Mode mode;
+__device__ long double wide;
+__global__ void k(int* out) { out[0] = pair.a + (int)mode + (int)wide; }
+""")
+    m.get("k")
+    for name, ctype in [("pair", "Pair"), ("mode", "Mode"), ("wide", "long double")]:
+        with pytest.raises(ValueError, match=rf"\(\d+\): {name} is a {ctype}, which has no NumPy element type .* "
+                                             rf"dtype="):
+            m.get_global(name)
+    assert m.get_global("pair", dtype=numpy.uint8).shape == (8,)
+    assert m.get_global("pair", dtype=numpy.int32).shape == (2,)
 
 
 OVERLOADS = r'''

@@ -208,3 +208,22 @@ def test_every_profile_has_the_portable_cuda_limits():
         lim = p.limits
         assert lim.max_threads_per_block == 1024 and lim.shared_per_block == 48 * 1024, p.key
         assert lim.shared_per_block_optin <= lim.shared_per_sm - p.shared_reserved_per_block, p.key
+
+
+@pytest.mark.parametrize("written, canonical", [
+    ("long unsigned int", "unsigned long"), ("unsigned long int", "unsigned long"), ("signed", "int"),
+    ("signed int", "int"), ("short int", "short"), ("unsigned short int", "unsigned short"),
+    ("long long int", "long long"), ("long int long unsigned", "unsigned long long"), ("unsigned", "unsigned int"),
+    ("signed char", "signed char"), ("char", "char"), ("float", "float"), ("long double", "long double")])
+def test_integer_types_are_one_name_whatever_the_order_of_their_words(written, canonical):
+    from gemmlab.runtime.loader import C_TYPES, c_type
+    assert c_type(written) == canonical
+    assert (canonical in C_TYPES) == (canonical != "long double")
+
+
+@pytest.mark.parametrize("ctype, align", [("float3", 4), ("float2", 8), ("float4", 16), ("char3", 1), ("short2", 4),
+                                          ("double4", 16), ("double4_32a", 32), ("longlong4", 16), ("int1", 4),
+                                          ("double3", 8), ("__half2", 4)])
+def test_vector_types_have_the_alignment_vector_types_h_gives_them(ctype, align):
+    from gemmlab.runtime.loader import c_alignment
+    assert c_alignment(ctype) == align

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,24 +33,67 @@ __all__ = ["load", "Module", "Kernel", "CompileError", "C_TYPES", "data_address"
 
 
 # C type -> (NumPy dtype of the elements, elements per value). Vector types point at plain arrays.
-C_TYPES = {
-    "float": (numpy.float32, 1), "double": (numpy.float64, 1), "__half": (numpy.float16, 1),
-    "half": (numpy.float16, 1), "__half2": (numpy.float16, 2), "half2": (numpy.float16, 2), "int": (numpy.int32, 1), "int32_t": (numpy.int32, 1),
-    # NumPy has no bfloat16: a __nv_bfloat16 array is passed as its bits, uint16 (gemmlab.ops.to_bf16_bits)
-    "__nv_bfloat16": (numpy.uint16, 1), "nv_bfloat16": (numpy.uint16, 1), "__nv_bfloat162": (numpy.uint16, 2),
-    "unsigned short": (numpy.uint16, 1), "short": (numpy.int16, 1), "uint16_t": (numpy.uint16, 1), "int16_t": (numpy.int16, 1),
-    "unsigned": (numpy.uint32, 1), "unsigned int": (numpy.uint32, 1), "uint32_t": (numpy.uint32, 1),
-    "long long": (numpy.int64, 1), "long long int": (numpy.int64, 1), "int64_t": (numpy.int64, 1),
-    "long": (numpy.int64, 1), "unsigned long long": (numpy.uint64, 1), "uint64_t": (numpy.uint64, 1),
-    "size_t": (numpy.uint64, 1), "char": (numpy.int8, 1), "unsigned char": (numpy.uint8, 1),
-    "bool": (numpy.bool_, 1),
-    "float2": (numpy.float32, 2), "float4": (numpy.float32, 4), "double2": (numpy.float64, 2),
-    "int2": (numpy.int32, 2), "int4": (numpy.int32, 4),
-    # FP8 (cuda_fp8.h): passed as their bits, uint8
-    "__nv_fp8_e4m3": (numpy.uint8, 1), "__nv_fp8_e5m2": (numpy.uint8, 1), "__nv_fp8_storage_t": (numpy.uint8, 1),
-    "__nv_fp8x2_e4m3": (numpy.uint8, 2), "__nv_fp8x2_e5m2": (numpy.uint8, 2),
-    "__nv_fp8x4_e4m3": (numpy.uint8, 4), "__nv_fp8x4_e5m2": (numpy.uint8, 4),
-}
+def _c_types() -> dict:
+    i1, u1, i2, u2, i4, u4, i8, u8 = (numpy.int8, numpy.uint8, numpy.int16, numpy.uint16, numpy.int32, numpy.uint32,
+                                      numpy.int64, numpy.uint64)
+    f2, f4, f8 = numpy.float16, numpy.float32, numpy.float64
+    table = {
+        "float": (f4, 1), "double": (f8, 1), "__half": (f2, 1), "half": (f2, 1), "__half2": (f2, 2), "half2": (f2, 2),
+        "bool": (numpy.bool_, 1), "char": (i1, 1), "signed char": (i1, 1), "unsigned char": (u1, 1),
+        "short": (i2, 1), "unsigned short": (u2, 1), "int": (i4, 1), "unsigned int": (u4, 1),
+        "long": (i8, 1), "unsigned long": (u8, 1), "long long": (i8, 1), "unsigned long long": (u8, 1),
+        "wchar_t": (i4, 1), "char16_t": (u2, 1), "char32_t": (u4, 1),
+        "size_t": (u8, 1), "ptrdiff_t": (i8, 1), "intptr_t": (i8, 1), "uintptr_t": (u8, 1), "ssize_t": (i8, 1),
+        # NumPy has no bfloat16: a __nv_bfloat16 array is passed as its bits, uint16 (gemmlab.ops.to_bf16_bits)
+        "__nv_bfloat16": (u2, 1), "nv_bfloat16": (u2, 1), "__nv_bfloat162": (u2, 2), "nv_bfloat162": (u2, 2),
+        # FP8 (cuda_fp8.h): passed as their bits, uint8
+        "__nv_fp8_e4m3": (u1, 1), "__nv_fp8_e5m2": (u1, 1), "__nv_fp8_storage_t": (u1, 1),
+        "__nv_fp8x2_e4m3": (u1, 2), "__nv_fp8x2_e5m2": (u1, 2), "__nv_fp8x4_e4m3": (u1, 4), "__nv_fp8x4_e5m2": (u1, 4),
+    }
+    for bits, (signed, unsigned) in {8: (i1, u1), 16: (i2, u2), 32: (i4, u4), 64: (i8, u8)}.items():
+        table[f"int{bits}_t"], table[f"uint{bits}_t"] = (signed, 1), (unsigned, 1)
+    # the vector types of vector_types.h: char1 .. double4, and CUDA 13's 4-vectors of 8-byte fields by alignment
+    for base, dtype in {"char": i1, "uchar": u1, "short": i2, "ushort": u2, "int": i4, "uint": u4, "long": i8,
+                        "ulong": u8, "longlong": i8, "ulonglong": u8, "float": f4, "double": f8}.items():
+        for n in (1, 2, 3, 4):
+            table[f"{base}{n}"] = (dtype, n)
+        if numpy.dtype(dtype).itemsize == 8:
+            table[f"{base}4_16a"] = table[f"{base}4_32a"] = (dtype, 4)
+    for name in list(table):                          # std::uint32_t, std::size_t, ...
+        if name.endswith("_t") and " " not in name and not name.startswith("__"):
+            table["std::" + name] = table[name]
+    return table
+
+
+C_TYPES = _c_types()
+_INTEGER_WORDS = frozenset(("signed", "unsigned", "short", "long", "int", "char"))
+
+
+def c_type(ctype: str) -> str:
+    """A C type's name as C_TYPES spells it: the words of an integer type in any order and with ``int`` or
+    ``signed`` where C allows them (``long unsigned int`` is ``unsigned long``, ``signed`` is ``int``)."""
+    words = ctype.split()
+    if not words or not set(words) <= _INTEGER_WORDS:
+        return " ".join(words)
+    longs, unsigned = words.count("long"), "unsigned" in words
+    if "char" in words:
+        return "unsigned char" if unsigned else ("signed char" if "signed" in words else "char")
+    size = "short" if "short" in words else ("long long" if longs >= 2 else ("long" if longs else "int"))
+    return f"unsigned {size}" if unsigned else size
+
+
+def c_alignment(ctype: str) -> int:
+    """The alignment in bytes of a type of C_TYPES: a vector of 1, 2 or 4 fields is aligned to its size (of 3, to
+    a field's), as vector_types.h declares them; a 4-vector of 8-byte fields to 16 bytes (32 for its _32a form)."""
+    dtype, n = C_TYPES[ctype]
+    item = numpy.dtype(dtype).itemsize
+    if n == 3:
+        return item
+    if n == 4 and item == 8:
+        return 32 if ctype.endswith("_32a") else 16
+    return item * n
+
+
 # ---------------------------------------------------------------------------------------------
 # Kernels and modules
 # ---------------------------------------------------------------------------------------------
@@ -137,7 +181,7 @@ class Kernel:
         """The check and conversion of one parameter, made once per kernel: the common cases (an array of the
         right dtype for a pointer, a number for a scalar) cost a few type tests; every refusal is worded by
         :meth:`_convert`."""
-        known = C_TYPES.get(ctype)
+        known = C_TYPES.get(c_type(ctype))
         array_type, slow = self.array_type, (lambda value: self._convert(p, ctype, value))
         if p.pointer:
             dtype = None if known is None else numpy.dtype(known[0])
@@ -180,7 +224,7 @@ class Kernel:
 
     def _convert(self, p: Param, ctype: str, value):
         where = f"kernel {self.name}, argument {p.name!r}"
-        known = C_TYPES.get(ctype)
+        known = C_TYPES.get(c_type(ctype))
         if p.pointer:
             if value is None:
                 return None                   # a NULL pointer, as CUDA code passes for "no such array"
@@ -203,7 +247,7 @@ class Kernel:
                                  f"read the wrong elements. Pass a C-contiguous array: gl.xp.ascontiguousarray(x), "
                                  f"or a C-contiguous view of the same memory (x.T of a Fortran-ordered x)")
             if known is not None and known[1] > 1:
-                align = numpy.dtype(known[0]).itemsize * known[1]
+                align = c_alignment(c_type(ctype))
                 if data_address(value) % align:
                     raise ValueError(f"{where} is {ctype}* and must start on a {align}-byte boundary")
             return value
@@ -266,7 +310,7 @@ class Kernel:
         make = getattr(self.impl, "launcher", None)
         formats = ""
         for p, ctype in zip(self.signature.params, self._arg_types):
-            known = C_TYPES.get(ctype)
+            known = C_TYPES.get(c_type(ctype))
             if p.pointer:
                 formats += "Q"
             elif ctype in ("gl_hopper::TensorMap", "TensorMap", "CUtensorMap"):
@@ -475,10 +519,12 @@ class Module:
         ``cudaMemcpyFromSymbol`` reach it: what is written into the array is what the module's kernels read at
         their next launch, and after a launch the array holds what they left there. Every kernel of the module
         sees the same variable (a second ``gl.load`` of the same source has its own). The array has the
-        variable's element type and, where its bounds are numbers, its shape (a vector type such as float4 adds
-        an axis of its fields; a pointer variable is uint64 addresses; a struct is its bytes, uint8, unless
-        ``dtype`` is given: a structured dtype on the emulator, since CuPy has none); ``dtype`` views the bytes
-        as that type instead, one axis. Template instances of the
+        variable's element type and, where its bounds are numbers, its shape: every scalar, fixed-width and vector
+        type of CUDA (and a typedef of one) has its own dtype, a vector type such as float3 adding an axis of
+        its fields; a pointer variable is uint64 addresses; bfloat16 and FP8 are their bits (uint16, uint8), as
+        kernels take them. A struct, an enum or another type with no dtype is refused unless ``dtype`` says how
+        to read it (a structured dtype on the emulator, since CuPy has none; numpy.uint8 for its bytes);
+        ``dtype`` views the bytes as that type instead, one axis. Template instances of the
         module must be compiled before (see the error that says why)."""
         var = self._variable(name)
         if self.backend == "cuda":
@@ -497,7 +543,7 @@ class Module:
                                  f"declared in a form the emulator does not keep with the module's variables, or "
                                  f"a variable of the source is under an #if that the build leaves out")
         self._globals_given = True
-        return _typed(raw, var, dtype, self.display)
+        return _typed(raw, var, dtype, self.display, type_aliases(self.source))
 
     def _variable(self, name: str):
         if not isinstance(name, str):
@@ -526,10 +572,32 @@ class Module:
         return CompileError(f"{self.display}: compiling {expr} failed\n{detail}")
 
 
-def _typed(raw, var, dtype, display):
+def type_aliases(source: str) -> dict:
+    """The source's ``typedef T name;`` and ``using name = T;`` whose T is a type of C_TYPES (or another such
+    name): name -> the type as C_TYPES spells it."""
+    text = strip_comments(source)
+    found = {}
+    for m in re.finditer(r"\btypedef\s+([A-Za-z_][\w:\s]*?)\s+([A-Za-z_]\w*)\s*;", text):
+        found[m.group(2)] = c_type(m.group(1))
+    for m in re.finditer(r"\busing\s+([A-Za-z_]\w*)\s*=\s*([A-Za-z_][\w:\s]*?)\s*;", text):
+        found[m.group(1)] = c_type(m.group(2))
+    resolved = {}
+    for name, target in found.items():
+        for _ in range(len(found)):                 # a chain of aliases, without looping on a cycle
+            if target in C_TYPES or target not in found:
+                break
+            target = found[target]
+        if target in C_TYPES:
+            resolved[name] = target
+    return resolved
+
+
+def _typed(raw, var, dtype, display, aliases=None):
     """The variable's bytes (a one-axis uint8 array) viewed as its elements, in its shape where known."""
     size = raw.size
-    known = C_TYPES.get(var.ctype)
+    ctype = c_type(var.ctype)
+    ctype = (aliases or {}).get(ctype.rsplit("::", 1)[-1], ctype) if ctype not in C_TYPES else ctype
+    known = C_TYPES.get(ctype)
     if dtype is not None:
         dt = numpy.dtype(dtype)
         if dt.itemsize == 0 or size % dt.itemsize:
@@ -539,8 +607,11 @@ def _typed(raw, var, dtype, display):
         dt, fields = numpy.dtype(numpy.uint64), 1
     elif known is not None:
         dt, fields = numpy.dtype(known[0]), known[1]
-    else:
-        return raw                        # a struct or a type this library does not model: its bytes
+    else:                                 # a struct, an enum, long double: no dtype says what its bytes mean
+        raise ValueError(f"{display}({var.line}): {var.name} is a {var.ctype}, which has no NumPy element type "
+                         f"here (a struct, a class, an enum or a type this library does not model): say how to read "
+                         f"its {size} bytes with dtype=, a structured dtype laid out as the type is "
+                         f"(numpy.dtype([...], align=True), on the emulator), or numpy.uint8 for the bytes")
     shape = ()
     if all(d.strip().isdigit() for d in var.dims):
         shape = tuple(int(d) for d in var.dims) + ((fields,) if fields > 1 else ())
