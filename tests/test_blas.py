@@ -538,3 +538,84 @@ def test_the_shape_study_tries_legal_candidates_and_shows_its_grid(tmp_path):
     axes = blas_shapes.plot(blas_shapes.load())
     assert len(axes) == len(blas_shapes.GEMM_GRID) + len(blas_shapes.GEMV_GRID)
     assert "NVIDIA H200" in axes[0].figure._suptitle.get_text()
+
+
+# ---- batched layouts: every array that meets the documented contract is taken ----------------------------------
+
+def _documented(rng, batch, rows, cols):
+    """The documented form: x.transpose(0, 2, 1) of a C-ordered (batch, cols, rows) array."""
+    return xp.ascontiguousarray(xp.asarray(rng.standard_normal((batch, cols, rows)).astype(numpy.float32))
+                                ).transpose(0, 2, 1)
+
+
+def _filled(like, rng):
+    like[...] = xp.asarray(rng.standard_normal(like.shape).astype(numpy.float32))
+    return like
+
+
+BATCHED_C = {
+    "documented": lambda rng: _documented(rng, 3, 5, 4),
+    "zeros_like": lambda rng: _filled(xp.zeros_like(_documented(rng, 3, 5, 4)), rng),
+    "empty_like": lambda rng: _filled(xp.empty_like(_documented(rng, 3, 5, 4)), rng),
+    "copy in its own order": lambda rng: _documented(rng, 3, 5, 4).copy(order="K"),
+    "every other matrix of a larger batch": lambda rng: _documented(rng, 6, 5, 4)[::2],
+    "the first rows of taller matrices": lambda rng: _documented(rng, 3, 8, 4)[:, :5, :],
+    "a 4-D batch reshaped": lambda rng: _filled(xp.zeros((1, 3, 4, 5), dtype=numpy.float32), rng)
+    .reshape(3, 4, 5).transpose(0, 2, 1),
+}
+
+
+@pytest.mark.parametrize("form", list(BATCHED_C))
+def test_every_batched_output_of_the_documented_layout_is_taken(form):
+    rng = numpy.random.default_rng(11)
+    A = _documented(rng, 3, 5, 6)
+    B = xp.zeros_like(_documented(rng, 3, 6, 4))                 # an input of the same form as zeros_like makes
+    B[...] = xp.asarray(rng.standard_normal(B.shape).astype(numpy.float32))
+    C = BATCHED_C[form](rng)
+    before = gl.to_host(C).astype(numpy.float64)
+    assert gl.blas.gemm_strided_batched("N", "N", 0.5, A, B, -1.0, C) is C
+    want = 0.5 * numpy.einsum("bik,bkj->bij", gl.to_host(A).astype(numpy.float64),
+                              gl.to_host(B).astype(numpy.float64)) - before
+    assert numpy.abs(gl.to_host(C) - want).max() < 1e-5
+
+
+def test_a_matrix_or_vector_inside_a_batch_made_by_zeros_like_is_taken():
+    rng = numpy.random.default_rng(12)
+    Z = _filled(xp.zeros_like(_documented(rng, 3, 5, 4)), rng)
+    A, B = _documented(rng, 1, 5, 6)[0], _documented(rng, 1, 6, 4)[0]
+    gl.blas.gemm("N", "N", 1.0, A, B, 0.0, Z[1])
+    want = gl.to_host(A).astype(numpy.float64) @ gl.to_host(B).astype(numpy.float64)
+    assert numpy.abs(gl.to_host(Z[1]) - want).max() < 1e-5
+    x = Z[2, :, 0]                                              # a column of one of them: a vector
+    y = xp.zeros(5, dtype=numpy.float32)
+    assert abs(gl.blas.dot(x, x) - float((gl.to_host(x).astype(numpy.float64) ** 2).sum())) < 1e-4
+    gl.blas.gemv("T", 1.0, Z[0], xp.ones(5, dtype=numpy.float32)[:5], 0.0, y[:4])
+    assert numpy.abs(gl.to_host(y[:4]) - gl.to_host(Z[0]).astype(numpy.float64).sum(axis=0)).max() < 1e-5
+
+
+@pytest.mark.parametrize("form, says", [
+    ("row-major", r"argument 7 \(C\) must hold column-major matrices .* x\.transpose\(0, 2, 1\) of a C-ordered "
+                  r"\(batch, cols, rows\) array"),
+    ("Fortran-ordered 3-D", r"argument 7 \(C\) must hold column-major matrices"),
+    ("overlapping", r"argument 7 \(C\) has its matrices 10 elements apart, closer than one matrix of it spans \(20\)"),
+    ("reversed", r"argument 7 \(C\) has a stride between matrices of -80 bytes; it must be a whole number of "
+                 r"elements, zero or more"),
+])
+def test_a_refused_batched_output_is_told_the_rule_and_the_suggested_fix_is_taken(form, says):
+    rng = numpy.random.default_rng(13)
+    A, B = _documented(rng, 3, 5, 6), _documented(rng, 3, 6, 4)
+    C = {"row-major": lambda: xp.zeros((3, 5, 4), dtype=numpy.float32),
+         "Fortran-ordered 3-D": lambda: xp.zeros((3, 5, 4), dtype=numpy.float32, order="F"),
+         "overlapping": _overlapping,
+         "reversed": lambda: _documented(rng, 3, 5, 4)[::-1]}[form]()
+    with pytest.raises(BlasError, match=says):
+        gl.blas.gemm_strided_batched("N", "N", 1.0, A, B, 0.0, C)
+    if form in ("row-major", "Fortran-ordered 3-D"):               # the fix the message gives
+        fixed = xp.ascontiguousarray(C.transpose(0, 2, 1)).transpose(0, 2, 1)
+        gl.blas.gemm_strided_batched("N", "N", 1.0, A, B, 0.0, fixed)
+
+
+def _overlapping():
+    """Three 5 x 4 column-major matrices 10 elements apart: each overlaps the next."""
+    base = xp.zeros(100, dtype=numpy.float32)
+    return xp.lib.stride_tricks.as_strided(base, shape=(3, 5, 4), strides=(40, 4, 20))

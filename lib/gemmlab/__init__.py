@@ -32,8 +32,8 @@ from ._version import __version__
 from .table import Table
 try:     # GEMMLAB_BACKEND and GEMMLAB_DEVICE: an unknown name, or a GPU it cannot be, stops here
     from . import ops, record
-    from .runtime.backend import (BackendError, UnsupportedGPU, backend, backend_reason, on_gpu, size, synchronize,
-                                  to_host, xp)
+    from .runtime.backend import (BackendError, MachineError, UnsupportedGPU, backend, backend_reason, on_gpu, size,
+                                  synchronize, to_host, xp)
     from .runtime import profiles
     profiles.check_setting()
 except (ValueError, RuntimeError) as _exc:
@@ -55,7 +55,8 @@ from .record import chapter  # noqa: E402
 from . import blas, exercises, explorers, paths, registry, tilemap  # noqa: E402
 
 __all__ = [
-    "__version__", "backend", "backend_reason", "on_gpu", "xp", "size", "synchronize", "to_host", "BackendError", "UnsupportedGPU",
+    "__version__", "backend", "backend_reason", "on_gpu", "xp", "size", "synchronize", "to_host", "BackendError",
+    "MachineError", "UnsupportedGPU",
     "profiles",
     "load", "Module", "Kernel", "CompileError", "EmulatorError", "check", "rel_error", "CheckResult",
     "bench", "sweep", "TimingUnavailable", "racecheck", "RaceReport", "ops", "record", "device", "registry", "roofline", "ladder",

@@ -12,7 +12,9 @@ Arrays are passed as scipy.linalg.blas or CuPy users pass them (device arrays on
 on the emulator), FP32 (the *s* routines; GEMM also on the tensor cores, below):
 
 - a matrix is column-major: a Fortran-ordered array, or a Fortran-ordered view of a larger one, whose
-  leading dimension (the distance between columns) may exceed its number of rows;
+  leading dimension (the distance between columns) may exceed its number of rows; the array that owns the memory
+  of a view holds its elements side by side, in any order of its axes (C, Fortran, or what ``zeros_like`` of a
+  batch of column-major matrices makes);
 - a vector may be any 1-D view, with a negative step too; its increment is the step in elements, and
   zero is refused;
 - ``trans`` is 'N' or 'T' (or 'C', which for real data is 'T'), in either case.
@@ -247,7 +249,7 @@ def _root(routine, position, name, a):
     refused (its owner is not float32).
     """
     root = _owner(routine, position, name, a)
-    flat = root.ravel(order="K")
+    flat = _flat(root)
     # the kernels index from a base with 32-bit offsets: pass the memory the view spans, from its lowest
     # element (rounded down to 256 bytes, the allocation's alignment, so that offset % 4 still says whether
     # 16-byte loads are aligned) to its highest: a view far into a large array needs only a small offset, and
@@ -317,6 +319,11 @@ def _matrix(routine, position, name, a, dtypes=None, batched=False):
         return a, 0, ((ld, stride) if batched else ld), (0, 0)    # nothing is read or written: any layout will do
     s0, s1 = a.strides[-2:]
     if rows > 1 and s0 != a.itemsize:
+        if batched:
+            _fail(routine, position, name, "must hold column-major matrices (in each, consecutive rows adjacent in "
+                                           "memory), as x.transpose(0, 2, 1) of a C-ordered (batch, cols, rows) "
+                                           "array does; make one with gl.xp.ascontiguousarray(x.transpose(0, 2, 1))"
+                                           ".transpose(0, 2, 1)")
         _fail(routine, position, name, "must be column-major (Fortran-ordered: consecutive rows adjacent in "
                                        "memory); pass gl.xp.asfortranarray(...) or a Fortran-ordered view")
     ld = s1 // a.itemsize if cols > 1 else max(rows, 1)
@@ -484,18 +491,45 @@ def _make_plan(routine, problem, choice, arrays) -> Plan:
     return plan
 
 
+def _dense_order(a):
+    """The axes of ``a`` from the largest stride to the smallest when its elements fill one block of memory with
+    no gap (C or Fortran order, or any other order of its axes: what zeros_like of a transposed view makes), with
+    no negative stride; else None."""
+    if a.flags.c_contiguous:
+        return tuple(range(a.ndim))
+    if a.flags.f_contiguous:
+        return tuple(reversed(range(a.ndim)))
+    order = tuple(sorted(range(a.ndim), key=lambda i: (-a.strides[i], -i)))
+    step = a.itemsize
+    for i in reversed(order):
+        if a.shape[i] > 1 and a.strides[i] != step:
+            return None
+        step *= a.shape[i]
+    return order
+
+
 def _owner(routine, position, name, a):
-    """The array that owns a view's memory. A float32 view of memory owned by an array of another type is
-    refused (its owner is not float32), and so is a view of an array that is not contiguous."""
+    """The array that owns a view's memory: its elements must fill one block of memory, in any order of its axes
+    (a C- or Fortran-ordered array, or zeros_like of a batch of column-major matrices). A float32 view of memory
+    owned by an array of another type is refused (its owner is not float32)."""
     root = a
     while getattr(root, "base", None) is not None and isinstance(root.base, type(a)):
         root = root.base
         if root.dtype != a.dtype:
             _fail(routine, position, name, f"is a {a.dtype} view of a {root.dtype} array; gemmlab.blas takes "
                                            f"arrays of their own type: pass a copy (gl.xp.array(..., dtype='{a.dtype}'))")
-    if not (root.flags.c_contiguous or root.flags.f_contiguous):
-        _fail(routine, position, name, "is a view of an array that is not contiguous; pass a contiguous copy")
+    if _dense_order(root) is None:
+        what = "is a view of an array" if root is not a else "is an array"
+        _fail(routine, position, name, f"{what} whose elements do not fill one block of memory (strides "
+                                       f"{tuple(root.strides)} bytes for shape {tuple(root.shape)}): the kernels take "
+                                       "memory owned by an array whose elements lie side by side, in any order of its "
+                                       "axes; pass a copy (gl.xp.asfortranarray for a matrix)")
     return root
+
+
+def _flat(root):
+    """The memory of an owner (:func:`_owner`) as a 1-D view, in the order of its addresses."""
+    return root.transpose(_dense_order(root)).reshape(-1)
 
 
 def _place(routine, plan, arrays, output: bool = True) -> list:
@@ -890,7 +924,8 @@ def _gemm_plan(transa, transb, alpha, A, B, beta, C, choice=None, compute=None, 
         _, _, lda, _ = _matrix(name, 4, "A", A, dtypes, batched)
         _, _, ldb, _ = _matrix(name, 5, "B", B, dtypes, batched)
         _scalar(name, 6, "beta", beta)
-        if batched and C.ndim == 3 and C.shape[0] > 1 and C.size and C.strides[0] >= 0:
+        column_major = C.ndim == 3 and (C.shape[-2] <= 1 or C.strides[-2] == C.itemsize)   # (else _matrix says so)
+        if batched and column_major and C.shape[0] > 1 and C.size and C.strides[0] >= 0:
             span = C.strides[-1] * (C.shape[-1] - 1) + C.strides[-2] * (C.shape[-2] - 1) + C.itemsize
             if C.strides[0] < span:
                 _fail(name, 7, "C", f"has its matrices {C.strides[0] // C.itemsize} elements apart, closer than one "
@@ -952,9 +987,9 @@ def gemm(transa, transb, alpha, A, B, beta, C, compute=None, input_type=None):
 
 def gemm_strided_batched(transa, transb, alpha, A, B, beta, C, compute=None, input_type=None):
     """C[i] = alpha * op(A[i]) op(B[i]) + beta * C[i] for every i: A, B and C are 3-D views whose first index
-    picks a column-major matrix (``x.transpose(0, 2, 1)`` of a C-ordered (batch, cols, rows) array is one), the
-    matrices a fixed stride apart (0 for an A or B that every product shares; C's must not overlap). Types and
-    ``compute`` as :func:`gemm`. Returns C."""
+    picks a column-major matrix (``x.transpose(0, 2, 1)`` of a C-ordered (batch, cols, rows) array is one, and so is
+    what ``zeros_like`` or ``empty_like`` of it makes), the matrices a fixed stride apart, zero or more (0 for an A or
+    B that every product shares; C's must not overlap). Types and ``compute`` as :func:`gemm`. Returns C."""
     return _gemm_call(transa, transb, alpha, A, B, beta, C, compute, input_type, True)
 
 

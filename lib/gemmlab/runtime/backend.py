@@ -18,6 +18,12 @@ class BackendError(RuntimeError):
     """The requested backend cannot run on this machine."""
 
 
+class MachineError(BackendError):
+    """The machine failed, not the kernel: the disk holding a build cache is full, the cache is on a read-only
+    file system or may not be written, the compiler was killed (out of memory). The message names the folder and
+    what to do; a kernel's own errors are CompileError and the emulator's EmulatorError."""
+
+
 class UnsupportedGPU(BackendError, ValueError):
     """The GPU in use (or the profile it runs as, GEMMLAB_DEVICE) cannot run this kernel: it needs a newer
     compute capability, or more of a resource (shared memory, threads) than the device has. The message is one

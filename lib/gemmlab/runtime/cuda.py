@@ -123,6 +123,17 @@ def _with_crt_hint(exc) -> str:
 
 
 def compile(module, expr: str, signature):
+    try:
+        return _compile(module, expr)
+    except OSError as exc:       # CuPy's kernel cache or a temporary file: the machine, not the kernel
+        from .backend import MachineError
+        cache = os.environ.get("CUPY_CACHE_DIR") or os.path.expanduser("~/.cupy/kernel_cache")
+        raise MachineError(f"could not build {expr}: writing CuPy's kernel cache {cache} or a temporary file failed "
+                           f"({exc.strerror or exc}). This is the machine, not your kernel: free some space, or set "
+                           f"CUPY_CACHE_DIR (or TMPDIR) to a folder on another disk") from None
+
+
+def _compile(module, expr: str):
     if module.variable_names:
         return _unit(module).function(expr)
     options, code = _options(module)

@@ -45,7 +45,7 @@ from pathlib import Path
 
 from ... import processes
 from ...paths import EMULATOR, HOST_LIBRARIES, KERNELS, atomic_write
-from ..backend import BackendError
+from ..backend import BackendError, MachineError
 from ..source import _STAND_INS, LIBRARY_HEADERS, CompileError, include_dirs, parse_name_expression, strip_comments
 from .launch import EmulatedFunction
 
@@ -134,10 +134,11 @@ _private_cache = None
 
 def _cache_dir() -> Path:
     """The emulator's build cache; a private temporary one (removed at exit) when it cannot be written."""
-    global _private_cache
     base = os.environ.get("GEMMLAB_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gemmlab")
     path = Path(base) / "emulator"
+    if path in _given_up:
+        return _private_cache or _fall_back(path, _given_up[path])
     try:
         path.mkdir(parents=True, exist_ok=True)        # (again each time: someone may have cleared the cache)
         if path in _ready:
@@ -149,24 +150,100 @@ def _cache_dir() -> Path:
         _ready.add(path)
         return path
     except OSError as exc:
-        if _private_cache is None:
-            _private_cache = Path(tempfile.mkdtemp(prefix="gemmlab-cache-"))
-            atexit.register(shutil.rmtree, _private_cache, True)
-            print(f"gemmlab: the kernel cache {path} cannot be written ({exc.strerror or exc}); using a private "
-                  f"temporary cache {_private_cache} until this process ends (set GEMMLAB_CACHE_DIR to keep "
-                  f"builds)", file=sys.stderr)
-        return _private_cache
+        return _private_cache or _fall_back(path, _machine_words(exc))
 
 
 _ready = set()          # cache folders found writable (and swept) by this process
+_given_up = {}          # cache folder -> why this process builds elsewhere (it failed to take a build)
+
+
+def _fall_back(path: Path, why: str) -> Path:
+    """This process's private temporary cache, made (with a notice) the first time the cache at path fails."""
+    global _private_cache
+    _given_up.setdefault(path, why)
+    if _private_cache is None:
+        try:
+            made = Path(tempfile.mkdtemp(prefix="gemmlab-cache-"))
+        except OSError as exc:
+            raise MachineError(f"the emulator's build cache {path} cannot be written ({why}), nor a temporary "
+                               f"folder in {tempfile.gettempdir()} ({_machine_words(exc)}): this is the machine, "
+                               f"not your kernel; free some space, or set GEMMLAB_CACHE_DIR (or TMPDIR) to a "
+                               f"folder that can be written") from None
+        _private_cache = made
+        atexit.register(shutil.rmtree, _private_cache, True)
+        print(f"gemmlab: the kernel cache {path} cannot be written ({why}); using a private temporary cache "
+              f"{_private_cache} until this process ends (set GEMMLAB_CACHE_DIR to keep builds)", file=sys.stderr)
+    return _private_cache
+
+
+# what the system says when the machine, not the code, stops a build (the compiler's and the linker's words too)
+_MACHINE_ERRNOS = {28: "the disk is full", 122: "the disk quota is used up", 30: "a read-only file system",
+                   13: "no permission to write there", 1: "no permission to write there", 5: "a disk read or write "
+                   "failed", 2: "the folder is gone", 20: "a file stands where a folder should be"}
+_MACHINE_SAYS = re.compile(r"No space left on device|Disk quota exceeded|Read-only file system|Input/output error|"
+                           r"cannot create temporary file|error writing to|final link failed|virtual memory "
+                           r"exhausted|Cannot allocate memory|out of memory", re.I)
+
+
+def _machine_words(exc: OSError) -> str:
+    """An OSError of the machine in plain words: what failed and the system's own message."""
+    what = _MACHINE_ERRNOS.get(exc.errno)
+    said = exc.strerror or str(exc)
+    return f"{what}: {said}" if what else said
+
+
+def _machine_failure(build: Path, stderr: str, returncode: int) -> str | None:
+    """Why a failed compile is the machine's doing (a full disk, a read-only folder, memory), or None: the
+    compiler's messages with the build folder's name, or a compiler killed by a signal."""
+    if returncode < 0:
+        import signal as _signal
+        try:
+            name = _signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"the C++ compiler was killed by {name} (out of memory, or stopped from outside)"
+    lines = [line.strip() for line in stderr.splitlines() if _MACHINE_SAYS.search(line)]
+    if not lines:
+        return None
+    said = "; ".join(dict.fromkeys(line.replace(str(build), "<build folder>") for line in lines[:3]))
+    for words, plain in (("No space left", 28), ("Disk quota", 122), ("Read-only", 30), ("Input/output", 5)):
+        if words in said:
+            return f"{_MACHINE_ERRNOS[plain]}: {said}"
+    return f"out of memory: {said}" if re.search(r"memory", said, re.I) else said
+
+
+def _this_host() -> str:
+    import socket
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def _build_folder(cache: Path) -> Path:
+    """A new build folder in the cache, named for this machine and process (.build-<host>-<pid>-...), so that what a
+    killed process leaves is known for its own (_sweep)."""
+    return Path(tempfile.mkdtemp(prefix=f".build-{_this_host()}-{os.getpid()}-", dir=cache))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:                 # (another user's: alive)
+        pass
+    return True
 
 
 def _sweep(cache: Path, age: float = 3600.0):
-    """Remove what a killed process left in the cache: build folders and temporary files over an hour old."""
-    now = time.time()
+    """Remove what a killed process left in the cache: the build folders of a process of this machine that has
+    ended, and any build folder or temporary file over an hour old (another machine's, or one of a process
+    whose number has been given to another since)."""
+    now, host = time.time(), _this_host()
     for leftover in [*cache.glob(".build-*"), *cache.glob(".*.tmp")]:
         try:
-            if now - leftover.stat().st_mtime > age:
+            parts = leftover.name.split("-")
+            dead = (leftover.name.startswith(".build-") and len(parts) >= 4 and parts[1] == host
+                    and parts[2].isdigit() and not _alive(int(parts[2])))
+            if dead or now - leftover.stat().st_mtime > age:
                 shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
         except OSError:
             pass
@@ -620,10 +697,16 @@ def _preprocessed(command, unit: str, origin: str, module, cache: Path) -> dict:
     """{file: {line: text}} of the user's files as the compiler's preprocessor leaves them."""
     # (the preprocessor's line markers write a name as a C string: escaped as the #line directives are)
     names = {_c_string(origin): module.display, **{_c_string(str(p)): str(p) for p in module.headers}}
-    build = Path(tempfile.mkdtemp(prefix=".build-", dir=cache))
+    try:
+        build = _build_folder(cache)
+    except OSError as exc:
+        raise _cache_failure(cache, module.display, _machine_words(exc)) from None
     try:
         src = build / "unit.cpp"
-        src.write_text(unit)
+        try:
+            src.write_text(unit)
+        except OSError as exc:
+            raise _cache_failure(cache, module.display, _machine_words(exc)) from None
         flags = [c for c in command[1:] if c not in ("-shared",) and not c.startswith("-Wl,")]
         proc = processes.run([command[0], *flags, "-E", "unit.cpp"], capture_output=True, text=True, cwd=build,
                              group=True, env={**os.environ, "TMPDIR": str(build)})
@@ -849,13 +932,21 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
         cache = _cache_dir()
         library = _valid_entry(cache, key)
         if library is None:
-            with _building(cache, key):              # one process builds a key at a time; the others wait and load it
-                library = _valid_entry(cache, key)
-                if library is None:
-                    # (a cache entry passed this scan when it was built: the scan's patterns are in its key)
-                    _find_unsupported(module, lambda: _preprocessed(command, unit, origin, module, cache))
-                    library = _build(cache, key, command, unit, module, expr, origin, kernel_line,
-                                     _precompiled(cache, cxx, command))
+            try:
+                with _building(cache, key):          # one process builds a key at a time; the others wait and load it
+                    library = _valid_entry(cache, key)
+                    if library is None:
+                        # (a cache entry passed this scan when it was built: the scan's patterns are in its key)
+                        _find_unsupported(module, lambda: _preprocessed(command, unit, origin, module, cache))
+                        library = _build(cache, key, command, unit, module, expr, origin, kernel_line,
+                                         _precompiled(cache, cxx, command))
+            except MachineError as exc:
+                if cache == _private_cache or not getattr(exc, "disk", False):
+                    raise
+                # the cache failed (full, read-only): this process builds in a private one from now on, with a
+                # notice, and says so in an error only when that fails too
+                _fall_back(cache, str(exc).split("(", 1)[1].rsplit(")", 1)[0])
+                continue
         try:
             lib = _loaded.get(library)
             if lib is None:
@@ -967,7 +1058,10 @@ def _precompiled(cache: Path, cxx: str, command) -> tuple | None:
 
 def _precompile(folder: Path, cxx: str, flags: list) -> None:
     """Make folder/gemmlab_emu.h.gch and its list of dependencies (published last); nothing on failure."""
-    build = Path(tempfile.mkdtemp(prefix=".build-", dir=folder.parent.parent)).resolve()   # (swept if left)
+    try:
+        build = _build_folder(folder.parent.parent).resolve()              # (swept if left)
+    except OSError:
+        return                                     # (no room: the header is read as text)
     try:
         (build / "runtime").symlink_to(HERE, target_is_directory=True)      # (plain names, as _build's)
         for header in ("gemmlab_emu.h", "gemmlab_ptx.h"):   # an include after the first finds the text here
@@ -1085,8 +1179,29 @@ def _building(cache: Path, key: str):
         yield
         return
     with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        # (a process killed while it holds the lock lets go of it as it dies: flock belongs to the open file)
+        waited, told = time.monotonic(), False
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not told and time.monotonic() - waited > 10:
+                    told = True
+                    try:
+                        holder = Path(handle.name).read_text().strip() or "another process"
+                    except OSError:
+                        holder = "another process"
+                    print(f"gemmlab: waiting for {holder}, which is building the same kernel in {cache}",
+                          file=sys.stderr)
+                time.sleep(0.05)
         try:
+            try:
+                handle.truncate(0)
+                handle.write(f"process {os.getpid()}")
+                handle.flush()
+            except OSError:                         # (a full disk: the name is only for a waiting process's notice)
+                pass
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
@@ -1096,7 +1211,10 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
     """Compile into a private folder inside the cache (one filesystem: the renames are atomic), then publish
     the library under a name that carries its checksum, and last the manifest that vouches for it. ``pch``:
     the runtime header precompiled with these flags (:func:`_precompiled`), or None."""
-    build = Path(tempfile.mkdtemp(prefix=".build-", dir=cache)).resolve()
+    try:
+        build = _build_folder(cache).resolve()
+    except OSError as exc:
+        raise _cache_failure(cache, expr, _machine_words(exc)) from None
     try:
         if pch is not None:                       # found first: the compiler takes it for the header
             at = command.index(f"-I{HERE}")
@@ -1105,7 +1223,10 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
         if mirror is not None:
             command = [command[0], f"-I{mirror}", *command[1:]]
         command = _plain_paths(build, command)
-        (build / "unit.cpp").write_text(unit)
+        try:
+            (build / "unit.cpp").write_text(unit)
+        except OSError as exc:
+            raise _cache_failure(cache, expr, _machine_words(exc)) from None
         out, dep = build / "unit.so", build / "unit.d"
         src, rel_out, rel_dep = "unit.cpp", "unit.so", "unit.d"       # the compiler runs in build
         full = [*command, "-MD", "-MF", rel_dep, src, "-o", rel_out]
@@ -1127,6 +1248,9 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
         except OSError as exc:
             raise module.compile_error(f"the C++ compiler {command[0]} could not be run: {exc}", expr) from None
         if proc.returncode != 0 or not out.is_file():
+            machine = _machine_failure(build, proc.stdout + proc.stderr, proc.returncode)
+            if machine is not None:
+                raise _cache_failure(cache, expr, machine)
             stderr = _real_folders(proc.stderr, build)
             log = _gcc_to_nvrtc(stderr, origin, expr, kernel_line)
             missing = _undefined(stderr, module.source, origin)
@@ -1150,14 +1274,28 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
         except OSError as exc:
             if not (cache / f"{key}.json").is_file():
                 library.unlink(missing_ok=True)   # no manifest vouches for it: leave nothing behind
-            raise BackendError(f"the emulator could not write its build cache {cache} ({exc.strerror or exc}); "
-                               f"free some space there, or set GEMMLAB_CACHE_DIR to another folder") from None
+            raise _cache_failure(cache, expr, _machine_words(exc)) from None
         for old in cache.glob(f"{key}-*.so"):
             if old != library:
                 old.unlink(missing_ok=True)     # an earlier build of this key (a header changed since)
         return library
     finally:
         shutil.rmtree(build, ignore_errors=True)
+
+
+def _cache_failure(cache: Path, expr: str, why: str) -> MachineError:
+    """The error of a build that the machine stopped (the build folder is removed by the caller): its disk (the
+    error's ``disk`` is then True: another cache may do), or its memory, or a signal from outside."""
+    if why.startswith(("out of memory", "the C++ compiler was killed")):
+        error = MachineError(f"the emulator could not build {expr}: {why}. This is the machine, not your kernel: "
+                             f"close what else uses memory, or build it again")
+        error.disk = False
+        return error
+    error = MachineError(f"the emulator could not build {expr}: its build cache {cache} could not be written "
+                         f"({why}). This is the machine, not your kernel: free some space there, or set "
+                         f"GEMMLAB_CACHE_DIR to a folder on another disk")
+    error.disk = True
+    return error
 
 
 @functools.lru_cache(maxsize=None)
