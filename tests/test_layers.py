@@ -16,7 +16,7 @@ LIB = Path(gemmlab.__file__).resolve().parent
 LAYERS = [
     ("base", lambda m: m in {"paths", "processes", "_version", "table", "progress"}),
     ("runtime", lambda m: m == "runtime" or m.startswith("runtime.")),
-    ("core", lambda m: m in {"ops", "cases", "variant", "registry", "check", "timing", "record", "blas"}),
+    ("core", lambda m: m in {"ops", "cases", "variant", "registry", "check", "timing", "record", "blas", "gpu_state"}),
     ("models", lambda m: m == "models" or m.startswith("models.")),
     ("studies", lambda m: m == "studies" or m.startswith("studies.")),
     ("book", lambda m: m in {"listing", "tilemap", "exercises", "support", "refresh", "workbook", "colab"}

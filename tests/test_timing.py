@@ -24,6 +24,15 @@ def test_bench_times_kernel_and_library_round_robin():
     assert t.ratio("cuBLAS") == 1.0
     assert 0 < t.ratio("naive") < 1            # the naive kernel does not beat cuBLAS at N=1024
     assert "NVIDIA" in t.environment["gpu"] and "cuBLAS" in repr(t)
+    # the clock each row ran at, and the loop's clock, power and limits (NVML; read, never set)
+    state = t.gpu_state
+    assert state["samples"] > 0 and 200 < state["sm_clock_mhz"] <= state["sm_clock_limit_mhz"] + 1
+    assert 0 < state["power_w"] <= state["power_max_w"] and state["power_limit_w"] > 0
+    for r in t.rows:
+        assert r.clock is not None and r.clock["min"] <= r.clock_mhz <= r.clock["max"] and r.clock["samples"] > 0
+    assert "SM MHz" in repr(t) and "SM clock" in repr(t)
+    back = gl.timing.Timings.from_dict(t.to_dict())
+    assert back.gpu_state == state and back["naive"].clock == t["naive"].clock
 
 
 @pytest.mark.gpu
@@ -55,3 +64,51 @@ def test_sweep_runs_one_bench_per_point():
     results = gl.sweep([1 << 16, 1 << 18], lambda n: {}, lambda n: gl.ops.Dot(n=n), reps=3, desc="dot sizes")
     assert [r.label for r in results] == ["DOT n=65536", "DOT n=262144"]
     assert all(r.library.median_ms > 0 for r in results)
+
+
+def test_samples_go_to_the_case_that_was_running_and_none_to_the_gaps():
+    from gemmlab import gpu_state
+    samples = [(t, {"sm_mhz": mhz}) for t, mhz in [(5, 1000), (15, 1500), (25, 1980), (35, 1200), (45, 1100)]]
+    got = gpu_state.attribute(samples, {"a": [(10, 20), (40, 50)], "b": [(20, 30)]})
+    assert [x["sm_mhz"] for x in got["a"]] == [1500, 1100] and [x["sm_mhz"] for x in got["b"]] == [1980]
+
+
+def test_a_summary_says_the_clock_the_power_and_what_held_the_clock():
+    from gemmlab import gpu_state
+    readings = [{"sm_mhz": m, "power_w": w, "temperature_c": 60 + i, "reasons": r}
+                for i, (m, w, r) in enumerate([(1980, 500.0, 0), (1755, 699.0, 0x4), (1830, 690.0, 0x4),
+                                               (1700, 700.0, 0x4 | 0x20)])]
+    s = gpu_state.summary(readings, {"sm_clock_limit_mhz": 1980, "power_limit_w": 700.0})
+    assert s["sm_clock_mhz"] == pytest.approx(1792.5) and (s["sm_clock_min_mhz"], s["sm_clock_max_mhz"]) == (1700, 1980)
+    assert s["power_max_w"] == 700.0 and s["temperature_max_c"] == 63
+    assert s["reasons"] == {"power cap": 0.75, "software thermal slowdown": 0.25}
+    line = gpu_state.describe(s)
+    assert line.startswith("SM clock 1792 MHz (median; 1700 to 1980) of 1980, power 694 W")
+    assert "of a 700 W limit" in line and "power cap (75% of samples)" in line
+    assert gpu_state.summary([]) == {}
+
+
+def test_without_nvml_a_sampler_takes_no_samples_and_says_why(monkeypatch):
+    from gemmlab import gpu_state
+    monkeypatch.setattr(gpu_state, "_nvml", None)
+    monkeypatch.setattr(gpu_state, "_why_not", "no NVIDIA management library (libnvidia-ml) on this machine")
+    with gpu_state.Sampler() as sampler:
+        pass
+    assert sampler.samples == [] and "libnvidia-ml" in sampler.why_not
+
+
+def _row(name, median, iqr, clock=None):
+    row = {"name": name, "median_ms": median, "q1_ms": median - iqr / 2, "q3_ms": median + iqr / 2}
+    return {**row, "clock": {"median": clock}} if clock else row
+
+
+@pytest.mark.parametrize("a, b, ranked, why", [
+    (_row("x", 1.00, 0.01), _row("y", 1.05, 0.01), True, ""),
+    (_row("x", 1.00, 0.08), _row("y", 1.05, 0.01), False, "within the run's spread"),
+    (_row("x", 1.00, 0.01, 1980), _row("y", 1.05, 0.01, 1755), False, "SM clocks differ more (1980 and 1755 MHz)"),
+    (_row("x", 1.00, 0.01, 1980), _row("y", 1.05, 0.01, 1950), True, ""),
+    (_row("x", 1.00, 0.01, 1980), _row("y", 1.05, 0.01), True, ""),       # a row without a clock: the spread rules
+])
+def test_two_rows_are_ranked_only_past_their_spread_and_at_comparable_clocks(a, b, ranked, why):
+    got, said = gl.timing.rank(a, b)
+    assert got == ranked and why in said

@@ -10,13 +10,17 @@ How it times, and why:
 - round-robin: repetition r runs every case once, in an order rotated by r, so that clock and thermal
   drift hit all cases alike;
 - cuBLAS (through CuPy) always runs as a column, on inputs of the same shape, so every rate can be
-  read against the vendor's library measured in the same run.
+  read against the vendor's library measured in the same run;
+- the SM clock, the power draw and what holds the clock down (the power cap, heat) sampled through NVML
+  while the loop runs (:mod:`gemmlab.gpu_state`), each sample given to the case that was running: a row says
+  at what clock it ran, and two rows whose clocks differ by more than their margin are not ranked (:func:`rank`).
 
 On the emulator it refuses: CPU time says nothing about a GPU. Recorded GPU figures live in results/.
 """
 from __future__ import annotations
 
 import os
+import time
 import warnings
 from dataclasses import dataclass, field
 
@@ -46,6 +50,11 @@ class Row:
     times_ms: numpy.ndarray
     flops: float
     bytes: float
+    clock: dict | None = None       # the SM clock while it ran: median, min, max (MHz) and samples (NVML)
+
+    @property
+    def clock_mhz(self):
+        return self.clock["median"] if self.clock else None
 
     @property
     def median_ms(self):
@@ -80,6 +89,7 @@ class Timings:
     recorded: bool = False          # True: read from results/, not measured in this session
     skipped: dict = field(default_factory=dict)   # case name -> why the GPU in use did not run it
     source: str = ""                # a recorded timing: where it was read from (a chapter's record, a study's)
+    gpu_state: dict = field(default_factory=dict)  # the clock, power and throttle reasons over the loop (gpu_state)
 
     def __getitem__(self, name) -> Row:
         for r in self.rows:
@@ -102,7 +112,14 @@ class Timings:
             out.append({"name": r.name, "median_ms": r.median_ms, "q1_ms": r.q1_ms, "q3_ms": r.q3_ms,
                         "min_ms": float(r.times_ms.min()), "reps": len(r.times_ms),
                         "gflops": r.gflops, "gbs": r.gbs, "vs_library": self.ratio(r.name)})
+            if r.clock:
+                out[-1]["clock"] = dict(r.clock)
         return out
+
+    def rank(self, a: str, b: str) -> tuple:
+        """(whether rows a and b of this timing may be ranked, why not): see :func:`rank`."""
+        recs = {r["name"]: r for r in self.records()}
+        return rank(recs[a], recs[b])
 
     def to_dict(self) -> dict:
         rows = self.records()
@@ -113,26 +130,34 @@ class Timings:
                "environment": self.environment, "rows": rows}
         if self.skipped:
             out["skipped"] = dict(self.skipped)
+        if self.gpu_state:
+            out["gpu_state"] = dict(self.gpu_state)
         return out
 
     @classmethod
     def from_dict(cls, d: dict, recorded: bool = True, source: str = "") -> "Timings":
-        rows = [Row(r["name"], numpy.array(r["times_ms"]), r["flops"], r["bytes"]) for r in d["rows"]]
+        rows = [Row(r["name"], numpy.array(r["times_ms"]), r["flops"], r["bytes"], r.get("clock")) for r in d["rows"]]
         return cls(d["label"], rows, d["reps"], d["flushed_l2"], d["environment"], recorded, d.get("skipped", {}),
-                   source)
+                   source, d.get("gpu_state", {}))
 
     def table(self):
         """The timing as a :class:`~gemmlab.table.Table`: the caption above, a row per case, what was skipped
         below."""
         body = []
+        clocked = any(r.clock for r in self.rows)      # (a timing taken before clocks were sampled has no column)
         for rec in self.records():
             body.append([rec["name"], f"{rec['median_ms']:.4f}", f"{rec['q3_ms'] - rec['q1_ms']:.4f}",
                          f"{rec['gflops']:.0f}" if rec["gflops"] else "-",
                          f"{rec['gbs']:.0f}" if rec["gbs"] else "-",
-                         f"{rec['vs_library']:.1%}" if rec["vs_library"] else "-"])
-        return Table(["case", "median ms", "IQR ms", "GFLOP/s", "GB/s", f"vs {LIBRARY}"], body, align="lrrrrr",
-                     title=self.caption(),
-                     notes=[f"skipped on this GPU: {name}: {why}" for name, why in self.skipped.items()])
+                         f"{rec['vs_library']:.1%}" if rec["vs_library"] else "-"]
+                        + ([f"{rec['clock']['median']:.0f}" if rec.get("clock") else "-"] if clocked else []))
+        from .gpu_state import describe
+        notes = [describe(self.gpu_state)] if self.gpu_state.get("samples") else []
+        if self.gpu_state.get("unavailable"):
+            notes.append(f"clock and power not sampled: {self.gpu_state['unavailable']}")
+        notes += [f"skipped on this GPU: {name}: {why}" for name, why in self.skipped.items()]
+        return Table(["case", "median ms", "IQR ms", "GFLOP/s", "GB/s", f"vs {LIBRARY}"] + (["SM MHz"] if clocked else []),
+                     body, align="lrrrrr" + ("r" if clocked else ""), title=self.caption(), notes=notes)
 
     def caption(self):
         gpu = self.environment.get("gpu", "?")
@@ -253,28 +278,64 @@ def bench(cases: dict, op=None, *, library: bool = True, reps: int = 20, warmup:
     if progress:
         from tqdm.auto import tqdm
         steps = tqdm(steps, desc=label or "timing", leave=False)
-    for r in steps:
-        for i in range(len(names)):
-            name = names[(i + r) % len(names)]
-            if flush_l2:
-                _flush_l2()
-            if settle_us:
-                _settle(settle_us)
-            start, stop = cp.cuda.Event(), cp.cuda.Event()
-            start.record()
-            cases[name]()
-            stop.record()
-            events[name].append((start, stop))
-        if progress and r % 8 == 7:
-            stop.synchronize()        # keep the bar honest: do not let the host run far ahead
-    cp.cuda.get_current_stream().synchronize()
+    from . import gpu_state
+    # the GPU's time of `origin` is the host's t0 (to within the few microseconds a wait returns in): each case's
+    # events then place it on the host's clock, where the sampler's readings are
+    origin = cp.cuda.Event()
+    origin.record()
+    origin.synchronize()
+    t0 = time.monotonic_ns()
+    with gpu_state.Sampler() as sampler:
+        for r in steps:
+            for i in range(len(names)):
+                name = names[(i + r) % len(names)]
+                if flush_l2:
+                    _flush_l2()
+                if settle_us:
+                    _settle(settle_us)
+                start, stop = cp.cuda.Event(), cp.cuda.Event()
+                start.record()
+                cases[name]()
+                stop.record()
+                events[name].append((start, stop))
+            if progress and r % 8 == 7:
+                stop.synchronize()        # keep the bar honest: do not let the host run far ahead
+        cp.cuda.get_current_stream().synchronize()
+    at = {n: [(t0 + int(cp.cuda.get_elapsed_time(origin, a) * 1e6), t0 + int(cp.cuda.get_elapsed_time(origin, b) * 1e6))
+              for a, b in events[n]] for n in names}
+    readings = gpu_state.attribute(sampler.samples, at)
     rows = []
     for n in names:
         times = numpy.array([cp.cuda.get_elapsed_time(a, b) for a, b in events[n]])
-        rows.append(Row(n, times, op.flops if op else 0, op.bytes if op else 0))
-    t = Timings(label or (op.label if op else "timing"), rows, reps, flush_l2, record.environment())
+        mhz = [x["sm_mhz"] for x in readings[n]]
+        clock = ({"median": float(numpy.median(mhz)), "min": float(min(mhz)), "max": float(max(mhz)),
+                  "samples": len(mhz)} if mhz else None)
+        rows.append(Row(n, times, op.flops if op else 0, op.bytes if op else 0, clock))
+    state = gpu_state.summary([x for _, x in sampler.samples], gpu_state.limits(sampler.handle))
+    if not state:
+        state = {"unavailable": sampler.why_not or "no reading came back in the loop"}
+    t = Timings(label or (op.label if op else "timing"), rows, reps, flush_l2, record.environment(),
+                gpu_state=state)
     record.keep("timing", t.label, t.to_dict())
     return t
+
+
+def rank(a: dict, b: dict) -> tuple:
+    """(whether two rows of one timing may be ranked, why not): their medians must differ by at least the larger
+    of the two's spreads (IQR over median), and, where the clock was sampled for both, their SM clocks by no more
+    than that margin (a kernel that ran at a lower clock is not slower by its code alone). Rows are records
+    (:meth:`Timings.records`, or a recorded timing's rows)."""
+    margin = abs(a["median_ms"] / b["median_ms"] - 1.0)
+    spread = max((r["q3_ms"] - r["q1_ms"]) / r["median_ms"] for r in (a, b))
+    if margin < spread:
+        return False, f"{margin:.1%} apart, within the run's spread ({spread:.1%})"
+    ca, cb = (r.get("clock") or {} for r in (a, b))
+    if ca and cb:
+        clocks = abs(ca["median"] / cb["median"] - 1.0)
+        if clocks > margin:
+            return False, (f"{margin:.1%} apart, but their SM clocks differ more ({ca['median']:.0f} and "
+                           f"{cb['median']:.0f} MHz)")
+    return True, ""
 
 
 def sweep(points, make_cases, make_op, *, desc: str = "sweep", **bench_kw) -> list:

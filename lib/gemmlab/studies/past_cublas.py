@@ -184,10 +184,11 @@ def measure_shape(precision: str, shape, reps: int = 10, progress: bool = True) 
 
 
 def ranked(point: dict, a: str, b: str) -> bool:
-    """Whether a point's run ranks rows a and b: their medians differ by at least the larger of the two's spreads
-    (IQR over median); a smaller margin is not a ranking."""
-    medians = {r["name"]: r["median_ms"] for r in point["timing"]["rows"]}
-    return abs(medians[a] / medians[b] - 1.0) >= max(point["spread"][a], point["spread"][b])
+    """Whether a point's run ranks rows a and b (:func:`gemmlab.timing.rank`): their medians differ by at least the
+    larger of the two's spreads (IQR over median), and their SM clocks, where sampled, by no more than that."""
+    from ..timing import rank
+    rows = {r["name"]: r for r in point["timing"]["rows"]}
+    return rank(rows[a], rows[b])[0]
 
 
 def against_triton(point: dict) -> str:
