@@ -597,7 +597,8 @@ def test_a_matrix_or_vector_inside_a_batch_made_by_zeros_like_is_taken():
     ("row-major", r"argument 7 \(C\) must hold column-major matrices .* x\.transpose\(0, 2, 1\) of a C-ordered "
                   r"\(batch, cols, rows\) array"),
     ("Fortran-ordered 3-D", r"argument 7 \(C\) must hold column-major matrices"),
-    ("overlapping", r"argument 7 \(C\) has its matrices 10 elements apart, closer than one matrix of it spans \(20\)"),
+    ("overlapping", r"argument 7 \(C\) has its matrices 10 elements apart with leading dimension 5: matrices 0 and 1 "
+                    r"share elements"),
     ("reversed", r"argument 7 \(C\) has a stride between matrices of -80 bytes; it must be a whole number of "
                  r"elements, zero or more"),
 ])
@@ -619,3 +620,15 @@ def _overlapping():
     """Three 5 x 4 column-major matrices 10 elements apart: each overlaps the next."""
     base = xp.zeros(100, dtype=numpy.float32)
     return xp.lib.stride_tricks.as_strided(base, shape=(3, 5, 4), strides=(40, 4, 20))
+
+
+def test_interleaved_matrices_that_share_no_element_are_a_legal_batched_output():
+    """Matrices closer together than one of them spans, interleaved column by column, but never on one element
+    (zeros((n, batch, m)).transpose(1, 2, 0)): the contract forbids overlap only."""
+    rng = numpy.random.default_rng(14)
+    A, B = _documented(rng, 3, 5, 6), _documented(rng, 3, 6, 4)
+    C = xp.zeros((4, 3, 5), dtype=numpy.float32).transpose(1, 2, 0)
+    assert C.strides[0] < C.strides[-1]
+    gl.blas.gemm_strided_batched("N", "N", 1.0, A, B, 0.0, C)
+    want = numpy.einsum("bik,bkj->bij", gl.to_host(A).astype(numpy.float64), gl.to_host(B).astype(numpy.float64))
+    assert numpy.abs(gl.to_host(C) - want).max() < 1e-5

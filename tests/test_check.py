@@ -100,3 +100,29 @@ def test_each_of_several_runs_gets_the_inputs_as_drawn():
 def test_a_kernel_that_only_reads_its_inputs_says_nothing_more():
     result = gl.check(_gemm().library, _gemm())
     assert result.ok and result.changed == () and result.verdict().endswith(": True")
+
+
+def test_every_copy_of_an_input_keeps_its_layout():
+    """A kernel reads raw memory: the copies each run gets (and the reference's) keep the strides of the inputs as
+    drawn, a column-major matrix column-major."""
+    op = gl.ops.Gemv(m=30, n=20, layout="col")
+    drawn = op.inputs(numpy.random.default_rng(0))
+    seen = []
+
+    def reads_raw_memory(inputs, out):
+        seen.append(tuple(a.strides for a in inputs))
+        op.library(inputs, out)
+    assert gl.check(reads_raw_memory, op).ok
+    assert check_many({"a": reads_raw_memory, "b": reads_raw_memory}, op)["b"].ok
+    assert seen[0] == tuple(a.strides for a in drawn) and len(set(seen)) == 1 and drawn[0].flags.f_contiguous
+
+
+@pytest.mark.parametrize("make", [lambda: numpy.asfortranarray(numpy.arange(12.0).reshape(3, 4)),
+                                  lambda: numpy.arange(24.0).reshape(4, 6)[:, ::2],
+                                  lambda: numpy.arange(24.0).reshape(4, 6)[::-1, 1:5],
+                                  lambda: numpy.zeros(2, dtype=[("a", "f4"), ("b", "f4"), ("c", "f4")])[["a", "b"]]])
+def test_a_kept_copy_has_its_originals_strides(make):
+    from gemmlab.check import _same_layout
+    a = make()
+    k = _same_layout(a)
+    assert k.strides == a.strides and numpy.array_equal(k, a) and not numpy.shares_memory(k, a)

@@ -3356,3 +3356,31 @@ __global__ void through(int** box, int* out)
     assert list(gl.to_host(out)) == list(range(7, 39)) and int(gl.to_host(box)[0]) != 0
     with pytest.raises(ValueError, match=r"int\*\*, an array of pointers, and needs a uint64 array"):
         k(1, 32, (xp.zeros(1, dtype=numpy.int32), out))
+
+
+def test_get_global_refuses_a_type_the_source_defines_twice():
+    """A typedef chosen under an #if (the parser reads both branches): the variable's size decides, never a
+    reading of its bytes as the wrong type."""
+    m = gl.load(code="""
+#if 1
+typedef double real;
+#else
+typedef float real;
+#endif
+__device__ real taps[4];
+__device__ real one;
+__global__ void k(double* out) { out[0] = taps[0] + one; }
+""")
+    m.get("k")
+    for name in ("taps", "one"):
+        with pytest.raises(ValueError, match=rf"{name} is a real, which the source defines as two different types .* "
+                                             rf"dtype="):
+            m.get_global(name)
+    assert m.get_global("taps", dtype=numpy.float64).shape == (4,)
+    sized = gl.load(code="""
+typedef float wide;
+__device__ wide w[2];
+__global__ void k(float* out) { out[0] = w[0]; }
+""")
+    sized.get("k")
+    assert sized.get_global("w").shape == (2,)

@@ -708,6 +708,14 @@ __global__ void writes_its_input(const float* x, float* y, int n)   // a const i
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) { y[i] = x[(i + 256) % n]; const_cast<float*>(x)[i] = -1.0f; }
 }
+__global__ void histogram(float* y, int n)            // y[b % 4] += 1 in every block: a read-modify-write race
+{
+    if (blockIdx.x * blockDim.x + threadIdx.x < n) y[blockIdx.x % 4] += 1.0f;
+}
+__global__ void copies(const float* x, float* y, int n) // every block copies into y (memcpy): the last block wins
+{
+    if (threadIdx.x == 0) memcpy(y, x + blockIdx.x, 32 * sizeof(float));
+}
 __global__ void index_from_earlier(int* y, int n)     // an index another block wrote: out of bounds in one order
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -720,7 +728,8 @@ __global__ void index_from_earlier(int* y, int n)     // an index another block 
 
 
 @emulator_only
-@pytest.mark.parametrize("kernel", ["chain", "last_wins", "writes_its_input", "index_from_earlier"])
+@pytest.mark.parametrize("kernel", ["chain", "last_wins", "writes_its_input", "index_from_earlier", "histogram",
+                                    "copies"])
 def test_blocks_that_see_each_other_give_one_processs_bits_whatever_the_worker_count(capfd, monkeypatch, kernel):
     """A race between blocks (one reads or writes what another writes, even an input declared const) gives the
     answer of one process running the blocks in order, with any number of workers, every run; its printed lines
@@ -732,7 +741,8 @@ def test_blocks_that_see_each_other_give_one_processs_bits_whatever_the_worker_c
         x = numpy.arange(n, dtype=numpy.float32)
         y = numpy.zeros(n, dtype=numpy.int32 if kernel == "index_from_earlier" else numpy.float32)
         args = {"chain": (y, n), "last_wins": ((numpy.arange(n) % 1000).astype(numpy.int32), y, n),
-                "writes_its_input": (x, y, n), "index_from_earlier": (y, n)}[kernel]
+                "writes_its_input": (x, y, n), "index_from_earlier": (y, n), "histogram": (y, n),
+                "copies": (x, y, n)}[kernel]
         k = m.get(kernel)
         try:
             k((200,), (256,), args)
@@ -749,6 +759,29 @@ def test_blocks_that_see_each_other_give_one_processs_bits_whatever_the_worker_c
         assert printed == "block 0\nblock 50\nblock 100\nblock 150\n"
     if kernel == "index_from_earlier":
         assert "out-of-bounds access in block (100,0,0)" in outcome
+    if kernel == "histogram":
+        assert numpy.frombuffer(outcome[0], numpy.float32)[:4].tolist() == [50 * 256.0] * 4
+    if kernel == "copies":
+        assert numpy.frombuffer(outcome[0], numpy.float32)[:32].tolist() == list(range(199, 231))
+
+
+@emulator_only
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_hang_prints_what_one_process_would_have_printed_by_then(capfd, monkeypatch, workers):
+    """printf-debugging of a hang: the lines of the blocks before the one that hangs come out with any number of
+    workers, in block order, and none of the blocks after it."""
+    monkeypatch.setenv("GEMMLAB_EMULATOR_WORKERS", workers)
+    monkeypatch.setenv("GEMMLAB_EMULATOR_TIMEOUT", "2")
+    k = gl.load(code=r"""
+#include <cstdio>
+__global__ void k(int* x)
+{
+    if (threadIdx.x == 0 && blockIdx.x % 32 == 0) printf("block %d\n", blockIdx.x);
+    if (blockIdx.x == 100) while (x[0] == 0) { }
+}""").get("k")
+    with pytest.raises(gl.EmulatorError, match=r"ran longer than 2 s .*block \(100,0,0\)"):
+        k((128,), (256,), (numpy.zeros(4, dtype=numpy.int32),))
+    assert capfd.readouterr().out == "block 0\nblock 32\nblock 64\nblock 96\n"
 
 
 @emulator_only

@@ -648,6 +648,43 @@ __global__ void unsigned_halo(const float* x, float* y)         // s[threadIdx.x
     __syncthreads();
     y[threadIdx.x] = s[threadIdx.x - 1];
 }
+__global__ void unsigned_row(const float* x, float* y)          // the row above: tile[threadIdx.y - 1] in row 0
+{
+    __shared__ float tile[2][33];
+    tile[threadIdx.y][threadIdx.x] = x[threadIdx.x];
+    __syncthreads();
+    y[threadIdx.x] = tile[threadIdx.y - 1][threadIdx.x];
+}
+__global__ void big_then_small(float* y, int row, int col)     // big[row][col], with a small array after big
+{
+    __shared__ float big[32][128];
+    __shared__ float small[4];
+    big[threadIdx.x][threadIdx.x] = 1.0f;
+    if (threadIdx.x < 4) small[threadIdx.x] = 2.0f;
+    __syncthreads();
+    if (threadIdx.x == 0) y[0] = big[row][col] + small[0];
+}
+__global__ void copy_under(const float* x, float* y, int n)     // memcpy to 4 bytes before dynamic shared memory
+{
+    extern __shared__ float d[];
+    if (threadIdx.x == 0) memcpy(d - 1, x, n * sizeof(float));
+    __syncthreads();
+    y[threadIdx.x] = d[threadIdx.x];
+}
+__global__ void copy_past(const float* x, float* y, int n)      // one float too many, through std::memcpy
+{
+    if (threadIdx.x == 0) std::memcpy(y, x, (n + 1) * sizeof(float));
+}
+__global__ void copy_local(float* y)                            // a constant size past a local array
+{
+    float l[2];
+    memcpy(l, y, 16);
+    y[0] = l[0];
+}
+__global__ void set_past(float* y, int n)
+{
+    if (threadIdx.x == 0) memset(y, 0, n * sizeof(float));
+}
 """
 
 
@@ -707,10 +744,41 @@ def test_the_halo_bug_is_caught_in_thread_zero(near):
 def test_an_unsigned_index_below_zero_is_named_as_one(near):
     x, y = numpy.ones(32, dtype=numpy.float32), numpy.zeros(32, dtype=numpy.float32)
     with pytest.raises(gl.EmulatorError, match=r"thread \(0,0,0\) at <code>:\d+: the address is element 4294967295 "
-                                               r"of the dynamic shared memory for 4-byte elements, an unsigned "
-                                               r"32-bit index that went below 0 and wrapped \(-1 as an int\)"):
+                                               r"of the dynamic shared memory for 4-byte elements \(or rows\), an "
+                                               r"unsigned 32-bit index that went below 0 and wrapped \(-1 as an int\)"):
         near.get("unsigned_halo")(1, 32, (x, y), shared_mem=128)
     assert (y == 0).all()
+    with pytest.raises(gl.EmulatorError, match=r"element 4294967295 of the __shared__ array 'tile' for 132-byte "
+                                               r"elements \(or rows\)"):
+        near.get("unsigned_row")(1, (32, 2), (x, y))
+
+
+@emulator_only
+def test_the_gap_after_a_large_shared_array_is_as_large_as_it_needs_whatever_follows(near):
+    """An array's gap guards both its neighbours: a row past a large tile is caught even when a small array follows
+    it, and named as an access past the tile."""
+    y = numpy.zeros(64, dtype=numpy.float32)
+    with pytest.raises(gl.EmulatorError, match=r"reads 4 bytes at byte offset 16640 of the __shared__ array 'big' "
+                                               r"\(16384 bytes, .*\): 260 bytes past its end"):
+        near.get("big_then_small")(1, 32, (y, 32, 64))
+    near.get("big_then_small")(1, 32, (y, 31, 127))
+
+
+@emulator_only
+@pytest.mark.parametrize("kernel, says", [
+    ("copy_under", r"writes 128 bytes of dynamic shared memory at byte offset -4: 4 bytes before its start"),
+    ("copy_past", r"at <code>:\d+: writes 132 bytes at element 0 of argument 1 \('y'\) .*: 4 bytes past its end"),
+    ("copy_local", r"writes 8 bytes at byte offset 8 of the thread's local array 'l' \(8 bytes\): 8 bytes past"),
+    ("set_past", r"writes 36 bytes at element 0 of argument 0 \('y'\) .*: 4 bytes past its end"),
+])
+def test_memcpy_and_memset_are_checked_as_loads_and_stores_are(near, kernel, says):
+    """The compiler leaves memcpy, memmove and memset calls unchecked (a size it cannot see, or a small constant):
+    the emulator checks both ranges before the copy, at the kernel's line."""
+    x = numpy.arange(64, dtype=numpy.float32)
+    args = {"copy_under": (x, numpy.zeros(32, numpy.float32), 32), "copy_past": (x[:32], numpy.zeros(32, numpy.float32), 32),
+            "copy_local": (numpy.zeros(8, numpy.float32),), "set_past": (numpy.ones(8, numpy.float32), 9)}[kernel]
+    with pytest.raises(gl.EmulatorError, match=says):
+        near.get(kernel)(1, 32, args, shared_mem=128)
 
 
 @pytest.mark.parametrize("value", [1e300, -1e39, 10**40])
@@ -834,6 +902,38 @@ def test_a_failing_compiler_says_which_and_what_it_printed(tmp_path, monkeypatch
     monkeypatch.setenv("GEMMLAB_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(error, match=says.replace("{cxx}", re.escape(str(cxx)))):
         gl.load(code="__global__ void failing_cxx(int* x) { }").get("failing_cxx")
+
+
+@pytest.mark.parametrize("said, machine", [
+    ("g++: fatal error: Killed signal terminated program cc1plus\ncompilation terminated.", "out of memory, or stopped"),
+    ("collect2: fatal error: ld terminated with signal 9 [Killed]", "out of memory, or stopped"),
+    ("/usr/bin/ld: final link failed: No space left on device", "the disk is full"),
+    ("cc1plus: fatal error: error writing to /tmp/x/ccA.s: No space left on device", "the disk is full"),
+    ("/usr/bin/ld: cannot open output file unit.so: Read-only file system", "a read-only file system"),
+    ("cc1plus: out of memory allocating 42 bytes after a total of 1 bytes", "out of memory"),
+    ("{standard input}: Fatal error: can't close /tmp/x/ccAb12.o: No space left on device", "the disk is full"),
+    ("/tmp/x/ccQ.s:5: Fatal error: can't write 22 bytes to section .text: 'No space left on device'", "the disk is full"),
+    ("x86_64-linux-gnu-g++-12: fatal error: Killed signal terminated program cc1plus", "out of memory, or stopped"),
+    ("clang++: error: unable to execute command: Killed", "out of memory, or stopped"),
+    ("LLVM ERROR: out of memory", "out of memory"),
+    ("<code>:4:5: error: 'oops' was not declared in this scope\n    4 |  printf(\"No space left on device\"), oops;",
+     None),
+    ("kernel.cu:3:1: error: expected ';' (out of memory)", None),
+])
+def test_only_the_tools_own_words_make_a_failed_build_the_machines(said, machine):
+    """A compiler's or linker's own line about the disk or memory is the machine's; the same words quoted from the
+    kernel's source beside an error are the kernel's."""
+    got = _emulator.build._machine_failure(Path("/tmp/x"), said, 1)
+    assert (got is None) if machine is None else got.startswith(machine)
+
+
+@emulator_only
+def test_a_kernel_whose_failing_line_speaks_of_memory_is_still_a_compile_error(tmp_path):
+    source = tmp_path / "k.cu"
+    source.write_text('#include <cstdio>\n__global__ void k(int* p)\n{\n    if (p[0] < 0) printf("out of memory\\n"), '
+                      'undefined_var++;\n}\n')
+    with pytest.raises(gl.CompileError, match="undefined_var"):
+        gl.load(str(source)).get("k")
 
 
 @pytest.mark.parametrize("routine", ["dot", "gemv", "gemm"])

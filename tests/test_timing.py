@@ -66,11 +66,14 @@ def test_sweep_runs_one_bench_per_point():
     assert all(r.library.median_ms > 0 for r in results)
 
 
-def test_samples_go_to_the_case_that_was_running_and_none_to_the_gaps():
+def test_samples_go_to_the_case_that_was_running_and_a_short_one_gets_the_nearest():
     from gemmlab import gpu_state
     samples = [(t, {"sm_mhz": mhz}) for t, mhz in [(5, 1000), (15, 1500), (25, 1980), (35, 1200), (45, 1100)]]
-    got = gpu_state.attribute(samples, {"a": [(10, 20), (40, 50)], "b": [(20, 30)]})
+    got = gpu_state.attribute(samples, {"a": [(10, 20), (40, 50)], "b": [(20, 30)]}, near_ns=0)
     assert [x["sm_mhz"] for x in got["a"]] == [1500, 1100] and [x["sm_mhz"] for x in got["b"]] == [1980]
+    # a call shorter than the sampling period, with no sample inside: the nearest one, if near enough
+    got = gpu_state.attribute(samples, {"short": [(31, 33)], "far": [(100, 102)]}, near_ns=5)
+    assert [x["sm_mhz"] for x in got["short"]] == [1200] and got["far"] == []
 
 
 def test_a_summary_says_the_clock_the_power_and_what_held_the_clock():

@@ -336,6 +336,19 @@ def _matrix(routine, position, name, a, dtypes=None, batched=False):
     return root, off, ((ld, stride) if batched else ld), span
 
 
+def _overlap_at(stride: int, ld: int, rows: int, cols: int, batch: int):
+    """The first matrix t of a batch that shares an element with matrix 0 (None: none does): matrix t's element
+    (r, c) lies at t stride + r + c ld, so t and 0 meet where t stride = dr + dc ld with |dr| < rows, |dc| < cols."""
+    if stride >= (cols - 1) * ld + rows:        # one matrix's span apart or more: none meets another
+        return None
+    for t in range(1, batch):
+        d = t * stride
+        for dc in {d // ld, d // ld + 1}:
+            if abs(dc) < cols and abs(d - dc * ld) < rows:
+                return t
+    return None
+
+
 def _output(routine, position, name, a):
     """An output must be writable: a read-only array is refused before anything runs."""
     flags = getattr(a, "flags", None)
@@ -925,11 +938,13 @@ def _gemm_plan(transa, transb, alpha, A, B, beta, C, choice=None, compute=None, 
         _, _, ldb, _ = _matrix(name, 5, "B", B, dtypes, batched)
         _scalar(name, 6, "beta", beta)
         column_major = C.ndim == 3 and (C.shape[-2] <= 1 or C.strides[-2] == C.itemsize)   # (else _matrix says so)
-        if batched and column_major and C.shape[0] > 1 and C.size and C.strides[0] >= 0:
-            span = C.strides[-1] * (C.shape[-1] - 1) + C.strides[-2] * (C.shape[-2] - 1) + C.itemsize
-            if C.strides[0] < span:
-                _fail(name, 7, "C", f"has its matrices {C.strides[0] // C.itemsize} elements apart, closer than one "
-                                    f"matrix of it spans ({span // C.itemsize}): the products would overwrite each other")
+        if batched and column_major and C.shape[0] > 1 and C.size and C.strides[0] >= 0 and not C.strides[0] % C.itemsize:
+            ld = C.strides[-1] // C.itemsize if C.shape[-1] > 1 else max(C.shape[-2], 1)
+            clash = _overlap_at(C.strides[0] // C.itemsize, ld, *C.shape[-2:], C.shape[0])
+            if clash is not None:
+                _fail(name, 7, "C", f"has its matrices {C.strides[0] // C.itemsize} elements apart with leading "
+                                    f"dimension {ld}: matrices 0 and {clash} share elements, and the products would "
+                                    "overwrite each other")
         _, _, ldc, _ = _matrix(name, 7, "C", C, (C.dtype,), batched)
         _output(name, 7, "C", C)
         (lda, sa), (ldb, sb), (ldc, sc) = (lda, ldb, ldc) if batched else ((lda, 0), (ldb, 0), (ldc, 0))

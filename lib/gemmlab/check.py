@@ -72,8 +72,27 @@ class CheckResult:
 
 def _kept(inputs) -> tuple:
     """Copies of the inputs as drawn, taken before a launch: the reference is computed from these, so a kernel
-    that writes its inputs is judged against what it was given, and its writes are seen."""
-    return tuple(a.copy() if hasattr(a, "copy") and hasattr(a, "shape") else a for a in inputs)
+    that writes its inputs is judged against what it was given, and its writes are seen. Each copy has its
+    original's strides (a kernel reads raw memory: a Fortran-ordered matrix must stay one)."""
+    return tuple(_same_layout(a) if hasattr(a, "copy") and hasattr(a, "shape") else a for a in inputs)
+
+
+def _same_layout(a):
+    """A copy of array ``a`` with the very strides of ``a``."""
+    k = a.copy(order="K")
+    if k.strides == a.strides or a.size == 0:
+        return k
+    # the bytes the strides reach, from the lowest to one past the highest, in a buffer of their own
+    lo = sum(min(0, (n - 1) * s) for n, s in zip(a.shape, a.strides))
+    hi = sum(max(0, (n - 1) * s) for n, s in zip(a.shape, a.strides)) + a.itemsize
+    if isinstance(a, numpy.ndarray):
+        room = numpy.empty(hi - lo, dtype=numpy.uint8)
+        view = numpy.ndarray(a.shape, a.dtype, buffer=room, offset=-lo, strides=a.strides)
+    else:
+        room = hw.xp.empty(hi - lo, dtype=numpy.uint8)
+        view = hw.xp.ndarray(a.shape, a.dtype, memptr=room.data + (-lo), strides=a.strides)
+    view[...] = a
+    return view
 
 
 def _changed(inputs, kept) -> tuple:

@@ -171,16 +171,26 @@ def summary(readings: list, limit: dict | None = None) -> dict:
     return out
 
 
-def attribute(samples: list, intervals: dict) -> dict:
-    """Each sample given to the case whose interval holds its time: ``intervals`` maps a case to its [start, stop)
-    host times in ns (from its CUDA events); returns case -> its readings (a sample between cases belongs to none)."""
-    spans = sorted((lo, hi, name) for name, pairs in intervals.items() for lo, hi in pairs)
-    starts = numpy.array([s[0] for s in spans], dtype=numpy.int64)
+def attribute(samples: list, intervals: dict, near_ns: int = 10_000_000) -> dict:
+    """The readings of each case: ``intervals`` maps a case to its [start, stop) host times in ns (from its CUDA
+    events). A sample inside an interval belongs to its case; an interval shorter than the sampling period that
+    holds none gets the sample nearest its middle, if one lies within ``near_ns`` (the clock moves over
+    milliseconds, a short kernel may not). Returns case -> its readings."""
     out = {name: [] for name in intervals}
-    for t, reading in samples:
-        i = int(numpy.searchsorted(starts, t, side="right")) - 1
-        if i >= 0 and spans[i][0] <= t < spans[i][1]:
-            out[spans[i][2]].append(reading)
+    if not samples:
+        return out
+    times = numpy.array([t for t, _ in samples], dtype=numpy.int64)
+    for name, pairs in intervals.items():
+        for lo, hi in pairs:
+            first, last = numpy.searchsorted(times, lo, side="left"), numpy.searchsorted(times, hi, side="left")
+            if last > first:
+                out[name].extend(samples[i][1] for i in range(first, last))
+                continue
+            middle = (lo + hi) // 2
+            near = [i for i in (first - 1, first) if 0 <= i < len(times)]
+            best = min(near, key=lambda i: abs(times[i] - middle), default=None)
+            if best is not None and abs(times[best] - middle) <= near_ns:
+                out[name].append(samples[best][1])
     return out
 
 

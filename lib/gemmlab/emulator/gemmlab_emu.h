@@ -323,7 +323,8 @@ constexpr size_t DYNAMIC_SHARED_BYTES = 256 * 1024;
 constexpr size_t SHARED_ARENA_BYTES = 512 * 1024;
 constexpr size_t SHARED_GUARD = 64 * 1024;
 constexpr size_t STATIC_SHARED_LIMIT = 48 * 1024;     // CUDA's limit for static __shared__ per block
-// the gap before a static array: as large as the array, from 256 bytes to 1 KiB (a row past a 2-D tile is caught)
+// the gap a static array needs on each side: as large as the array, from 256 bytes to 1 KiB (a row past a 2-D
+// tile is caught); between two arrays, the larger of their two
 constexpr size_t shared_gap(size_t bytes) { return bytes < 256 ? 256 : (bytes > 1024 ? 1024 : bytes); }
 struct alignas(128) SharedSpace {
     unsigned char guard_before[SHARED_GUARD];
@@ -359,6 +360,7 @@ inline unsigned long long oldest_live_block = 0;   // blocks numbered below it h
 inline void (*block_end_hook)() = nullptr;
 inline unsigned shared_count = 0;
 inline size_t shared_used = 0;
+inline size_t shared_last_bytes = 0;               // the size of the array placed last (its gap after it)
 inline bool in_child = false;
 inline void* device_vars_out = nullptr;     // where the child leaves the __device__ variables (parent's buffer)
 inline char shared_overflow[512] = "";
@@ -1510,8 +1512,8 @@ GL_NOSAN inline bool local_array(uintptr_t a, size_t n, const char* what, char* 
             const long long off = (long long)a - (long long)dyn;
             if (off < 0)
                 std::snprintf(st->message, sizeof st->message, "%s %zu bytes of dynamic shared memory at byte offset "
-                              "%lld: %lld bytes before its start (extern __shared__ arrays begin at the launch's "
-                              "shared_mem = %llu bytes)", what, n, off, -off, dynamic_shared_given);
+                              "%lld: %lld bytes before its start (extern __shared__ arrays hold the launch's "
+                              "shared_mem = %llu bytes, from offset 0)", what, n, off, -off, dynamic_shared_given);
             else
                 std::snprintf(st->message, sizeof st->message, "%s %zu bytes of dynamic shared memory at byte offset "
                               "%lld, but the launch gave shared_mem = %llu bytes (extern __shared__ arrays hold "
@@ -1866,7 +1868,9 @@ GL_NOSAN inline A* shared_array(const char* name, const char* file, int line, si
     const size_t natural = alignof(typename std::remove_all_extents<A>::type);
     align = align < natural ? natural : align;
     align = align < 16 ? 16 : align;
-    size_t at = (shared_used + shared_gap(bytes) + align - 1) / align * align;
+    // the gap between two arrays guards both: as large as the larger needs
+    const size_t gap = shared_gap(bytes) > shared_gap(shared_last_bytes) ? shared_gap(bytes) : shared_gap(shared_last_bytes);
+    size_t at = (shared_used + gap + align - 1) / align * align;
     if (shared_count == sizeof shared_vars / sizeof shared_vars[0] || at + bytes + 256 > SHARED_ARENA_BYTES) {
         char msg[512];
         std::snprintf(msg, sizeof msg, "kernel %s: the __shared__ array '%s' (%s:%d, %zu bytes) does not fit in "
@@ -1885,6 +1889,7 @@ GL_NOSAN inline A* shared_array(const char* name, const char* file, int line, si
     size_t total = 0;
     for (unsigned i = 0; i < shared_count; ++i) total += shared_vars[i].bytes;
     shared_used = at + bytes;
+    shared_last_bytes = bytes;
     if (in_child) {
         unpoison_shared(reinterpret_cast<uintptr_t>(data), bytes);
         if (total > STATIC_SHARED_LIMIT) {
@@ -2205,30 +2210,43 @@ GL_NOSAN inline int prepare_clusters(unsigned threads)
 // A crash 2^32 elements past a shared array: a 32-bit unsigned index that went below 0 (threadIdx.x - 1 in thread 0
 // is 4294967295, not -1), which a GPU's 32-bit shared addresses would wrap back to just before the array. (In the
 // fault handler: nothing here may be instrumented, a lambda included, or its shadow check would fault again.)
-GL_NOSAN inline bool wrapped_from(uintptr_t addr, uintptr_t base, const char* what, const char* name, char* out,
-                                  size_t size)
+GL_NOSAN inline bool wrapped_from(uintptr_t addr, uintptr_t base, size_t bytes, const char* what, const char* name,
+                                  char* out, size_t size, unsigned slack = 0)
 {
-    for (unsigned item = 1; item <= 16; item *= 2) {
-        const uintptr_t top = base + (uintptr_t(item) << 32);
-        if (addr < top && addr + SHARED_GUARD >= top) {
-            const unsigned long long below = (top - addr + item - 1) / item;
-            std::snprintf(out, size, ": the address is element %llu of %s%s for %u-byte elements, an unsigned "
-                          "32-bit index that went below 0 and wrapped (-%llu as an int); compute indexes that can "
-                          "go below 0 as int", 4294967296ull - below, what, name, item, below);
-            return true;
-        }
+    if (addr <= base) return false;
+    // an index i = 2^32 - j of q-byte elements (or rows: tile[threadIdx.y - 1][x]) lands j elements short of
+    // base + q 2^32: q is the multiple of 2^32 just above the address
+    const uintptr_t q = ((addr - base) >> 32) + (((addr - base) & 0xFFFFFFFFull) != 0);
+    const uintptr_t top = base + (q << 32);
+    if (q >= 1 && q <= 65536 && top - addr <= SHARED_GUARD) {
+        const unsigned long long below = (top - addr - (top - addr > slack ? slack : 0) + q - 1) / q;
+        std::snprintf(out, size, ": the address is element %llu of %s%s for %llu-byte elements (or rows), an unsigned "
+                      "32-bit index that went below 0 and wrapped (-%llu as an int); compute indexes that can go "
+                      "below 0 as int", 4294967296ull - below, what, name, (unsigned long long)q, below);
+        return true;
+    }
+    // the last index of a 2-D array went below 0 and the rows above it add their bytes (tile[y][threadIdx.x - 1]
+    // in a row y > 0): q 2^32 bytes past the array, plus an offset inside it
+    const uintptr_t floor_q = (addr - base) >> 32, low = base + (floor_q << 32);
+    if (floor_q >= 1 && floor_q <= 65536 && addr - low < bytes + SHARED_GUARD) {
+        std::snprintf(out, size, ": the address is %llu x 2^32 bytes past byte %llu of %s%s: an unsigned 32-bit index "
+                      "of %llu-byte elements that went below 0 and wrapped (threadIdx.x - 1 in thread 0 is 4294967295, "
+                      "not -1); compute indexes that can go below 0 as int", (unsigned long long)floor_q,
+                      (unsigned long long)(addr - low), what, name, (unsigned long long)floor_q);
+        return true;
     }
     return false;
 }
-GL_NOSAN inline bool wrapped_index(uintptr_t addr, char* out, size_t size)
+GL_NOSAN inline bool wrapped_index(uintptr_t addr, char* out, size_t size, unsigned slack = 0)
 {
-    if (wrapped_from(addr, reinterpret_cast<uintptr_t>(dynamic_shared), "the dynamic shared memory", "", out, size))
+    if (wrapped_from(addr, reinterpret_cast<uintptr_t>(dynamic_shared), dynamic_shared_given,
+                     "the dynamic shared memory", "", out, size, slack))
         return true;
     for (unsigned i = 0; i < shared_count; ++i) {
         char name[160];
         std::snprintf(name, sizeof name, "'%s'", shared_vars[i].name);
-        if (wrapped_from(addr, reinterpret_cast<uintptr_t>(shared_vars[i].data), "the __shared__ array ", name,
-                         out, size))
+        if (wrapped_from(addr, reinterpret_cast<uintptr_t>(shared_vars[i].data), shared_vars[i].bytes,
+                         "the __shared__ array ", name, out, size, slack))
             return true;
     }
     return false;
@@ -2252,8 +2270,13 @@ GL_NOSAN inline void on_fault(int sig, siginfo_t* info, void* context)
         g.status->signal = sig;
         g.status->fault_address = reinterpret_cast<unsigned long long>(info->si_addr);
         g.status->pc = code_offset(reinterpret_cast<void*>(pc));
-        if (sig == SIGSEGV) wrapped_index(reinterpret_cast<uintptr_t>(info->si_addr), g.status->message,
-                                          sizeof g.status->message);
+        if (sig == SIGSEGV) {
+            // (an address so far off that its shadow lies past the shadow map faults there first: the shadow's
+            // address names the access's to within its 8 bytes)
+            const uintptr_t at = reinterpret_cast<uintptr_t>(info->si_addr);
+            if (!wrapped_index(at, g.status->message, sizeof g.status->message) && at >= SHADOW_HI)
+                wrapped_index((at - SHADOW_OFFSET) << 3, g.status->message, sizeof g.status->message, 7);
+        }
         if (g.fibers && g.cur < g.n) {
             // a thread's stack ran into its guard page: its local variables did not fit
             const uintptr_t base = reinterpret_cast<uintptr_t>(g.fibers[g.cur].stack);
@@ -3358,4 +3381,76 @@ GL_EXPORT GL_NOSAN void* gl_emu_device_vars(unsigned long long* bytes, void* out
 namespace gl_emu {
 GL_NOSAN inline int describe_ptx_wait(const Fiber&, char* out, size_t size) { return std::snprintf(out, size, "?"); }
 }
+#endif
+
+// memcpy, memmove and memset in a kernel, checked as its loads and stores are: the compiler leaves these calls
+// unchecked (a size it cannot see, and even a small constant one), so they come here, where the memory check sees
+// both ranges (an access outside an array, a byte another block wrote) before the copy. The names are macros,
+// defined after every header the emulator itself includes, so only the kernel's code and what it includes reach
+// these (the emulator's stand-in headers copy their own bytes with __builtin_memcpy); outside a launch they copy
+// only.
+GL_NOSAN __attribute__((noinline)) inline void* gl_emu_checked_copy(void* d, const void* s, size_t n, bool overlap)
+{
+    if (::gl_emu::in_child && n) {
+        const void* ret = __builtin_return_address(0);
+        ::gl_emu::shadow_check(reinterpret_cast<uintptr_t>(s), n, false, ret);
+        ::gl_emu::shadow_check(reinterpret_cast<uintptr_t>(d), n, true, ret);
+    }
+    return overlap ? __builtin_memmove(d, s, n) : __builtin_memcpy(d, s, n);
+}
+GL_NOSAN __attribute__((noinline)) inline void* gl_emu_checked_set(void* d, int c, size_t n)
+{
+    if (::gl_emu::in_child && n)
+        ::gl_emu::shadow_check(reinterpret_cast<uintptr_t>(d), n, true, __builtin_return_address(0));
+    return __builtin_memset(d, c, n);
+}
+// (inlined into the kernel: `std::memcpy` works too, and the check names the kernel's line; a copy of 1, 2, 4, 8 or 16
+// bytes, a size the compiler knows, the bit casts of type punning, stays a load and a store, which it checks)
+template <class T> using gl_emu_unaligned = T __attribute__((may_alias, aligned(1)));
+__attribute__((always_inline)) inline bool gl_emu_small_copy(void* d, const void* s, size_t n)
+{
+    if (!__builtin_constant_p(n)) return false;
+    switch (n) {
+    case 1: *static_cast<gl_emu_unaligned<unsigned char>*>(d) = *static_cast<const gl_emu_unaligned<unsigned char>*>(s); return true;
+    case 2: *static_cast<gl_emu_unaligned<unsigned short>*>(d) = *static_cast<const gl_emu_unaligned<unsigned short>*>(s); return true;
+    case 4: *static_cast<gl_emu_unaligned<unsigned>*>(d) = *static_cast<const gl_emu_unaligned<unsigned>*>(s); return true;
+    case 8: *static_cast<gl_emu_unaligned<unsigned long long>*>(d) =
+                *static_cast<const gl_emu_unaligned<unsigned long long>*>(s); return true;
+    case 16: {
+        const unsigned long long lo = *static_cast<const gl_emu_unaligned<unsigned long long>*>(s),
+                                 hi = static_cast<const gl_emu_unaligned<unsigned long long>*>(s)[1];
+        static_cast<gl_emu_unaligned<unsigned long long>*>(d)[0] = lo;
+        static_cast<gl_emu_unaligned<unsigned long long>*>(d)[1] = hi;
+        return true;
+    }
+    default: return false;
+    }
+}
+__attribute__((always_inline)) inline void* gl_emu_memcpy(void* d, const void* s, size_t n)
+{
+    if (gl_emu_small_copy(d, s, n)) {
+        asm volatile("" ::"r"(d) : "memory");      // (made, and checked, even where nothing reads it back)
+        return d;
+    }
+    void* r = gl_emu_checked_copy(d, s, n, false);
+    asm volatile("" ::: "memory");           // (not a tail call: the check names the kernel's line)
+    return r;
+}
+__attribute__((always_inline)) inline void* gl_emu_memmove(void* d, const void* s, size_t n)
+{
+    void* r = gl_emu_checked_copy(d, s, n, true);
+    asm volatile("" ::: "memory");
+    return r;
+}
+__attribute__((always_inline)) inline void* gl_emu_memset(void* d, int c, size_t n)
+{
+    void* r = gl_emu_checked_set(d, c, n);
+    asm volatile("" ::: "memory");
+    return r;
+}
+namespace std { using ::gl_emu_memcpy; using ::gl_emu_memmove; using ::gl_emu_memset; }
+#if defined(GL_EMU_MEMCHECK)
+#define memcpy gl_emu_memcpy
+#define memmove gl_emu_memmove
+#define memset gl_emu_memset
 #endif

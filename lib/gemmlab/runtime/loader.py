@@ -543,7 +543,7 @@ class Module:
                                  f"declared in a form the emulator does not keep with the module's variables, or "
                                  f"a variable of the source is under an #if that the build leaves out")
         self._globals_given = True
-        return _typed(raw, var, dtype, self.display, type_aliases(self.source))
+        return _typed(raw, var, dtype, self.display, type_aliases("\n".join([self.source, *self.headers.values()])))
 
     def _variable(self, name: str):
         if not isinstance(name, str):
@@ -574,15 +574,22 @@ class Module:
 
 def type_aliases(source: str) -> dict:
     """The source's ``typedef T name;`` and ``using name = T;`` whose T is a type of C_TYPES (or another such
-    name): name -> the type as C_TYPES spells it."""
+    name): name -> the type as C_TYPES spells it, or None for a name defined as two different types."""
     text = strip_comments(source)
-    found = {}
+    found, twice = {}, set()
+
+    def define(name, target):
+        if found.get(name, target) != target:
+            twice.add(name)                       # two definitions (each side of an #if): which one holds is unknown
+        found[name] = target
     for m in re.finditer(r"\btypedef\s+([A-Za-z_][\w:\s]*?)\s+([A-Za-z_]\w*)\s*;", text):
-        found[m.group(2)] = c_type(m.group(1))
+        define(m.group(2), c_type(m.group(1)))
     for m in re.finditer(r"\busing\s+([A-Za-z_]\w*)\s*=\s*([A-Za-z_][\w:\s]*?)\s*;", text):
-        found[m.group(1)] = c_type(m.group(2))
-    resolved = {}
+        define(m.group(1), c_type(m.group(2)))
+    resolved = {name: None for name in twice}     # (None: defined more than once, refused by _typed)
     for name, target in found.items():
+        if name in twice:
+            continue
         for _ in range(len(found)):                 # a chain of aliases, without looping on a cycle
             if target in C_TYPES or target not in found:
                 break
@@ -596,7 +603,10 @@ def _typed(raw, var, dtype, display, aliases=None):
     """The variable's bytes (a one-axis uint8 array) viewed as its elements, in its shape where known."""
     size = raw.size
     ctype = c_type(var.ctype)
-    ctype = (aliases or {}).get(ctype.rsplit("::", 1)[-1], ctype) if ctype not in C_TYPES else ctype
+    if ctype not in C_TYPES and dtype is None and (aliases or {}).get(ctype.rsplit("::", 1)[-1], "") is None:
+        raise ValueError(f"{display}({var.line}): {var.name} is a {var.ctype}, which the source defines as two "
+                         f"different types (each side of an #if?): say how to read its bytes with dtype=")
+    ctype = (aliases or {}).get(ctype.rsplit("::", 1)[-1], ctype) or ctype if ctype not in C_TYPES else ctype
     known = C_TYPES.get(ctype)
     if dtype is not None:
         dt = numpy.dtype(dtype)
@@ -613,10 +623,18 @@ def _typed(raw, var, dtype, display, aliases=None):
                          f"its {size} bytes with dtype=, a structured dtype laid out as the type is "
                          f"(numpy.dtype([...], align=True), on the emulator), or numpy.uint8 for the bytes")
     shape = ()
-    if all(d.strip().isdigit() for d in var.dims):
+    one = dt.itemsize * fields
+    known_dims = all(d.strip().isdigit() for d in var.dims)
+    want = math.prod(int(d) for d in var.dims) * one if known_dims else None
+    if (want is not None and want != size) or size % one:
+        what = "a pointer" if var.pointer else f"a {var.ctype}"
+        raise ValueError(f"{display}({var.line}): {var.name} holds {size} bytes, which is not what {what} of "
+                         f"{one} bytes{' x ' + ' x '.join(var.dims) if var.dims else ''} takes (a typedef chosen "
+                         f"under an #if, or a type of another size here?): say how to read it with dtype=")
+    if known_dims:
         shape = tuple(int(d) for d in var.dims) + ((fields,) if fields > 1 else ())
-    if not shape or math.prod(shape) * dt.itemsize != size:
-        shape = (size // dt.itemsize,) if (var.dims or fields > 1) else ()
+    elif var.dims or fields > 1:
+        shape = (size // dt.itemsize,)
     view = raw.view(dt)
     return view.reshape(shape) if shape else view.reshape(())
 

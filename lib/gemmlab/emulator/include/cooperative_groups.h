@@ -241,8 +241,8 @@ namespace gl_detail {
 // syncs of the tile (the second: before a later reduce or scan of the tile overwrites the slots).
 template <class T> struct warp_slots {
     alignas(T) static inline unsigned char bytes[32 * sizeof(T)];
-    GL_NOSAN static void put(unsigned w, const T& v) { std::memcpy(bytes + w * sizeof(T), &v, sizeof(T)); }
-    GL_NOSAN static T get(unsigned w) { T v; std::memcpy(&v, bytes + w * sizeof(T), sizeof(T)); return v; }
+    GL_NOSAN static void put(unsigned w, const T& v) { __builtin_memcpy(bytes + w * sizeof(T), &v, sizeof(T)); }
+    GL_NOSAN static T get(unsigned w) { T v; __builtin_memcpy(&v, bytes + w * sizeof(T), sizeof(T)); return v; }
 };
 // op over the totals of the warps first .. end - 1, in order
 template <class T, class Op> inline T fold_slots(unsigned first, unsigned end, Op op)

@@ -30,7 +30,7 @@ inline __nv_fp8_storage_t to_fp8(double x, __nv_saturation_t sat, __nv_fp8_inter
         if (!from_double) return (__nv_fp8_storage_t)nan;
         if (kind == __NV_E4M3) return (__nv_fp8_storage_t)(sign | nan);
         unsigned long long bits;
-        std::memcpy(&bits, &x, 8);
+        __builtin_memcpy(&bits, &x, 8);
         return (__nv_fp8_storage_t)(sign | 0x7Cu | (unsigned)((bits >> 50) & 3u));
     }
     const double a = std::fabs(x);

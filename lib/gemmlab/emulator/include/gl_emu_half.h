@@ -55,7 +55,7 @@ inline float half_bits_to_float(unsigned short h)
     if (exponent == 0) return sign * (static_cast<float>(mant) * 0x1p-24f);      // (exact: a subnormal half)
     const unsigned bits = ((h & 0x8000u) << 16) | (static_cast<unsigned>(exponent + 112) << 23) | (mant << 13);
     float f;
-    std::memcpy(&f, &bits, 4);
+    __builtin_memcpy(&f, &bits, 4);
     return f;
 }
 
@@ -64,7 +64,7 @@ inline unsigned short float_to_bf16_bits(float f, int mode)
 {
     if (f != f) return 0x7fff;
     unsigned int x;
-    std::memcpy(&x, &f, 4);
+    __builtin_memcpy(&x, &f, 4);
     const bool negative = (x >> 31) != 0;
     const unsigned int rest = x & 0xffffu;
     unsigned int top = x >> 16;
@@ -83,7 +83,7 @@ inline float bf16_bits_to_float(unsigned short b)
 {
     unsigned int x = (unsigned int)b << 16;
     float f;
-    std::memcpy(&f, &x, 4);
+    __builtin_memcpy(&f, &x, 4);
     return f;
 }
 }  // namespace gl_emu

@@ -23,7 +23,7 @@ constexpr int GL_TC_ALIGN_BITS = 26;      // bits kept below the largest term's 
 inline int gl_tc_exponent(double x)
 {
     std::uint64_t u;
-    std::memcpy(&u, &x, 8);
+    __builtin_memcpy(&u, &x, 8);
     const int biased = static_cast<int>((u >> 52) & 0x7ff);
     if (biased != 0) return biased - 1022;
     int e;
@@ -51,13 +51,13 @@ GL_NOSAN inline float gl_tc_sum(const double* all, int n)
     }
     if (big == 0.0) return static_cast<float>(all[0]) + 0.0f;       // every term zero
     std::uint64_t bits;
-    std::memcpy(&bits, &big, 8);
+    __builtin_memcpy(&bits, &big, 8);
     const int e_max = static_cast<int>((bits >> 52) & 0x7ff) - 1022;  // big = m 2^e_max, 0.5 <= m < 1
     const std::uint64_t per_bits = static_cast<std::uint64_t>(GL_TC_ALIGN_BITS - e_max + 1023) << 52;
     const std::uint64_t q_bits = static_cast<std::uint64_t>(e_max - GL_TC_ALIGN_BITS + 1023) << 52;
     double per_q, q;
-    std::memcpy(&per_q, &per_bits, 8);
-    std::memcpy(&q, &q_bits, 8);
+    __builtin_memcpy(&per_q, &per_bits, 8);
+    __builtin_memcpy(&q, &q_bits, 8);
     std::int32_t units = 0;
     for (int i = 0; i <= n; ++i) units += static_cast<std::int32_t>(all[i] * per_q);    // cut toward zero
     const double s = static_cast<double>(units) * q;
@@ -67,9 +67,9 @@ GL_NOSAN inline float gl_tc_sum(const double* all, int n)
     float f = static_cast<float>(s);                               // to nearest; a step back if it rounded up
     if (std::fabs(static_cast<double>(f)) > std::fabs(s)) {
         std::uint32_t u;
-        std::memcpy(&u, &f, 4);
+        __builtin_memcpy(&u, &f, 4);
         --u;                                                       // (f is finite and not zero here)
-        std::memcpy(&f, &u, 4);
+        __builtin_memcpy(&f, &u, 4);
     }
     return f;
 }
@@ -198,9 +198,9 @@ GL_NOSAN inline void gl_tc_matmul(float* D, int ldd, const float* A, int lda, co
 inline float gl_tf32_operand(float f)
 {
     unsigned u;
-    std::memcpy(&u, &f, 4);
+    __builtin_memcpy(&u, &f, 4);
     if ((u & 0x7f800000u) != 0x7f800000u) u &= 0xffffe000u;
-    std::memcpy(&f, &u, 4);
+    __builtin_memcpy(&f, &u, 4);
     return f;
 }
 }  // namespace gl_emu

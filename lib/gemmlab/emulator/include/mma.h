@@ -135,9 +135,9 @@ inline void store_matrix_sync(P* p, const fragment<accumulator, M, N, K, T>& f, 
 inline float __float_to_tf32(float f)
 {
     unsigned u;
-    std::memcpy(&u, &f, 4);
+    __builtin_memcpy(&u, &f, 4);
     if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;
-    std::memcpy(&f, &u, 4);
+    __builtin_memcpy(&f, &u, 4);
     return f;
 }
 #endif

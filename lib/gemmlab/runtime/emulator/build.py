@@ -180,9 +180,15 @@ def _fall_back(path: Path, why: str) -> Path:
 _MACHINE_ERRNOS = {28: "the disk is full", 122: "the disk quota is used up", 30: "a read-only file system",
                    13: "no permission to write there", 1: "no permission to write there", 5: "a disk read or write "
                    "failed", 2: "the folder is gone", 20: "a file stands where a folder should be"}
-_MACHINE_SAYS = re.compile(r"No space left on device|Disk quota exceeded|Read-only file system|Input/output error|"
-                           r"cannot create temporary file|error writing to|final link failed|virtual memory "
-                           r"exhausted|Cannot allocate memory|out of memory", re.I)
+# (only in the tools' own lines, "cc1plus: fatal error: ...", never in a line of the kernel's source that the
+# compiler quotes beside an error)
+_MACHINE_SAYS = re.compile(r"^\s*(?:(?:\S*/)?(?:[\w.]+-)*(?:cc1plus|cc1|[gc]\+\+(?:-\d+)?|gcc(?:-\d+)?|"
+                           r"clang(?:\+\+)?(?:-\d+)?|collect2|ld(?:\.\w+)?|as|lto1|lto-wrapper)(?:\.exe)?|"
+                           r"\{standard input\}|\S+\.s:\d+|LLVM ERROR)"          # (the assembler's, LLVM's)
+                           r": .*(?:No space left on device|Disk quota exceeded|Read-only file system|"
+                           r"Input/output error|cannot create temporary file|error writing to|virtual memory "
+                           r"exhausted|Cannot allocate memory|out of memory|Killed signal terminated program|"
+                           r"terminated with signal \d+|unable to execute command: Killed)", re.I)
 
 
 def _machine_words(exc: OSError) -> str:
@@ -209,12 +215,24 @@ def _machine_failure(build: Path, stderr: str, returncode: int) -> str | None:
     for words, plain in (("No space left", 28), ("Disk quota", 122), ("Read-only", 30), ("Input/output", 5)):
         if words in said:
             return f"{_MACHINE_ERRNOS[plain]}: {said}"
-    return f"out of memory: {said}" if re.search(r"memory", said, re.I) else said
+    if re.search(r"Killed signal|terminated with signal|command: Killed", said):
+        return f"out of memory, or stopped from outside: {said}"
+    return f"out of memory: {said}" if re.search(r"memory|exhausted", said, re.I) else said
 
 
+@functools.lru_cache(maxsize=None)
 def _this_host() -> str:
+    """Eight hex digits naming where this process's numbers mean something: the machine and its boot, and the
+    process-number namespace (two containers on one machine number their processes apart)."""
     import socket
-    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+    parts = [socket.gethostname()]
+    for name, read in (("/proc/sys/kernel/random/boot_id", lambda q: Path(q).read_text().strip()),
+                       ("/proc/self/ns/pid", lambda q: str(os.stat(q).st_ino))):
+        try:
+            parts.append(read(name))
+        except OSError:
+            pass
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:8]
 
 
 def _build_folder(cache: Path) -> Path:
@@ -864,8 +882,14 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
     _check_platform()
     cxx = _compiler()
     origin = str(module.path) if module.path is not None else "<code>"
+    # a source that declares memcpy, memmove or memset itself keeps its own (the emulator's checked ones are
+    # macros of those names: gemmlab_emu.h)
+    texts = (module.source, *module.headers.values())
+    own = [name for name in ("memcpy", "memmove", "memset")
+           if any(re.search(rf"\bvoid\s*\*\s*(?:__\w+\s+)*{name}\s*\(", strip_comments(t)) for t in texts)]
     unit = "\n".join([
         '#include "gemmlab_emu.h"',
+        *(f"#undef {name}" for name in own),
         f'#line 1 "{_c_string(origin)}"',
         translate(module.source),
         "",
@@ -905,7 +929,6 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
     # the emulated GPU's __CUDA_ARCH__ (GEMMLAB_DEVICE's profile; the header's default is the H200's 900), for
     # code that asks for it (its own text, its headers, or <mma.h>, whose fragments depend on it): other
     # kernels build once for every profile
-    texts = (module.source, *module.headers.values())
     asks = any("__CUDA_ARCH__" in t or _MMA_INCLUDE.search(t) for t in texts)
     arch = (f"-D__CUDA_ARCH__={current().cuda_arch}",) if asks else ()
     if any("%%smid" in t or "%%nsmid" in t for t in texts):        # what those special registers give
@@ -945,7 +968,7 @@ def _library_with(module, launcher: list, expr: str, kernel_line: int, racecheck
                     raise
                 # the cache failed (full, read-only): this process builds in a private one from now on, with a
                 # notice, and says so in an error only when that fails too
-                _fall_back(cache, str(exc).split("(", 1)[1].rsplit(")", 1)[0])
+                _fall_back(cache, exc.why)
                 continue
         try:
             lib = _loaded.get(library)
@@ -1289,12 +1312,12 @@ def _cache_failure(cache: Path, expr: str, why: str) -> MachineError:
     if why.startswith(("out of memory", "the C++ compiler was killed")):
         error = MachineError(f"the emulator could not build {expr}: {why}. This is the machine, not your kernel: "
                              f"close what else uses memory, or build it again")
-        error.disk = False
+        error.disk, error.why = False, why
         return error
     error = MachineError(f"the emulator could not build {expr}: its build cache {cache} could not be written "
                          f"({why}). This is the machine, not your kernel: free some space there, or set "
                          f"GEMMLAB_CACHE_DIR to a folder on another disk")
-    error.disk = True
+    error.disk, error.why = True, why
     return error
 
 

@@ -112,17 +112,46 @@ def _bits(address, n):
 
 def _saw_each_other(maps) -> bool:
     """Whether the blocks of different processes touched one byte where one of them wrote it: maps holds, for each
-    region the kernel may write, each process's (written, read) bitmaps (a bit a byte) and their size."""
-    for per_process, n in maps:
+    region the kernel may write, each process's (written, read) bitmaps (a bit a byte), their size, and the
+    region's bytes now and before the launch (the launch's copy and the caller's array).
+
+    The compiler checks a store that follows a load of the same address only once, at the load (y[i] += 1 reports
+    a read and no write), so the writes the bitmaps hold are not all of them: a byte that changed was written by
+    a process that touched it, and where two processes touched it, or none did (a copy the checks do not see),
+    the blocks may have seen each other."""
+    for per_process, n, now, before in maps:
         written = [_bits(w, n) for w, _ in per_process]
         anyone = numpy.zeros(n, dtype=numpy.uint8)
         for mine in written:
             if numpy.bitwise_and(anyone, mine).any():          # written by two processes
                 return True
             anyone |= mine
+        touched = numpy.zeros(n, dtype=numpy.uint8)
+        twice = numpy.zeros(n, dtype=numpy.uint8)
         for mine, (_, r) in zip(written, per_process):
-            if (_bits(r, n) & anyone & ~mine).any():           # read where another process wrote
+            read = _bits(r, n)
+            if (read & anyone & ~mine).any():                  # read where another process wrote
                 return True
+            both = read | mine
+            twice |= touched & both
+            touched |= both
+        if _changed_where(now, before, twice | ~touched):      # changed by one of several, or by none we saw
+            return True
+    return False
+
+
+def _changed_where(now, before, suspect, chunk: int = 1 << 24) -> bool:
+    """Whether a byte that differs between the regions ``now`` and ``before`` ((address, bytes) each) has its bit
+    set in ``suspect`` (a bit a byte); compared a chunk at a time, with memcmp first, so that an unchanged chunk
+    costs no more than reading it."""
+    (at, size), (was, _) = now, before
+    for lo in range(0, size, chunk):
+        n = min(chunk, size - lo)
+        if not _libc.memcmp(at + lo, was + lo, n):
+            continue
+        changed = numpy.packbits(_bits(at + lo, n) != _bits(was + lo, n), bitorder="little")
+        if (changed & suspect[lo // 8:lo // 8 + len(changed)]).any():
+            return True
     return False
 
 
@@ -358,9 +387,20 @@ class EmulatedFunction(Explains):
                         if not w or not rd:
                             raise MemoryError(f"the emulator could not map {2 * n} bytes of access bits")
                         per_process.append((w, rd))
-                    maps.append((per_process, n, r))
+                    start, size, buf, _ = next(g for g in regions if g[2] == r.data)
+                    maps.append((per_process, n, r, (buf, size), (start, size)))
             launch = (grid, block, shared_mem, argv, table, arguments, timeout)
-            failed = self._start(ranges, maps, launch, statuses, outputs, pids, codes)
+            try:
+                failed = self._start(ranges, maps, launch, statuses, outputs, pids, codes)
+            except (EmulatorTimeout, KeyboardInterrupt):
+                # what the ranges printed up to the one that was still running, as one process would have
+                # printed it by then (a hang's printf-debugging works with any number of workers)
+                if outputs:
+                    _reap(pids, codes)
+                    late = next((w for w, code in enumerate(codes) if code is None or not _ran(code, statuses[w])),
+                                len(outputs) - 1)
+                    self._pass_on(outputs[:late + 1])
+                raise
             if len(ranges) > 1 and self._saw_each_other(maps, regions, table[:arguments]):
                 # Blocks in different processes touched what another wrote (a race between blocks, or a kernel
                 # writing an input it declared const): their answer could depend on which process ran first and
@@ -417,7 +457,7 @@ class EmulatedFunction(Explains):
             ctypes.c_int.from_address(status_addr).value = 3
             for r in table[:arguments]:
                 r.written = r.read = None
-            for per_process, _, r in maps:
+            for per_process, _, r, _, _ in maps:
                 r.written, r.read = per_process[w]
             out = -1
             if len(ranges) > 1:                        # printed in block order once all have run (_pass_on)
@@ -438,7 +478,7 @@ class EmulatedFunction(Explains):
         """Whether the blocks of one process could have seen another's: a byte one wrote that another read or
         wrote, or an argument that every kernel parameter reaching it declares const, changed (a kernel that
         writes its input: no process kept bits of it)."""
-        if _saw_each_other([(per_process, n) for per_process, n, _ in maps]):
+        if _saw_each_other([(per_process, n, now, before) for per_process, n, _, now, before in maps]):
             return True
         return any(not r.tracked and _libc.memcmp(buf, start, size)
                    for (start, size, buf, _), r in zip(regions, table))

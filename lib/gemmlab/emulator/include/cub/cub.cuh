@@ -634,7 +634,7 @@ template <class K> inline auto radix_bits(K k)
         using U = std::conditional_t<sizeof(K) == 1, unsigned char, std::conditional_t<sizeof(K) == 2, unsigned short,
                   std::conditional_t<sizeof(K) == 4, unsigned, unsigned long long>>>;
         U u;
-        std::memcpy(&u, &k, sizeof u);
+        __builtin_memcpy(&u, &k, sizeof u);
         constexpr U high = U(U(1) << (sizeof(U) * 8 - 1));
         if constexpr (std::is_floating_point<K>::value || std::is_same<K, __half>::value
                       || std::is_same<K, __nv_bfloat16>::value)
