@@ -8,6 +8,7 @@ import numpy
 import pytest
 
 import gemmlab as gl
+from gemmlab import ops
 from gemmlab.paths import KERNELS
 from gemmlab.sass import _instance
 
@@ -88,3 +89,31 @@ def test_tensor_maps_need_cuda_python_and_16_byte_rows(monkeypatch):
         tma.tensor_map(types.SimpleNamespace(shape=(64, 61), data=a.data), "fp32", 128, 32)
     with pytest.raises(ValueError, match="cols must be from 1 to the rows' length, 64; got 65"):
         tma.tensor_map(a, "bf16", 64, 64, cols=65)
+
+
+@pytest.mark.parametrize("key, config", [("tc/09_tma_store", {}), ("tc/12_pingpong", {"PINGPONG": 1}),
+                                         ("tc/12_pingpong", {"PINGPONG": 0})])
+@pytest.mark.parametrize("precision", ["fp16", "bf16"])
+def test_c_in_the_inputs_type_is_the_fp32_sum_rounded_once_to_nearest(key, config, precision):
+    """The 16-bit epilogue rounds each FP32 accumulator once, to nearest (ties to even): its C is, bit for bit, the
+    same kernel's FP32 C rounded so, at a size that is not a multiple of any tile."""
+    v = gl.registry.get(key)
+    wide = ops.TcGemm(m=200, n=264, k=72, precision=precision)
+    narrow = ops.TcGemm(m=200, n=264, k=72, precision=precision, out=precision)
+    inputs = wide.inputs(numpy.random.default_rng(7))
+    c32, c16 = wide.output(), narrow.output()
+    v.runner(wide, **config)(inputs, c32)
+    v.runner(narrow, **config)(inputs, c16)
+    c32, c16 = gl.to_host(c32), gl.to_host(c16)
+    want = c32.astype(numpy.float16) if precision == "fp16" else ops.to_bf16_bits(c32)
+    assert c16.dtype == want.dtype and numpy.array_equal(c16.view(numpy.uint16), want.view(numpy.uint16))
+    assert v.check(narrow, **config).ok
+
+
+def test_only_tc09_and_tc12_write_c_in_the_inputs_type():
+    problem = ops.TcGemm(m=64, n=64, k=64, precision="fp16", out="fp16")
+    for key in ("tc/05_mma_sync", "tc/06_wgmma_tma", "tc/08_persistent", "tc/10_cluster_multicast", "tc/11_stream_k"):
+        with pytest.raises(ValueError, match="writes C in FP32 only; C in FP16 is tc/09's and tc/12's"):
+            gl.registry.get(key).runner(problem)
+    with pytest.raises(ValueError, match="out is C's type"):
+        ops.TcGemm(m=64, n=64, k=64, precision="fp16", out="bf16")

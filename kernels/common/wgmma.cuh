@@ -5,6 +5,9 @@
 // consumer loops and the TMA-store epilogue.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "common/hopper.cuh"
 
 namespace gl_wgmma {
@@ -387,4 +390,67 @@ __device__ __forceinline__ void store_tile(const float (&d)[16 * BOXES],
     }
 }
 // [epilogue]
+
+// [epilogue16]
+// The same epilogue for C in the inputs' own 16-bit type, as torch and every
+// training stack call a GEMM (chapter 16): each FP32 accumulator is rounded once,
+// to nearest, where it leaves the registers, and two neighbours go out as one
+// 32-bit word. A box is 64 rows x 64 columns (8 KiB: a 128-byte row holds 64
+// values, one swizzle row): half as many boxes for the same tile, half the bytes
+// to C. A warp's 32 four-byte stores cover rows 16 w + lane / 4 (eight rows), 16
+// bytes of each in chunk q ^ (row % 8): eight different chunks, all 32 banks, one
+// wavefront a store, with no reordering of the columns (FP32's 32-byte rows needed
+// one).
+constexpr int BOX16_BYTES = 64 * 64 * 2;
+template <int PREC>
+__device__ __forceinline__ unsigned pack_rn(float lo, float hi)
+{
+    unsigned bits;
+    if (PREC == 0) {
+        const __half2 h = __floats2half2_rn(lo, hi);
+        __builtin_memcpy(&bits, &h, 4);
+    } else {
+        const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+        __builtin_memcpy(&bits, &h, 4);
+    }
+    return bits;
+}
+template <int PREC, int BOXES = 4>
+__device__ __forceinline__ void store_tile_16(const float (&d)[32 * BOXES],
+                                              unsigned out,
+                                              const gl_hopper::TensorMap* mapC,
+                                              int row0, int col0, unsigned bar,
+                                              int tid)
+{
+    const int warp = tid / 32, lane = tid % 32;
+    #pragma unroll
+    for (int b = 0; b < BOXES; ++b) {
+        const unsigned box = out + (b % 2) * BOX16_BYTES;
+        if (tid == 0) gl_hopper::bulk_wait_read<1>();
+        gl_hopper::named_sync(bar, 128);
+        // column group q of the box: columns 8 q + 2 (lane % 4), d[4 (8 b + q) ..]
+        #pragma unroll
+        for (int q = 0; q < 8; ++q) {
+            // rows 16 w + lane / 4 and 8 below
+            #pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int row = 16 * warp + lane / 4 + 8 * h,
+                          j = 4 * (8 * b + q) + 2 * h;
+                const unsigned at = box + row * 128
+                                    + (((unsigned)q ^ (row & 7)) << 4)
+                                    + (lane % 4) * 4;
+                const unsigned bits = pack_rn<PREC>(d[j], d[j + 1]);
+                asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(at), "r"(bits)
+                             : "memory");
+            }
+        }
+        gl_hopper::fence_proxy_async();
+        gl_hopper::named_sync(bar, 128);
+        if (tid == 0) {
+            gl_hopper::tma_store(mapC, col0 + 64 * b, row0, box);
+            gl_hopper::bulk_commit();
+        }
+    }
+}
+// [epilogue16]
 }  // namespace gl_wgmma

@@ -1,8 +1,8 @@
 // tc/09_tma_store.cu — tc/08 with its stores handed to the copy engine: the
 // epilogue off the tensor cores' critical path (sm_90a).
 //
-// C (M x N, FP32, row-major) = A (M x K) B (K x N), row-major, A and B in FP16
-// (PREC 0) or BF16 (1).
+// C (M x N, FP32, row-major; OUT 1: in A's type) = A (M x K) B (K x N), row-major,
+// A and B in FP16 (PREC 0) or BF16 (1).
 // What changed since tc/08: there each consumer thread stored its 128 accumulators
 // itself, 64 eight-byte stores to eight rows of C at once, and the warpgroup could
 // start the next tile only once the last of them had left. Here each consumer
@@ -34,7 +34,7 @@ namespace tma_store_gemm {
 constexpr int GROUP = 8;                          // as tc/08
 }  // namespace tma_store_gemm
 
-template <int PREC, int STAGES, int REGS>
+template <int PREC, int STAGES, int REGS, int OUT = 0>
 __global__ void __launch_bounds__(384, 1)
 wgmma_tma_store_gemm(const __grid_constant__ gl_hopper::TensorMap mapA,
                      const __grid_constant__ gl_hopper::TensorMap mapB,
@@ -73,7 +73,12 @@ wgmma_tma_store_gemm(const __grid_constant__ gl_hopper::TensorMap mapA,
         float d[128];
         gl_wgmma::multiply_tile<PREC, STAGES, 1>(d, it, KT, tiles, full, empty, c,
                                                  tid);
-        gl_wgmma::store_tile(d, out, &mapC, mt * BM + 64 * c, nt * BN, 1 + c, tid);
+        const int row0 = mt * BM + 64 * c, col0 = nt * BN;
+        // C in FP32, or (OUT 1) in the inputs' 16-bit type
+        if (OUT)
+            gl_wgmma::store_tile_16<PREC>(d, out, &mapC, row0, col0, 1 + c, tid);
+        else
+            gl_wgmma::store_tile(d, out, &mapC, row0, col0, 1 + c, tid);
     }
     // every store done before the block ends
     if (tid == 0) bulk_wait<0>();

@@ -1,8 +1,8 @@
 // tc/12_pingpong.cu — tc/09 with consumers of 128 x 128, taking turns on the
 // block's tiles (ping-pong) or sharing 256 x 128 ones (sm_90a).
 //
-// C (M x N, FP32, row-major) = A (M x K) B (K x N), row-major, A and B in FP16
-// (PREC 0) or BF16 (1).
+// C (M x N, FP32, row-major; OUT 1: in A's type) = A (M x K) B (K x N), row-major,
+// A and B in FP16 (PREC 0) or BF16 (1).
 // What changed since tc/09: there both consumers work on one 128 x 256 tile, 64
 // rows each, and both store it at once: while they write their accumulators to
 // shared memory the tensor cores wait (the producer has loaded the next tile's
@@ -45,7 +45,7 @@ struct Shape {
 };
 }  // namespace pingpong
 
-template <int PREC, int PINGPONG>
+template <int PREC, int PINGPONG, int OUT = 0>
 __global__ void __launch_bounds__(384, 1)
 wgmma_pingpong_gemm(const __grid_constant__ gl_hopper::TensorMap mapA,
                     const __grid_constant__ gl_hopper::TensorMap mapB,
@@ -99,8 +99,15 @@ wgmma_pingpong_gemm(const __grid_constant__ gl_hopper::TensorMap mapA,
                 if (PINGPONG && next) named_arrive(3 + c, 256);
             });
         const int row0 = mt * S::TM + (PINGPONG ? 0 : 128 * c);
-        store_tile<0, 4>(d0, out, &mapC, row0, nt * S::TN, 1 + c, tid);
-        store_tile<0, 4>(d1, out, &mapC, row0 + 64, nt * S::TN, 1 + c, tid);
+        // C in FP32, or (OUT 1) in the inputs' 16-bit type
+        if (OUT) {
+            store_tile_16<PREC, 2>(d0, out, &mapC, row0, nt * S::TN, 1 + c, tid);
+            store_tile_16<PREC, 2>(d1, out, &mapC, row0 + 64, nt * S::TN, 1 + c,
+                                   tid);
+        } else {
+            store_tile<0, 4>(d0, out, &mapC, row0, nt * S::TN, 1 + c, tid);
+            store_tile<0, 4>(d1, out, &mapC, row0 + 64, nt * S::TN, 1 + c, tid);
+        }
     }
     // every store done before the block ends
     if (tid == 0) bulk_wait<0>();

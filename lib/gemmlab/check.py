@@ -107,6 +107,13 @@ def _changed(inputs, kept) -> tuple:
     return tuple(out)
 
 
+def _values(op, out):
+    """The output on the host as numbers (the problem reads an output stored as bits, BF16's: ops.Op.values)."""
+    host = hw.to_host(out)
+    read = getattr(op, "values", None)
+    return read(host) if read is not None else host
+
+
 def _tolerance(op, base: float) -> float:
     """The problem's own say on the tolerance (ops.Op.tolerance), where it has one (an exercise's may not)."""
     adjust = getattr(op, "tolerance", None)
@@ -126,7 +133,7 @@ def check(run, op, *, label: str = "", tolerance: float = FP32_TOLERANCE, seed=N
     out = op.output()                     # NaN-filled
     run(inputs, out)
     hw.synchronize()
-    host = hw.to_host(out)
+    host = _values(op, out)
     unwritten = int(numpy.isnan(host).sum())
     err = rel_error(host, op.reference(kept), op.error_scale(kept)) if not unwritten else float("nan")
     return CheckResult(label or op.label, err, tolerance, unwritten, int(host.size), _changed(inputs, kept))
@@ -150,7 +157,7 @@ def check_many(runs: dict, op, *, tolerance: float = FP32_TOLERANCE, seed=None) 
         out = op.output()
         run(inputs, out)
         hw.synchronize()
-        host = hw.to_host(out)
+        host = _values(op, out)
         unwritten = int(numpy.isnan(host).sum())
         err = rel_error(host, ref, scale) if not unwritten else float("nan")
         results[label] = CheckResult(label, err, tolerance, unwritten, int(host.size), _changed(inputs, kept))

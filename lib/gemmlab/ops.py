@@ -74,6 +74,10 @@ class Op:
         """What a check divides the error by; None means ||reference|| (see check.rel_error)."""
         return None
 
+    def values(self, host):
+        """The output as numbers, from its array on the host (an output stored as bits, BF16's, is read here)."""
+        return host
+
     def tolerance(self, base: float) -> float:
         """The relative error a check of this problem accepts, given the kernel's own (``base``)."""
         return base
@@ -279,7 +283,8 @@ TC_CUBLAS = {"fp16": (CUDA_R_16F, CUBLAS_COMPUTE_32F), "bf16": (CUDA_R_16BF, CUB
 @dataclass(frozen=True)
 class TcGemm(Op):
     """C = A B on the tensor cores (Part V), row-major: FP16 or BF16 inputs (BF16 passed as its bits,
-    uint16), or FP32 inputs that the kernel rounds to TF32; FP32 accumulation and output.
+    uint16), or FP32 inputs that the kernel rounds to TF32; FP32 accumulation, and FP32 output, or with
+    ``out`` = the inputs' precision ("fp16", "bf16"), C in their type (BF16 as its bits), as torch calls it.
 
     ``reference`` is float64 on the inputs as the tensor cores see them (rounded: the check tests the
     kernel's arithmetic); ``exact`` is float64 on the FP32 values before rounding (what the error of a
@@ -288,15 +293,20 @@ class TcGemm(Op):
     n: int = 0
     k: int = 0
     precision: str = "fp16"
+    out: str = "fp32"
 
     def __post_init__(self):
         if self.precision not in TC_PRECISIONS:
             raise ValueError(f"precision must be one of {TC_PRECISIONS}, got {self.precision!r}")
+        if self.out not in ("fp32", self.precision) or self.out == "tf32":
+            raise ValueError(f"out is C's type: 'fp32', or the inputs' 16-bit type ('fp16' or 'bf16' with those "
+                             f"inputs); got out={self.out!r} with {self.precision} inputs")
 
     @property
     def label(self):
         shape = f"{self.m}" if self.m == self.n == self.k else f"{self.m}x{self.n}x{self.k}"
-        return f"GEMM N={shape}, {self.precision.upper()} tensor cores"
+        extra = f", {self.out.upper()} out" if self.out != "fp32" else ""
+        return f"GEMM N={shape}, {self.precision.upper()} tensor cores{extra}"
 
     @property
     def flops(self):
@@ -305,7 +315,7 @@ class TcGemm(Op):
     @property
     def bytes(self):
         item = 4 if self.precision == "tf32" else 2
-        return item * (self.m * self.k + self.k * self.n) + 4 * self.m * self.n
+        return item * (self.m * self.k + self.k * self.n) + self.output_dtype.itemsize * self.m * self.n
 
     @property
     def input_dtype(self):
@@ -333,15 +343,28 @@ class TcGemm(Op):
             A, B = tf32_round(A), tf32_round(B)
         return A.astype(numpy.float64), B.astype(numpy.float64)
 
+    @property
+    def output_dtype(self):
+        """C's dtype: float32, float16, or uint16 (BF16 bits)."""
+        return numpy.dtype({"fp32": numpy.float32, "fp16": numpy.float16, "bf16": numpy.uint16}[self.out])
+
     def output(self):
-        return hw.xp.full((self.m, self.n), numpy.nan, dtype=numpy.float32)
+        if self.out == "bf16":                       # a NaN in every element, as BF16 bits
+            return hw.xp.full((self.m, self.n), 0x7FC0, dtype=numpy.uint16)
+        return hw.xp.full((self.m, self.n), numpy.nan, dtype=self.output_dtype)
+
+    def values(self, host):
+        """C as numbers (BF16 bits read as their values)."""
+        return from_bf16_bits(host) if self.out == "bf16" else host
 
     def tolerance(self, base: float) -> float:
         """The tensor cores add a few products at a time into the FP32 accumulator and cut the sum toward
         zero, so the error against the reference grows like K, not like an SGEMM's: on the H200 (and the
         emulator, which adds as they do) 1.2e-6, 4.8e-6, 1.9e-5 at K = 256, 1024, 4096 for TF32 and a quarter
-        of that for FP16 and BF16 (16 products a step instead of 4). K 2^-26 is three times TF32's."""
-        return max(base, self.k * 2.0 ** -26)
+        of that for FP16 and BF16 (16 products a step instead of 4). K 2^-26 is three times TF32's. C in a
+        16-bit type adds its one rounding, at most half its unit in the last place: 2^-11 (FP16), 2^-8 (BF16)."""
+        rounding = {"fp32": 0.0, "fp16": 2.0 ** -11, "bf16": 2.0 ** -8}[self.out]
+        return max(base, self.k * 2.0 ** -26) + rounding
 
     def reference(self, inputs):
         # float64 on the device when there is one (an 8192^3 product on the host takes seconds)
@@ -365,10 +388,11 @@ class TcGemm(Op):
         cublas = importlib.import_module("cupy_backends.cuda.libs.cublas")
         A, B = inputs
         dtype, compute = TC_CUBLAS[self.precision]
+        c_type = CUDA_R_32F if self.out == "fp32" else dtype       # C in the inputs' type: as torch.matmul asks
         one, zero = numpy.ones(1, numpy.float32), numpy.zeros(1, numpy.float32)
         cublas.gemmEx(hw.xp.cuda.device.get_cublas_handle(), 0, 0, self.n, self.m, self.k,
                       one.ctypes.data, B.data.ptr, dtype, self.n, A.data.ptr, dtype, self.k,
-                      zero.ctypes.data, out.data.ptr, CUDA_R_32F, self.n, compute, CUBLAS_GEMM_DEFAULT)
+                      zero.ctypes.data, out.data.ptr, c_type, self.n, compute, CUBLAS_GEMM_DEFAULT)
 
 
 @dataclass(frozen=True)

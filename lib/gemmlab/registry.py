@@ -207,19 +207,38 @@ def _tc_operands(p, inputs, out):
             raise ValueError(f"{name} must be a C-contiguous {shape[0]} x {shape[1]} array for this {p.m} x {p.n} x "
                              f"{p.k} product; got {' x '.join(map(str, a.shape))}"
                              f"{'' if a.flags.c_contiguous else ', not C-contiguous'}")
-    if getattr(out, "dtype", None) != numpy.float32 or tuple(out.shape) != (p.m, p.n) or not out.flags.c_contiguous:
-        raise ValueError(f"C must be a C-contiguous {p.m} x {p.n} float32 array; got {getattr(out, 'dtype', '?')} "
+    want = getattr(p, "output_dtype", numpy.dtype(numpy.float32))
+    if getattr(out, "dtype", None) != want or tuple(out.shape) != (p.m, p.n) or not out.flags.c_contiguous:
+        raise ValueError(f"C must be a C-contiguous {p.m} x {p.n} {want.name} array; got {getattr(out, 'dtype', '?')} "
                          f"{' x '.join(map(str, getattr(out, 'shape', ())))}")
     return inputs[0], inputs[1], out, p.m, p.n, p.k
 
 
 def _tc_refuse(p, c):
+    if _fp32_out(p):
+        return _fp32_out(p)
     if p.m % 16 or p.n % 16 or p.k % 16:
         return f"M, N and K must be multiples of 16 (the wmma tile), got {p.m} x {p.n} x {p.k}"
     return None
 
 
+def _tc_precision_out(p):
+    """PREC, and OUT: 1 where C is in the inputs' 16-bit type (tc/09 and tc/12's epilogue16)."""
+    return {**_tc_precision(p), "OUT": int(getattr(p, "out", "fp32") != "fp32")}
+
+
+def _fp32_out(p) -> str | None:
+    """The refusal of a kernel that writes FP32 C only, for a problem that asks for C in its inputs' type."""
+    if getattr(p, "out", "fp32") != "fp32":
+        return f"this kernel writes C in FP32 only; C in {p.out.upper()} is tc/09's and tc/12's (OUT 1)"
+    return None
+
+
 def _hopper_refuse(p, c):
+    return _fp32_out(p) or _hopper_any_out_refuse(p, c)
+
+
+def _hopper_any_out_refuse(p, c):
     if p.precision == "tf32":
         return "wgmma here takes FP16 or BF16; TF32 is tc/01 and tc/03"
     if p.n % 8 or p.k % 8:
@@ -292,14 +311,17 @@ def _max_active_clusters(key: str, expr: str, shared: int, gpu: str) -> int:
 # what chapter 16's kernels have in common: tc/06's operation, precisions, refusals and target
 _PAST_CUBLAS = dict(chapter="16-past-cublas", op=ops.TcGemm, problem_params=_tc_precision, refuse=_hopper_refuse,
                     needs=_HOPPER, options=("-arch=sm_90a",))
+# tc/09 and tc/12 write C in FP32 or, for a problem with out = its inputs' type, in that type (OUT 1)
+_PAST_CUBLAS_OUT = {**_PAST_CUBLAS, "problem_params": _tc_precision_out, "refuse": _hopper_any_out_refuse}
 
 
 def _store_args(p, inputs, out):
     """tc/09 and tc/10: tc/06's maps of A and B, and C's (FP32, 64 x 32 boxes: 128-byte rows, swizzled)."""
     from .runtime import tma
     A, B, _, _, _, _ = _tc_operands(p, inputs, out)
-    return (tma.tensor_map(A, p.precision, 128, 64), tma.tensor_map(B, p.precision, 64, 64),
-            tma.tensor_map(out, "fp32", 64, 32), p.m, p.n, p.k)
+    c = (tma.tensor_map(out, "fp32", 64, 32) if getattr(p, "out", "fp32") == "fp32" else
+         tma.tensor_map(out, p.out, 64, 64))                      # 16-bit C: 64 x 64 boxes, 128-byte rows too
+    return (tma.tensor_map(A, p.precision, 128, 64), tma.tensor_map(B, p.precision, 64, 64), c, p.m, p.n, p.k)
 
 
 # tc/11 splits the last round only where its idle SMs would wait at least this many 64-wide k-slices' time, on
@@ -685,14 +707,14 @@ VARIANTS = [
         **_PAST_CUBLAS,
     ),
     Variant(
-        key="tc/09_tma_store", entry="wgmma_tma_store_gemm<{PREC}, {STAGES}, {REGS}>",
+        key="tc/09_tma_store", entry="wgmma_tma_store_gemm<{PREC}, {STAGES}, {REGS}, {OUT}>",
         title="tc/08 with a TMA-store epilogue: accumulators to swizzled shared memory, out by the copy engine "
               "behind the next tile's main loop",
         # two knobs of the schedule, measured one at a time (chapter 16): the stages, the producer's registers
         params={"STAGES": (3, 4), "REGS": (24, 40, 56)}, defaults={"STAGES": 4, "REGS": 40},
         valid=lambda c: c["STAGES"] == 4 or c["REGS"] == 40,
         launch=lambda p, c: ((_persistent_blocks(p),), 384, _store_shared(c)), args=_store_args,
-        **_PAST_CUBLAS,
+        **_PAST_CUBLAS_OUT,
     ),
     Variant(
         key="tc/10_cluster_multicast", entry="wgmma_multicast_gemm<{PREC}>",
@@ -711,13 +733,13 @@ VARIANTS = [
         **_PAST_CUBLAS,
     ),
     Variant(
-        key="tc/12_pingpong", entry="wgmma_pingpong_gemm<{PREC}, {PINGPONG}>",
+        key="tc/12_pingpong", entry="wgmma_pingpong_gemm<{PREC}, {PINGPONG}, {OUT}>",
         title="tc/09 with 128 x 128 consumers: taking turns on the block's tiles, one storing while the other "
               "multiplies (ping-pong), or sharing 256 x 128 tiles (PINGPONG 0)",
         params={"PINGPONG": (0, 1)}, defaults={"PINGPONG": 1},
         launch=lambda p, c: ((_persistent_blocks(p, tile=_pingpong_tile(c)),), 384, STORE_SHARED),
         args=_store_args,
-        **_PAST_CUBLAS,
+        **_PAST_CUBLAS_OUT,
     ),
 ]
 
