@@ -603,11 +603,12 @@ def _typed(raw, var, dtype, display, aliases=None):
     """The variable's bytes (a one-axis uint8 array) viewed as its elements, in its shape where known."""
     size = raw.size
     ctype = c_type(var.ctype)
-    if ctype not in C_TYPES and dtype is None and (aliases or {}).get(ctype.rsplit("::", 1)[-1], "") is None:
+    # a typedef's type ("" where there is none; None where the source defines the name twice)
+    alias = "" if ctype in C_TYPES else (aliases or {}).get(ctype.rsplit("::", 1)[-1], "")
+    if alias is None and dtype is None:
         raise ValueError(f"{display}({var.line}): {var.name} is a {var.ctype}, which the source defines as two "
                          f"different types (each side of an #if?): say how to read its bytes with dtype=")
-    ctype = (aliases or {}).get(ctype.rsplit("::", 1)[-1], ctype) or ctype if ctype not in C_TYPES else ctype
-    known = C_TYPES.get(ctype)
+    known = C_TYPES.get(alias or ctype)
     if dtype is not None:
         dt = numpy.dtype(dtype)
         if dt.itemsize == 0 or size % dt.itemsize:

@@ -364,9 +364,10 @@ HEADINGS = {
 
 
 def evidence(cases, metrics, study: str = "ladder", data: dict | None = None) -> None:
-    """Show the recorded metrics of one ncu study (``results/ncu-<study>-nvidia-h200.json``) for the cases whose
-    names start with ``cases`` (a prefix, or a list of prefixes), one row each, one column per metric
-    (:data:`HEADINGS`; stalls are warp-cycles per issued instruction). Raises if no case matches."""
+    """Show the recorded metrics of one ncu study (``results/ncu-<study>-<gpu>.json``, the record shown: the reader's
+    GPU's, else the book's) for the cases whose names start with ``cases`` (a prefix, or a list of prefixes), one
+    row each, one column per metric (:data:`HEADINGS`; stalls are warp-cycles per issued instruction). Raises if no
+    case matches."""
     data = data or record.shown(f"ncu-{study}")
     prefixes = (cases,) if isinstance(cases, str) else tuple(cases)
     kernels = [k for k in data["kernels"] if k["case"].startswith(prefixes)]

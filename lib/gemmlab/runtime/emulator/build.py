@@ -241,6 +241,20 @@ def _build_folder(cache: Path) -> Path:
     return Path(tempfile.mkdtemp(prefix=f".build-{_this_host()}-{os.getpid()}-", dir=cache))
 
 
+def _unit_folder(cache: Path, unit: str, what: str) -> Path:
+    """A new build folder (_build_folder) holding the unit to compile, unit.cpp; a MachineError naming the cache
+    (and nothing left behind) where the cache cannot take them."""
+    build = None
+    try:
+        build = _build_folder(cache).resolve()
+        (build / "unit.cpp").write_text(unit)
+        return build
+    except OSError as exc:
+        if build is not None:
+            shutil.rmtree(build, ignore_errors=True)
+        raise _cache_failure(cache, what, _machine_words(exc)) from None
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -715,16 +729,8 @@ def _preprocessed(command, unit: str, origin: str, module, cache: Path) -> dict:
     """{file: {line: text}} of the user's files as the compiler's preprocessor leaves them."""
     # (the preprocessor's line markers write a name as a C string: escaped as the #line directives are)
     names = {_c_string(origin): module.display, **{_c_string(str(p)): str(p) for p in module.headers}}
+    build = _unit_folder(cache, unit, module.display)
     try:
-        build = _build_folder(cache)
-    except OSError as exc:
-        raise _cache_failure(cache, module.display, _machine_words(exc)) from None
-    try:
-        src = build / "unit.cpp"
-        try:
-            src.write_text(unit)
-        except OSError as exc:
-            raise _cache_failure(cache, module.display, _machine_words(exc)) from None
         flags = [c for c in command[1:] if c not in ("-shared",) and not c.startswith("-Wl,")]
         proc = processes.run([command[0], *flags, "-E", "unit.cpp"], capture_output=True, text=True, cwd=build,
                              group=True, env={**os.environ, "TMPDIR": str(build)})
@@ -1234,10 +1240,7 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
     """Compile into a private folder inside the cache (one filesystem: the renames are atomic), then publish
     the library under a name that carries its checksum, and last the manifest that vouches for it. ``pch``:
     the runtime header precompiled with these flags (:func:`_precompiled`), or None."""
-    try:
-        build = _build_folder(cache).resolve()
-    except OSError as exc:
-        raise _cache_failure(cache, expr, _machine_words(exc)) from None
+    build = _unit_folder(cache, unit, expr)
     try:
         if pch is not None:                       # found first: the compiler takes it for the header
             at = command.index(f"-I{HERE}")
@@ -1246,10 +1249,6 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
         if mirror is not None:
             command = [command[0], f"-I{mirror}", *command[1:]]
         command = _plain_paths(build, command)
-        try:
-            (build / "unit.cpp").write_text(unit)
-        except OSError as exc:
-            raise _cache_failure(cache, expr, _machine_words(exc)) from None
         out, dep = build / "unit.so", build / "unit.d"
         src, rel_out, rel_dep = "unit.cpp", "unit.so", "unit.d"       # the compiler runs in build
         full = [*command, "-MD", "-MF", rel_dep, src, "-o", rel_out]
@@ -1309,15 +1308,13 @@ def _build(cache: Path, key: str, command, unit, module, expr, origin, kernel_li
 def _cache_failure(cache: Path, expr: str, why: str) -> MachineError:
     """The error of a build that the machine stopped (the build folder is removed by the caller): its disk (the
     error's ``disk`` is then True: another cache may do), or its memory, or a signal from outside."""
-    if why.startswith(("out of memory", "the C++ compiler was killed")):
-        error = MachineError(f"the emulator could not build {expr}: {why}. This is the machine, not your kernel: "
-                             f"close what else uses memory, or build it again")
-        error.disk, error.why = False, why
-        return error
+    disk = not why.startswith(("out of memory", "the C++ compiler was killed"))
     error = MachineError(f"the emulator could not build {expr}: its build cache {cache} could not be written "
                          f"({why}). This is the machine, not your kernel: free some space there, or set "
-                         f"GEMMLAB_CACHE_DIR to a folder on another disk")
-    error.disk, error.why = True, why
+                         f"GEMMLAB_CACHE_DIR to a folder on another disk" if disk else
+                         f"the emulator could not build {expr}: {why}. This is the machine, not your kernel: "
+                         f"close what else uses memory, or build it again")
+    error.disk, error.why = disk, why
     return error
 
 

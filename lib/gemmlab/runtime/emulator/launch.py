@@ -110,16 +110,18 @@ def _bits(address, n):
     return numpy.ctypeslib.as_array((ctypes.c_ubyte * n).from_address(address)) if n else numpy.zeros(0, numpy.uint8)
 
 
-def _saw_each_other(maps) -> bool:
-    """Whether the blocks of different processes touched one byte where one of them wrote it: maps holds, for each
-    region the kernel may write, each process's (written, read) bitmaps (a bit a byte), their size, and the
-    region's bytes now and before the launch (the launch's copy and the caller's array).
+def _saw_each_other(maps, regions, table) -> bool:
+    """Whether the blocks of one process could have seen another's: a byte one wrote that another read or wrote,
+    or an argument that every kernel parameter reaching it declares const, changed (a kernel that writes its input:
+    no process kept bits of it). maps holds, for each region the kernel may write, each process's (written, read)
+    bitmaps (a bit a byte), their size, and the region's bytes now and before the launch (the launch's copy and
+    the caller's array).
 
     The compiler checks a store that follows a load of the same address only once, at the load (y[i] += 1 reports
     a read and no write), so the writes the bitmaps hold are not all of them: a byte that changed was written by
     a process that touched it, and where two processes touched it, or none did (a copy the checks do not see),
     the blocks may have seen each other."""
-    for per_process, n, now, before in maps:
+    for per_process, n, _, now, before in maps:
         written = [_bits(w, n) for w, _ in per_process]
         anyone = numpy.zeros(n, dtype=numpy.uint8)
         for mine in written:
@@ -137,7 +139,7 @@ def _saw_each_other(maps) -> bool:
             touched |= both
         if _changed_where(now, before, twice | ~touched):      # changed by one of several, or by none we saw
             return True
-    return False
+    return any(not r.tracked and _libc.memcmp(buf, start, size) for (start, size, buf, _), r in zip(regions, table))
 
 
 def _changed_where(now, before, suspect, chunk: int = 1 << 24) -> bool:
@@ -372,24 +374,24 @@ class EmulatedFunction(Explains):
             arguments = len(regions)
             device_vars = self._device_vars_in(regions)
             ranges = self._ranges(grid, block, workers, device_vars, cluster[0] * cluster[1] * cluster[2])
+            whole = [(0, grid[0] * grid[1] * grid[2])]
             if len(ranges) > 1 and not self.memcheck:   # (no process could say what its blocks touched)
-                ranges = [(0, grid[0] * grid[1] * grid[2])]
+                ranges = whole
             maps = []
             if len(ranges) > 1:                        # each process's bits: what its blocks wrote and read
-                for r in table[:arguments]:
-                    n = (r.bytes + 7) // 8
+                for (start, size, buf, _), r in zip(regions, table[:arguments]):
+                    n = (size + 7) // 8
                     if not r.tracked:
                         continue
                     per_process = []
                     for _ in ranges:
                         w, rd = lib.gl_emu_shared_alloc(n), lib.gl_emu_shared_alloc(n)
-                        bitmaps.extend((w, rd, n))
+                        bitmaps.append((w, rd, n))
                         if not w or not rd:
                             raise MemoryError(f"the emulator could not map {2 * n} bytes of access bits")
                         per_process.append((w, rd))
-                    start, size, buf, _ = next(g for g in regions if g[2] == r.data)
                     maps.append((per_process, n, r, (buf, size), (start, size)))
-            launch = (grid, block, shared_mem, argv, table, arguments, timeout)
+            launch = (grid, block, shared_mem, argv, table, arguments, timeout, status_size)
             try:
                 failed = self._start(ranges, maps, launch, statuses, outputs, pids, codes)
             except (EmulatorTimeout, KeyboardInterrupt):
@@ -401,7 +403,7 @@ class EmulatedFunction(Explains):
                                 len(outputs) - 1)
                     self._pass_on(outputs[:late + 1])
                 raise
-            if len(ranges) > 1 and self._saw_each_other(maps, regions, table[:arguments]):
+            if len(ranges) > 1 and _saw_each_other(maps, regions, table[:arguments]):
                 # Blocks in different processes touched what another wrote (a race between blocks, or a kernel
                 # writing an input it declared const): their answer could depend on which process ran first and
                 # on how many there were. The whole grid runs again in one process, blocks in order, as it does
@@ -411,7 +413,7 @@ class EmulatedFunction(Explains):
                 self._free(statuses, outputs, status_size)
                 for start, size, buf, _ in regions[:arguments]:
                     ctypes.memmove(buf, start, size)
-                ranges = [(0, grid[0] * grid[1] * grid[2])]
+                ranges = whole
                 failed = self._start(ranges, [], launch, statuses, outputs, pids, codes)
             else:
                 self.last_rerun = False
@@ -425,10 +427,10 @@ class EmulatedFunction(Explains):
             self._free(statuses, outputs, status_size)
             for _, size, buf, _ in regions:
                 lib.gl_emu_shared_free(buf, size)
-            for k in range(0, len(bitmaps), 3):
-                for address in bitmaps[k:k + 2]:
+            for written, read, n in bitmaps:
+                for address in (written, read):
                     if address:
-                        lib.gl_emu_shared_free(address, bitmaps[k + 2])
+                        lib.gl_emu_shared_free(address, n)
 
     def _free(self, statuses, outputs, status_size):
         """Close a run's outputs and free its status pages (the lists emptied)."""
@@ -443,9 +445,8 @@ class EmulatedFunction(Explains):
         """Run the grid's blocks, a process for each range (first, count), and wait for them; returns the first
         that failed (None: all ran). With several, what each prints is kept for _pass_on, and maps gives each its
         bitmaps of the bytes it writes and reads."""
-        grid, block, shared_mem, argv, table, arguments, timeout = launch
+        grid, block, shared_mem, argv, table, arguments, timeout, status_size = launch
         lib = self.lib
-        status_size = lib.gl_emu_status_size()
         pids.clear()
         codes.clear()
         for w, (first, count) in enumerate(ranges):
@@ -473,15 +474,6 @@ class EmulatedFunction(Explains):
             codes.append(None)
         return self._wait(pids, codes, statuses, timeout)
 
-    @staticmethod
-    def _saw_each_other(maps, regions, table) -> bool:
-        """Whether the blocks of one process could have seen another's: a byte one wrote that another read or
-        wrote, or an argument that every kernel parameter reaching it declares const, changed (a kernel that
-        writes its input: no process kept bits of it)."""
-        if _saw_each_other([(per_process, n, now, before) for per_process, n, _, now, before in maps]):
-            return True
-        return any(not r.tracked and _libc.memcmp(buf, start, size)
-                   for (start, size, buf, _), r in zip(regions, table))
 
     def _device_vars_in(self, regions):
         """Give this library the module's __device__ and __constant__ variables as the last launch (or the host,
