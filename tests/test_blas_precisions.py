@@ -187,6 +187,35 @@ def test_operands_that_already_are_the_kernels_are_not_copied(mode, ta, tb):
     assert gl.blas.plan_of("gemm", ta, tb, 1.0, A, B, 0.0, C16, **kw).steps.direct[2] is False   # ldc > m
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not gl.on_gpu or gl.profiles.current().capability != (9, 0), reason="tc/09 runs on Hopper")
+@pytest.mark.parametrize("mode", ["fp16", "bf16"])
+@pytest.mark.parametrize("out", ["fp32", "same"])
+@pytest.mark.parametrize("m, n, k", [(33, 17, 65), (300, 200, 170), (1000, 520, 264)])
+def test_on_hopper_tc09_writes_c_itself_in_its_type(mode, out, m, n, k):
+    """An ordinary call (no transposes, alpha 1, beta 0) on Hopper is one launch of tc/09 storing straight into C, in
+    FP32 or the inputs' type, with C's own leading dimension (16 bytes' multiples, past m) at sizes that are
+    multiples of no tile: the answer as float64's, and the rows between C's columns (m .. ld) untouched; with beta
+    0.5, or a leading dimension TMA cannot take (m + 1), the product goes through the workspace and the epilogue."""
+    kind = mode if out == "same" else "fp32"
+    A, B = mat(m, k, mode, -m % 8), mat(k, n, mode, -k % 8 + 8)      # columns 16 bytes' multiples apart: read in place
+    kw = call_kw(mode)
+    for ld, beta in (((m // 8 + 2) * 8, 0.0), ((m // 8 + 2) * 8, 0.5), (m + 1, 0.0)):
+        owner = xp.asarray(encode(RNG.standard_normal((n, ld)), kind))
+        if beta == 0.0:
+            owner[:, :m] = xp.asarray(encode(numpy.full((n, m), numpy.nan), kind))
+        C = owner.T[:m, :]                                   # column-major m x n, leading dimension ld
+        pad = gl.to_host(owner)[:, m:].copy()
+        want, size = expect("N", "N", 1.0, A, B, beta, C, mode, kind)
+        plan = gl.blas.plan_of("gemm", "N", "N", 1.0, A, B, beta, C, **kw)
+        assert plan.key == "tc/09_tma_store" and plan.steps.direct == (True, True, ld != m + 1)
+        gl.blas.gemm("N", "N", 1.0, A, B, beta, C, **kw)
+        assert_close(decode(C, kind), want, size, MODES[mode, kind])
+        assert numpy.array_equal(gl.to_host(owner)[:, m:].view(numpy.uint8), pad.view(numpy.uint8)), \
+            "wrote past C's rows"
+    gl.blas.clear_plans()
+
+
 @pytest.mark.parametrize("shared", ["none", "A", "B"])
 @pytest.mark.parametrize("per_launch", [65535, 2])
 def test_fp32_strided_batched_on_the_cuda_cores(shared, per_launch, monkeypatch):
@@ -260,7 +289,7 @@ def test_each_mode_plans_the_kernel_its_gpu_runs():
     A, B, C = mat(40, 40, "fp16"), mat(40, 40, "fp16"), mat(40, 40, "fp32")
     key = gl.blas.plan_of("gemm", "N", "N", 1.0, A, B, 0.0, C).key
     gpu = gl.profiles.current()
-    want = ("tc/03_wmma_pipelined" if not gl.on_gpu else "tc/06_wgmma_tma" if gpu.capability[0] == 9 else
+    want = ("tc/03_wmma_pipelined" if not gl.on_gpu else "tc/09_tma_store" if gpu.capability[0] == 9 else
             "tc/05_mma_sync")
     assert key == want
     F = mat(40, 40, "fp32")
@@ -272,7 +301,8 @@ def test_each_mode_plans_the_kernel_its_gpu_runs():
 @pytest.mark.parametrize("key, mode", [("tc/03_wmma_pipelined", "fp16"), ("tc/03_wmma_pipelined", "bf16"),
                                        ("tc/05_mma_sync", "fp16"), ("tc/05_mma_sync", "bf16"),
                                        ("tc/05_mma_sync", "tf32"), ("tc/06_wgmma_tma", "fp16"),
-                                       ("tc/06_wgmma_tma", "bf16"), ("tc/04_3xtf32_pipelined", "3xtf32")])
+                                       ("tc/06_wgmma_tma", "bf16"), ("tc/09_tma_store", "fp16"),
+                                       ("tc/09_tma_store", "bf16"), ("tc/04_3xtf32_pipelined", "3xtf32")])
 @pytest.mark.parametrize("ta, tb", [("N", "N"), ("T", "T")])
 def test_every_kernel_gemm_6_can_run_behind_the_contract(key, mode, ta, tb):
     """Each of Part V's kernels that GEMM 6 may run on some GPU, configured on this one (where it can run it), at

@@ -188,3 +188,59 @@ def test_the_cluster_grid_is_what_the_gpu_runs_at_once():
     at_once = registry._clusters_at_once("tc/10_cluster_multicast", big)
     assert 1 <= at_once <= profiles.current().sm_count // 2
     assert gl.registry.get("tc/10_cluster_multicast").launch(big, {})[0] == (2 * at_once,)
+
+
+def _same_out_point(point, precision):
+    """A ladder point of the H200's record dressed as a run with C in the inputs' type: its cuBLAS row also as
+    torch.matmul's (the table's bar), as measure_shape(out="same") makes one."""
+    import copy
+    p = copy.deepcopy(point)
+    torch_row = dict(next(r for r in p["timing"]["rows"] if r["name"] == "cuBLAS"), name=past_cublas.TORCH)
+    p["timing"]["rows"].append(torch_row)
+    p.update(out=precision, base=past_cublas.TORCH)
+    return p
+
+
+def test_a_run_of_part_of_the_study_replaces_only_its_own_points():
+    from gemmlab import record
+    old = record.load("hopper-nvidia-h200")
+    new = {"points": [_same_out_point(old["points"][1], old["points"][1]["precision"])], "command": "x --out same",
+           "triton": "9.9", "torch": "9.9"}
+    merged = past_cublas.merged(new, old)
+    assert len(merged["points"]) == len(old["points"]) + 1
+    assert [r["points"] for r in merged["runs"]] == [len(old["points"]), 1]
+    kept = [p for p in merged["points"] if p.get("out", "fp32") == "fp32"]
+    assert all(p["versions"]["triton"] == old["triton"] for p in kept)         # each point keeps its own run's
+    again = past_cublas.merged(new, merged)                                      # the same part again: replaced
+    assert len(again["points"]) == len(merged["points"])
+    assert past_cublas.merged(new, None) is new
+
+
+def test_the_tables_of_a_record_with_both_kinds_of_c(capsys):
+    from gemmlab import record
+    old = record.load("hopper-nvidia-h200")
+    merged = past_cublas.merged({"points": [_same_out_point(p, p["precision"]) for p in old["points"][:2]],
+                                 "command": "x --out same", "triton": None, "torch": "2.11"}, old)
+    merged["environment"] = old["environment"]
+    past_cublas.out16_table(merged)
+    past_cublas.ladder_table(merged)
+    text = capsys.readouterr().out
+    assert "torch.matmul" in text and "of torch" in text and "torch 2.11" in text
+    assert text.count("FP16 in, FP16 C") == 1 and f"Triton {old['triton']}: FP32 C" in text
+    past_cublas.out16_table(old)
+    assert "has no run with C in the inputs' type" in capsys.readouterr().out
+
+
+def test_the_command_records_all_the_shapes_or_none():
+    import argparse
+    from gemmlab import studies
+    args = argparse.Namespace(record=True, shapes=[(4096,) * 3], out=list(past_cublas.OUTS), reps=10)
+    with pytest.raises(SystemExit, match="--record writes every shape"):
+        studies._hopper_run(args)
+    assert studies._shapes("4096,8192x8192x1024") == [(4096,) * 3, (8192, 8192, 1024)]
+    with pytest.raises(argparse.ArgumentTypeError, match="each shape is N or MxNxK"):
+        studies._shapes("4096x2")
+    with pytest.raises(argparse.ArgumentTypeError, match="whole numbers >= 1"):
+        studies._shapes("4096,x")
+    with pytest.raises(ValueError, match="out must be one of fp32, same"):
+        past_cublas.check_step("tc/09_tma_store", out="fp16")

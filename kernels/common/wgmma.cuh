@@ -405,15 +405,11 @@ constexpr int BOX16_BYTES = 64 * 64 * 2;
 template <int PREC>
 __device__ __forceinline__ unsigned pack_rn(float lo, float hi)
 {
-    unsigned bits;
-    if (PREC == 0) {
-        const __half2 h = __floats2half2_rn(lo, hi);
-        __builtin_memcpy(&bits, &h, 4);
-    } else {
-        const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-        __builtin_memcpy(&bits, &h, 4);
-    }
-    return bits;
+    if (PREC == 0)
+        return __half_as_ushort(__float2half_rn(lo)) |
+               (unsigned)__half_as_ushort(__float2half_rn(hi)) << 16;
+    return __bfloat16_as_ushort(__float2bfloat16_rn(lo)) |
+           (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;
 }
 template <int PREC, int BOXES = 4>
 __device__ __forceinline__ void store_tile_16(const float (&d)[32 * BOXES],

@@ -37,9 +37,11 @@ for the nearest recorded shape (``results/blas-shapes-<gpu>.json``, made by ``py
 
 GEMM on the tensor cores (GEMM 6, kernels/blas/gemm/06_tensor_cores.cu): float16 inputs, BF16 ones (their bits as
 uint16 with ``input_type='bfloat16'``: CuPy has no bfloat16), or float32 ones with ``compute='tf32'`` or
-``'3xtf32'``, behind the same contract; the operands are packed into the layout Part V's kernels read (tc/06 on
-sm_90, tc/05 on sm_80 and later, tc/03 on the emulator, tc/04 for 3xTF32) and an epilogue applies alpha, beta,
-C's leading dimension and type. Below compute capability 8.0 these modes are refused by name.
+``'3xtf32'``, behind the same contract; the operands are packed into the layout Part V's kernels read (chapter
+16's tc/09 on sm_90, tc/05 on sm_80 and later, tc/03 on the emulator, tc/04 for 3xTF32) and an epilogue applies
+alpha, beta, C's leading dimension and type. An ordinary call (no transposes, alpha 1, beta 0, 16-byte aligned
+columns) is one launch of tc/09, which writes C itself, in FP32 or the inputs' type. Below compute capability 8.0
+these modes are refused by name.
 """
 from __future__ import annotations
 
@@ -814,11 +816,17 @@ def _routine(mode, batched) -> str:
 # the multiples GEMM 6 pads each kernel's row-major M, N and K to (its tiles; tc/06's TMA rows of 16 bytes; tc/04's
 # 16-byte copies)
 TC_MULTIPLES = {"tc/03_wmma_pipelined": (16, 16, 16), "tc/04_3xtf32_pipelined": (1, 4, 4),
-                "tc/05_mma_sync": (16, 16, 16), "tc/06_wgmma_tma": (1, 8, 8)}
+                "tc/05_mma_sync": (16, 16, 16), "tc/06_wgmma_tma": (1, 8, 8), "tc/09_tma_store": (1, 8, 8)}
+# the kernels that read their operands through tensor maps (any leading dimension of 16 bytes' multiples): tc/06,
+# and tc/09, which writes its product through one too, in FP32 or (OUT 1) in the inputs' type
+_TMA_KERNELS = ("tc/06_wgmma_tma", "tc/09_tma_store")
+HOPPER_GEMM = "tc/09_tma_store"
 
 
 def _tc_kernel(mode) -> tuple:
-    """(key, params, why): the Part V kernel that GEMM 6 runs for ``mode`` on the GPU in use. tc/06 (wgmma, TMA) on sm_90 for FP16 and BF16;
+    """(key, params, why): the Part V kernel that GEMM 6 runs for ``mode`` on the GPU in use. On sm_90 for FP16 and
+    BF16 chapter 16's tc/09 (wgmma fed by TMA, persistent, its product stored by TMA: into C itself, in C's type,
+    for an ordinary call);
     tc/05 (mma.sync) on sm_80 and later, and for TF32; tc/03 (WMMA) on the emulator, which cannot run inline PTX;
     tc/04 for 3xTF32. Below compute capability 8.0 none: refused by name."""
     from .runtime.profiles import current
@@ -831,7 +839,7 @@ def _tc_kernel(mode) -> tuple:
     if not hw.on_gpu:
         return "tc/03_wmma_pipelined", {}, "the emulator's WMMA (it cannot run inline PTX)"
     if mode != "tf32" and gpu.capability[0] == 9:
-        return "tc/06_wgmma_tma", {}, "Hopper's wgmma fed by TMA"
+        return HOPPER_GEMM, {}, "Hopper's wgmma fed by TMA, persistent, its product stored by TMA"
     return "tc/05_mma_sync", {}, "mma.sync"
 
 
@@ -840,7 +848,7 @@ class _Steps:
     and the epilogue a call may go without (``direct``: B is A' as it lies, A is B', C can take W), and the
     workspace's views, made once (``views``)."""
     __slots__ = ("pack_a", "pack_b", "epilogue", "dims", "item", "out_item", "sizes", "precision", "direct",
-                 "align", "views", "maps", "per", "one")
+                 "align", "views", "maps", "per", "one", "into_c16")
 
 
 def _glue(expression):
@@ -868,9 +876,12 @@ def _tc_plan(name, mode, out, m, n, k, ta, tb, choice=None) -> Plan:
     # sm_89: 99 KiB), fewer stages and smaller tiles
     tries = [params] if choice is not None else [params, {"STAGES": 2}, {"STAGES": 2, "BM": 64, "WM": 32}]
     for p in tries:
-        full = v.resolve(**p) if set(p) <= set(v.params) else None
-        reason = full is None or (v.refuse(problem, full) if v.refuse is not None else None) \
-            or v.does_not_fit(problem, full)
+        try:
+            full = v.resolve(**p)
+        except ValueError:                              # not a configuration this kernel has
+            full, reason = None, True
+            continue
+        reason = (v.refuse(problem, full) if v.refuse is not None else None) or v.does_not_fit(problem, full)
         if not reason:
             break
     if reason:
@@ -882,6 +893,11 @@ def _tc_plan(name, mode, out, m, n, k, ta, tb, choice=None) -> Plan:
     plan.send = plan.kernel.launcher(plan.grid, plan.block, plan.shared) if hw.on_gpu else None
     plan.extra, plan.extra_ptrs = (), ()
     steps = plan.steps = _Steps()
+    # tc/09 writing C in the inputs' type itself (OUT 1), for the calls whose product is C
+    steps.into_c16 = None
+    if key == HOPPER_GEMM and out != "fp32":
+        k16 = v.kernel(ops.TcGemm(m=rows, n=cols, k=depth, precision=mode, out=mode), **full)
+        steps.into_c16 = (k16, k16.launcher(plan.grid, plan.block, plan.shared) if hw.on_gpu else None)
     item = steps.item = 4 if mode in COMPUTES else 2
     bits = "float" if item == 4 else "unsigned short"
     tall = lambda r: min(cdiv(r, 32), 65535)             # noqa: E731 (grid.y's limit; the kernel loops past it)
@@ -900,20 +916,25 @@ def _tc_direct(plan, ta, tb, out):
     """Which of GEMM 6's copies a call of this form can go without. The kernel computes W (rows x cols, row-major)
     = A' (rows x depth) B' (depth x cols), A' = op(B)^T and B' = op(A)^T: a column-major B that is not transposed
     is A' as it lies (rows ldb apart), an A that is not transposed is B' (rows lda apart), and W is C when C is
-    FP32 with ldc = cols. tc/06 reads its operands through tensor maps, which take any row stride of 16 bytes and
-    fill zeros past the matrix; the other kernels read dense, padded operands, so there the sizes must already be
-    the kernel's multiples and the leading dimensions the sizes. (Each call also needs the start aligned, and
-    alpha = 1, beta = 0 for W to be C.)"""
+    FP32 with ldc = cols. tc/06 and tc/09 read their operands through tensor maps, which take any row stride of 16
+    bytes and fill zeros past the matrix; the other kernels read dense, padded operands, so there the sizes must
+    already be the kernel's multiples and the leading dimensions the sizes. tc/09 writes its product through a
+    tensor map as well, which writes nothing past the matrix: C in FP32 or the inputs' type, any leading dimension
+    of 16 bytes' multiples. (Each call also needs the start aligned, and alpha = 1, beta = 0 for W to be C.)"""
     lda, ldb, ldc, m, n, k = plan.fixed
     s = plan.steps
     rows, cols, depth = s.dims
-    if plan.key == "tc/06_wgmma_tma":
+    if plan.key in _TMA_KERNELS:
         a = tb == "N" and (ldb * s.item) % 16 == 0
         b = ta == "N" and (lda * s.item) % 16 == 0
     else:
         a = tb == "N" and ldb == depth == k and rows == n
         b = ta == "N" and lda == cols == m and depth == k
-    s.direct = (a, b, out == "fp32" and ldc == cols == m and rows == n)
+    if plan.key == HOPPER_GEMM:
+        w = rows == n and (ldc * s.out_item) % 16 == 0
+    else:
+        w = out == "fp32" and ldc == cols == m and rows == n
+    s.direct = (a, b, w)
     # a batch: as many products a launch of the packs and the epilogue as TC_BATCH_BYTES of workspace holds
     batch = plan.batch[0]
     s.one = s.sizes
@@ -1118,9 +1139,14 @@ def _tc_run(plan, alpha, beta, placed):
     direct_b = direct_b and _aligned(am, ao, item, align) and (sa * item) % align == 0
     into_c = (direct_w and product and alpha == 1.0 and beta == 0.0 and _aligned(cm, co, out_item, align)
               and (sc * out_item) % align == 0)
-    # tc/06 takes its operands as tensor maps (A' in 128-row boxes, B' in 64-row ones), the others as addresses
-    box_a, box_b = (128, 64) if plan.key == "tc/06_wgmma_tma" else (0, 0)
-    send = plan.send
+    # tc/06 and tc/09 take their operands as tensor maps (A' in 128-row boxes, B' in 64-row ones), the others as
+    # addresses; tc/09 its product too (FP32 in 64 x 32 boxes, 16-bit in 64 x 64: 128-byte rows)
+    box_a, box_b = (128, 64) if plan.key in _TMA_KERNELS else (0, 0)
+    stored = plan.key == HOPPER_GEMM
+    send, kernel = plan.send, plan.kernel
+    if into_c and out_item == 2:                       # the product is C, in the inputs' type: tc/09's OUT 1
+        kernel, send = s.into_c16
+    w_item = out_item if into_c else 4
     size_a, size_b, size_w = (x // y for x, y in zip(s.one, (item, item, 4)))    # elements a product of each
     for first in range(0, batch, s.per):
         count = min(s.per, batch - first)
@@ -1136,14 +1162,15 @@ def _tc_run(plan, alpha, beta, placed):
             # rows, columns and leading dimension): the caller's array, or the workspace the packs filled
             a_src = (bi, bio, sb, (n, k, ldb)) if direct_a else (a_at, 0, size_a, (rows, depth, depth))
             b_src = (ai, aio, sa, (k, m, lda)) if direct_b else (b_at, 0, size_b, (depth, cols, cols))
-            w_src = (ci, cio, sc) if into_c else (w_at, 0, size_w)
+            w_src = (ci, cio, sc, (n, m, ldc)) if into_c else (w_at, 0, size_w, (rows, cols, cols))
             for j in range(count):
-                args = (_operand(s, a_src, j, item, box_a), _operand(s, b_src, j, item, box_b),
-                        _at(w_src[0], w_src[1] + j * w_src[2], 4), rows, cols, depth)
+                w = (_operand(s, w_src, j, w_item, 64, w_item, 64 if w_item == 2 else 32) if stored else
+                     _at(w_src[0], w_src[1] + j * w_src[2], 4))
+                args = (_operand(s, a_src, j, item, box_a), _operand(s, b_src, j, item, box_b), w, rows, cols, depth)
                 if send is not None:
                     send(args)
                 else:
-                    plan.kernel(plan.grid, plan.block, args, shared_mem=plan.shared)
+                    kernel(plan.grid, plan.block, args, shared_mem=plan.shared)
         if not into_c:
             _grouped(s.epilogue, s, count, (w_at, cols, ci, cio, ldc, m, n, alpha if product else 0.0, beta, size_w, sc))
 
@@ -1160,21 +1187,24 @@ def _at(memory, off, size):
     return memory + size * off if memory.__class__ is int else memory[off:]
 
 
-def _operand(steps, src, j, size, box_rows):
+def _operand(steps, src, j, size, box_rows, map_item=None, box_cols=64):
     """Product ``j``'s operand from ``src`` (memory, offset, offset per product, (rows, cols, ld)): its address (or
-    view), or with ``box_rows`` its tensor map in boxes of that many rows."""
+    view), or with ``box_rows`` its tensor map in boxes of that many rows and ``box_cols`` columns, of elements of
+    the inputs' type (or FP32 where ``map_item`` is 4)."""
     memory, off, stride, shape = src
     at = _at(memory, off + j * stride, size)
-    return _map(steps, at, *shape, box_rows) if box_rows else at
+    if not box_rows:
+        return at
+    return _map(steps, at, *shape, box_rows, "fp32" if map_item == 4 else steps.precision, box_cols)
 
 
-def _map(steps, at, rows, cols, ld, box_rows):
-    """tc/06's tensor map (as its bytes) of an operand, a caller's array or the workspace: 64 columns a box, zeros
-    past it; kept per plan (a batch has one per product)."""
-    key = (at, rows, cols, ld, box_rows)
+def _map(steps, at, rows, cols, ld, box_rows, precision, box_cols):
+    """tc/06's and tc/09's tensor map (as its bytes) of an operand or product, a caller's array or the workspace:
+    zeros read past it, nothing written past it; kept per plan (a batch has one per product)."""
+    key = (at, rows, cols, ld, box_rows, precision, box_cols)
     got = steps.maps.get(key)
     if got is None:
         if len(steps.maps) >= 1024:
             steps.maps.clear()
-        got = steps.maps[key] = tma.map_bytes(at, steps.precision, rows, cols, ld, box_rows, 64)
+        got = steps.maps[key] = tma.map_bytes(at, precision, rows, cols, ld, box_rows, box_cols)
     return got

@@ -107,7 +107,7 @@ def _changed(inputs, kept) -> tuple:
     return tuple(out)
 
 
-def _values(op, out):
+def output_values(op, out):
     """The output on the host as numbers (the problem reads an output stored as bits, BF16's: ops.Op.values)."""
     host = hw.to_host(out)
     read = getattr(op, "values", None)
@@ -133,7 +133,7 @@ def check(run, op, *, label: str = "", tolerance: float = FP32_TOLERANCE, seed=N
     out = op.output()                     # NaN-filled
     run(inputs, out)
     hw.synchronize()
-    host = _values(op, out)
+    host = output_values(op, out)
     unwritten = int(numpy.isnan(host).sum())
     err = rel_error(host, op.reference(kept), op.error_scale(kept)) if not unwritten else float("nan")
     return CheckResult(label or op.label, err, tolerance, unwritten, int(host.size), _changed(inputs, kept))
@@ -157,7 +157,7 @@ def check_many(runs: dict, op, *, tolerance: float = FP32_TOLERANCE, seed=None) 
         out = op.output()
         run(inputs, out)
         hw.synchronize()
-        host = _values(op, out)
+        host = output_values(op, out)
         unwritten = int(numpy.isnan(host).sum())
         err = rel_error(host, ref, scale) if not unwritten else float("nan")
         results[label] = CheckResult(label, err, tolerance, unwritten, int(host.size), _changed(inputs, kept))

@@ -7,7 +7,7 @@
 // What changed since 05_warp_tiled: the products run on the tensor cores, in
 // kernels that were written for something narrower. Part V's kernels compute a
 // row-major W = A' B' from contiguous operands whose sizes are multiples of their
-// tiles (16 for tc/03 and tc/05; 8 in N and K for tc/06's TMA rows), into FP32,
+// tiles (16 for tc/03 and tc/05; 8 in N and K for TMA's rows), into FP32,
 // with no alpha, beta or leading dimensions. A column-major C (m x n) is the
 // row-major C^T (n x m), and C^T = op(B)^T op(A)^T, so a call runs three steps:
 //   gemm_pack      copies A' = op(B)^T (n x k) and B' = op(A)^T (k x m) into
@@ -16,7 +16,7 @@
 //                  operand that is transposed on the way goes through a 32 x 32
 //                  tile in shared memory, so that its reads (down a column-major
 //                  column) and its writes (along a row) are both coalesced;
-//   the kernel     tc/06 on sm_90, tc/05 on sm_80 and later, tc/03 on the emulator;
+//   the kernel     tc/09 on sm_90, tc/05 on sm_80 and later, tc/03 on the emulator;
 //                  tc/04 for 3xTF32: W = A' B', row-major n_p x m_p, which is
 //                  column-major m_p x n_p;
 //   gemm_epilogue  C = alpha * W + beta * C, column by column with C's leading
@@ -24,12 +24,14 @@
 //                  reads C (a NaN there cannot leak), alpha = 0 never reads W.
 // A step is left out where its work is already done: an operand that is not
 // transposed is A' or B' as it lies (B's columns are the rows of A', ldb apart; A's
-// columns are the rows of B'), which tc/06 reads in place through tensor maps (any
+// columns are the rows of B'), which tc/09 reads in place through tensor maps (any
 // leading dimension of 16 bytes' multiples, zeros past the matrix) and the other
 // kernels where the sizes are their multiples and the leading dimensions the sizes;
-// and C takes W itself when it is FP32 with ldc = m (m a multiple of the kernel's),
-// alpha = 1 and beta = 0. So an ordinary call, gemm('N', 'N', 1, A, B, 0, C), is
-// one launch of Part V's kernel.
+// and C takes W itself when alpha = 1 and beta = 0: for tc/09, which stores through
+// a tensor map too (nothing past the matrix), C in FP32 or the inputs' type with
+// any leading dimension of 16 bytes' multiples; for the others, FP32 C with
+// ldc = m (m a multiple of the kernel's). So an ordinary call,
+// gemm('N', 'N', 1, A, B, 0, C), is one launch of Part V's kernel.
 // gemm_strided_batched packs and finishes many products a launch (blockIdx.z; as
 // many as the workspace holds) and runs Part V's kernel once per product.
 // The copies cost what the product does not: 2(mk + kn) + 8mn bytes of traffic

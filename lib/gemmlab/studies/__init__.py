@@ -96,9 +96,46 @@ def _hopper():
     from . import past_cublas
     return Study("hopper", "chapter 16: check and time the Hopper ladder (tc/06 onwards) against cuBLAS and a Triton "
                            "matmul in FP16 and BF16, at the squares and two language-model shapes",
-                 run=lambda a: past_cublas.run_all(reps=a.reps), show=lambda r: print(past_cublas.summary(r)),
+                 run=_hopper_run,
+                 show=lambda r: print(past_cublas.summary(r)),
                  save=lambda r: [past_cublas.save(r)], writes="results/hopper-<gpu>.json",
-                 options=(_o("--reps", type=_count, default=10),))
+                 options=(_o("--reps", type=_count, default=10),
+                          _o("--shapes", type=_shapes, default=None, metavar="MxNxK,...",
+                             help="these shapes only (default: the chapter's six)"),
+                          _o("--out", nargs="+", choices=past_cublas.OUTS, default=past_cublas.OUTS,
+                             help="C in FP32 (fp32), in the inputs' type (same), or both (default)")))
+
+
+def _shapes(text: str) -> list:
+    """--shapes: MxNxK sizes (or N for a square), comma-separated (argparse says what is wrong in one line)."""
+    from ..cases import parse_size
+    out = []
+    for part in text.split(","):
+        try:
+            size = parse_size(part)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        if len(size) not in (1, 3):
+            raise argparse.ArgumentTypeError(f"each shape is N or MxNxK, got {part!r}")
+        out.append(size * 3 if len(size) == 1 else size)
+    return out
+
+
+def _hopper_run(a):
+    """The study, or a part of it: with --out alone and --record, its points replace the same points of this GPU's
+    record (past_cublas.merged); a part of the shapes is for looking at, not recorded."""
+    from .. import record
+    from . import past_cublas
+    if a.record and a.shapes is not None:
+        raise SystemExit("--record writes every shape of the study; --shapes picks a few to look at, without --record")
+    result = past_cublas.run_all(reps=a.reps, shapes=a.shapes, outs=tuple(a.out))
+    if set(a.out) != set(past_cublas.OUTS):
+        result["command"] += " --out " + " ".join(a.out)
+        if a.record:
+            name = f"hopper-{record.gpu_slug()}"
+            old = record.load(name) if (record.RESULTS / f"{name}.json").is_file() else None
+            result = past_cublas.merged(result, old)
+    return result
 
 
 def _tune():
