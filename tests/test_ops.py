@@ -1,3 +1,4 @@
+import numpy
 import pytest
 
 from gemmlab import ops
@@ -73,3 +74,44 @@ def test_bank_conflict_model():
     assert memory.tiled_shared_accesses(16, 1, at=1)["As store"] == 2
     assert memory.tiled_shared_accesses(32, 0, at=1)["As store"] == 32
     assert memory.tiled_shared_accesses(32, 1, at=1)["As store"] == 1
+
+
+@pytest.mark.parametrize("kind", list(ops.FP8_KINDS))
+def test_every_fp8_value_round_trips_and_rounding_is_to_the_nearest(kind):
+    bits = numpy.arange(256, dtype=numpy.uint8)
+    values = ops.fp8_values(bits, kind)
+    finite = numpy.isfinite(values)
+    assert values[finite].max() == ops.FP8_KINDS[kind][0] and finite.sum() == (254 if kind == "e4m3" else 248)
+    back = ops.to_fp8_bits(values[finite], kind)
+    assert ((back == bits[finite]) | (values[finite] == 0)).all()
+    x = numpy.random.default_rng(0).standard_normal(20000) * 40
+    got = ops.fp8_values(ops.to_fp8_bits(x, kind), kind)
+    grid = numpy.unique(values[finite])
+    clipped = numpy.clip(x, grid[0], grid[-1])
+    assert (numpy.abs(got - clipped) <= numpy.abs(clipped[:, None] - grid[None, :]).min(axis=1)).all()
+    assert ops.fp8_values(ops.to_fp8_bits([1e9, -1e9], kind), kind).tolist() == [grid[-1], grid[0]]   # saturates
+    assert numpy.isnan(ops.fp8_values(ops.to_fp8_bits([numpy.nan], kind), kind)).all()
+    with pytest.raises(TypeError, match="as their bytes"):
+        ops.fp8_values(values, kind)
+    with pytest.raises(ValueError, match="one of e4m3, e5m2"):
+        ops.to_fp8_bits(x, "e3m4")
+
+
+def test_block_scales_are_each_blocks_largest_magnitude_over_the_formats_largest():
+    rng = numpy.random.default_rng(1)
+    a = rng.standard_normal((5, 300)) * 3
+    a[2] = 0.0
+    bits, scale = ops.fp8_quantize(a, "e4m3", "block", 1)
+    assert scale.shape == (5, 3) and scale.dtype == numpy.float32
+    for r in range(5):
+        for b in range(3):
+            amax = numpy.abs(a[r, 128 * b:128 * (b + 1)]).max()
+            assert scale[r, b] == numpy.float32(amax / 448 if amax else 1.0)
+    back = ops.fp8_values(bits) * numpy.repeat(scale.astype(numpy.float64), 128, 1)[:, :300]
+    assert numpy.abs(back - a).max() <= 2.0 ** -4 * numpy.abs(a).max()           # E4M3: 3 mantissa bits
+    bits, scale = ops.fp8_quantize(a.T, "e4m3", "block", 128)                      # B's 128 x 128 blocks
+    assert scale.shape == (3, 1)
+    bits, scale = ops.fp8_quantize(a, "e4m3", "tensor")
+    assert scale.shape == (1,) and scale[0] == numpy.float32(numpy.abs(a).max() / 448)
+    _, rows = ops.fp8_quantize(a, "e4m3", "block", 1, 300)                         # one scale a row
+    assert rows.shape == (5, 1)

@@ -1235,3 +1235,74 @@ def test_elect_sync_chooses_one_leader_a_warp():
     assert (gl.to_host(leader) == 0).all() and int(gl.to_host(warps)[0]) == 3
     assert gl.to_host(elected).reshape(3, 32).sum(axis=1).tolist() == [1, 1, 1]
     assert (gl.to_host(elected).reshape(3, 32)[:, 0] == 1).all()
+
+
+# one wgmma.m64n8k32 on FP8 operands from shared memory (K-major, no swizzle: 8 x 16-byte core matrices, LBO 128
+# bytes along K, SBO 256 along M), D given and returned in the fragment layout
+FP8_WGMMA = r"""
+template <int KIND>
+__global__ void fp8_k32(const unsigned char* A, const unsigned char* B, const float* D, float* out)
+{
+    __shared__ __align__(128) unsigned char sa[64 * 32], sb[8 * 32];
+    const int l = threadIdx.x;
+    for (int i = l; i < 64 * 32; i += 128) {
+        const int m = i / 32, k = i % 32;
+        sa[(m / 8) * 256 + (k / 16) * 128 + (m % 8) * 16 + k % 16] = A[i];
+        if (i < 8 * 32) sb[(k / 16) * 128 + m * 16 + k % 16] = B[i];
+    }
+    const int r = 16 * (l / 32) + (l % 32) / 4, c = 2 * (l % 4);
+    float d0 = D[r * 8 + c], d1 = D[r * 8 + c + 1], d2 = D[(r + 8) * 8 + c], d3 = D[(r + 8) * 8 + c + 1];
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    const unsigned a = (unsigned)__cvta_generic_to_shared(sa), b = (unsigned)__cvta_generic_to_shared(sb);
+    const unsigned long long da = (a >> 4) | (8ull << 16) | (16ull << 32),
+                             db = (b >> 4) | (8ull << 16) | (16ull << 32);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    if (KIND == 0)
+        asm volatile("wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%0, %1, %2, %3}, %4, %5, 1, 1, 1;\n"
+                     : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3) : "l"(da), "l"(db));
+    else
+        asm volatile("wgmma.mma_async.sync.aligned.m64n8k32.f32.e5m2.e5m2 {%0, %1, %2, %3}, %4, %5, 1, 1, 1;\n"
+                     : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3) : "l"(da), "l"(db));
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    out[r * 8 + c] = d0; out[r * 8 + c + 1] = d1; out[(r + 8) * 8 + c] = d2; out[(r + 8) * 8 + c + 1] = d3;
+}
+"""
+
+
+def _fp8_sum(acc, products, bits=14):
+    """The FP8 adder chapter 17 measured: the accumulator and all 32 products at once, each cut toward zero ``bits``
+    below the largest term's leading bit, the sum rounded toward zero to FP32 (float64 arrays, the terms last)."""
+    terms = numpy.concatenate([acc[..., None], products], axis=-1)
+    big = numpy.abs(terms).max(axis=-1)
+    _, e = numpy.frexp(numpy.where(big > 0, big, 1.0))
+    q = numpy.ldexp(1.0, e - bits)[..., None]
+    s = (numpy.trunc(terms / q).sum(axis=-1) * q[..., 0])
+    f = s.astype(f32)
+    away = numpy.abs(f.astype(f64)) > numpy.abs(s)
+    return numpy.where(away, numpy.nextafter(f, f32(0)), f).astype(f64)
+
+
+@needs_sm90
+@pytest.mark.parametrize("kind", list(ops.FP8_KINDS))
+def test_an_fp8_wgmma_adds_as_the_tensor_cores_were_measured_to(kind):
+    """wgmma.m64n8k32 on E4M3 or E5M2 bytes: on the emulator, bit for bit the adder its header states (32 products
+    and the accumulator at once, cut 14 bits below the largest term); on a GPU, within one such cut a term of the
+    exact sum at every output (the adder's fit gives a GPU's bits for most outputs, not all)."""
+    rng = numpy.random.default_rng(3)
+    module = gl.load(code=FP8_WGMMA, options=SM90)
+    a8 = ops.to_fp8_bits(rng.standard_normal((64, 32)) * 2.0 ** rng.integers(-3, 4, (64, 1)), kind)
+    b8 = ops.to_fp8_bits(rng.standard_normal((8, 32)) * 2.0 ** rng.integers(-3, 4, (8, 1)), kind)
+    d = (rng.standard_normal((64, 8)) * 2.0 ** rng.integers(-4, 10, (64, 8))).astype(f32)
+    out = xp.zeros((64, 8), dtype=f32)
+    kernel = module.get(f"fp8_k32<{list(ops.FP8_KINDS).index(kind)}>")
+    kernel(1, 128, (xp.asarray(a8), xp.asarray(b8), xp.asarray(d), out))
+    products = ops.fp8_values(a8, kind)[:, None, :] * ops.fp8_values(b8, kind)[None, :, :]
+    got, want = gl.to_host(out).astype(f64), _fp8_sum(d.astype(f64), products)
+    if not gl.on_gpu:
+        assert numpy.array_equal(got, want)
+        return
+    terms = numpy.concatenate([d.astype(f64)[..., None], products], axis=-1)
+    cut = numpy.ldexp(1.0, numpy.frexp(numpy.abs(terms).max(axis=-1))[1] - 14)
+    assert (numpy.abs(got - terms.sum(axis=-1)) <= 33 * cut).all()

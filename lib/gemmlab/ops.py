@@ -425,6 +425,80 @@ class Copy(Op):
         hw.xp.copyto(out, inputs[0])
 
 
+# --- FP8: the 8-bit formats ------------------------------------------------------------------------------------
+# the two 8-bit formats wgmma multiplies: (largest finite value, mantissa bits, exponent bias)
+FP8_KINDS = {"e4m3": (448.0, 3, 7), "e5m2": (57344.0, 2, 15)}
+FP8_SCALINGS = ("block", "tensor")
+FP8_BLOCK = 128                  # the scales' block: a row of A and 128 of K; 128 x 128 of B
+
+
+def _fp8_kind(kind: str):
+    if kind not in FP8_KINDS:
+        raise ValueError(f"an FP8 kind is one of {', '.join(FP8_KINDS)}, got {kind!r}")
+    return FP8_KINDS[kind]
+
+
+def fp8_values(bits, kind: str = "e4m3") -> numpy.ndarray:
+    """The float64 values of FP8 bytes (a uint8 array): E4M3 (bias 7, no infinity, 0x7F and 0xFF NaN) or E5M2
+    (bias 15, IEEE-like: exponent 31 is infinity or NaN)."""
+    _, mb, bias = _fp8_kind(kind)
+    b = numpy.asarray(bits)
+    if b.dtype != numpy.uint8:
+        raise TypeError(f"fp8_values takes FP8 values as their bytes (uint8; to_fp8_bits makes them); got {b.dtype}")
+    b = b.astype(numpy.int64)
+    e, m = (b & 0x7F) >> mb, b & ((1 << mb) - 1)
+    val = numpy.where(e == 0, m * 2.0 ** (1 - bias - mb), (1.0 + m / 2.0 ** mb) * numpy.ldexp(1.0, e - bias))
+    if kind == "e4m3":
+        val = numpy.where((b & 0x7F) == 0x7F, numpy.nan, val)
+    else:
+        val = numpy.where(e == 31, numpy.where(m == 0, numpy.inf, numpy.nan), val)
+    return numpy.where(b & 0x80, -val, val)
+
+
+def to_fp8_bits(a, kind: str = "e4m3") -> numpy.ndarray:
+    """Values rounded to FP8 (to nearest, ties to even; beyond the largest finite value, that value, as the
+    .satfinite conversions give; NaN stays NaN) as their bytes, a uint8 array."""
+    largest, mb, bias = _fp8_kind(kind)
+    x = numpy.asarray(a, dtype=numpy.float64)
+    mag = numpy.minimum(numpy.nan_to_num(numpy.abs(x)), largest)             # (NaN: its own bits, below)
+    _, e = numpy.frexp(numpy.where(mag > 0, mag, 1.0))        # mag = f 2^e, 0.5 <= f < 1
+    quantum = numpy.ldexp(1.0, numpy.maximum(e - 1, 1 - bias) - mb)  # the spacing at mag (subnormals: the least)
+    q = numpy.minimum(numpy.round(mag / quantum) * quantum, largest)  # numpy.round: ties to even
+    _, e2 = numpy.frexp(numpy.where(q > 0, q, 1.0))
+    normal = q >= 2.0 ** (1 - bias)
+    exp = numpy.where(normal, e2 - 1 + bias, 0)
+    man = numpy.where(normal, q / numpy.ldexp(1.0, e2 - 1) - 1.0, q / 2.0 ** (1 - bias)) * 2 ** mb
+    bits = (exp.astype(numpy.int64) << mb) | numpy.round(man).astype(numpy.int64)
+    bits = numpy.where(numpy.signbit(x), bits | 0x80, bits)
+    nan = 0x7F if kind == "e4m3" else 0x7E
+    return numpy.where(numpy.isnan(x), nan, bits).astype(numpy.uint8)
+
+
+def fp8_quantize(a, kind: str = "e4m3", scaling: str = "block", rows_of_block: int = 1, cols_of_block: int = 0):
+    """(bytes, scales) of a float matrix (rows x cols) quantized for an FP8 GEMM along its columns: with
+    ``scaling="block"`` one scale per ``rows_of_block`` rows and ``cols_of_block`` columns (by default 128; 1 row:
+    A's rows; 128: B's 128 x 128 blocks, given as B^T; all the columns: a scale per row, cuBLASLt's row-wise
+    form), each the block's largest magnitude over the format's largest value (1 for a block of zeros);
+    ``"tensor"``: one for the whole matrix. values = fp8 x scale, the scale taken from the block it covers."""
+    largest, _, _ = _fp8_kind(kind)
+    x = numpy.ascontiguousarray(a, dtype=numpy.float64)
+    rows, cols = x.shape
+    if scaling == "tensor":
+        amax = float(numpy.abs(x).max()) if x.size else 0.0
+        scale = numpy.array([amax / largest if amax > 0 else 1.0], dtype=numpy.float32)
+        return to_fp8_bits(x / float(scale[0]), kind), scale
+    if scaling != "block":
+        raise ValueError(f"scaling is one of {', '.join(FP8_SCALINGS)}, got {scaling!r}")
+    width = cols_of_block or FP8_BLOCK
+    rb, cb = -(-rows // rows_of_block), -(-cols // width)
+    padded = numpy.zeros((rb * rows_of_block, cb * width))
+    padded[:rows, :cols] = numpy.abs(x)
+    amax = padded.reshape(rb, rows_of_block, cb, width).max(axis=(1, 3))
+    scale = numpy.where(amax > 0, amax / largest, 1.0).astype(numpy.float32)
+    full = numpy.repeat(numpy.repeat(scale.astype(numpy.float64), rows_of_block, 0), width, 1)[:rows, :cols]
+    return to_fp8_bits(x / full, kind), scale
+
+
 def to_bf16_bits(a) -> numpy.ndarray:
     """float32 values rounded to bfloat16 (to nearest, ties to even, as __float2bfloat16 does), as their
     16 bits in a uint16 array: how a __nv_bfloat16 array is passed to a kernel (NumPy has no bfloat16)."""

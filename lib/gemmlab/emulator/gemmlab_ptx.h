@@ -562,18 +562,35 @@ GL_NOSAN inline void warp_together(Lane* mine, const Thread& t, void (*compute)(
 // a2 (g, 2t+8..), a3 (g+8, 2t+8..); b0 (k = 2t..2t+1, n = g), b1 (k = 2t+8.., n = g). m16n8k8 TF32 (one value a
 // register): a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4); b0 (k = t, n = g), b1 (k = t+4, n = g).
 // C and D: c0, c1 (g, 2t..2t+1), c2, c3 (g+8, 2t..2t+1).
-enum Precision { P_F16, P_BF16, P_TF32 };
+enum Precision { P_F16, P_BF16, P_TF32, P_E4M3, P_E5M2 };
+// an FP8 value's bits as a float (exact): E4M3 (bias 7, no infinity, S.1111.111 NaN), E5M2 (bias 15, IEEE-like)
+GL_NOSAN inline float fp8_bits_to_float(unsigned bits, bool e4m3)
+{
+    const unsigned mb = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15, e = (bits & 0x7f) >> mb, m = bits & ((1u << mb) - 1);
+    const float sign = bits & 0x80 ? -1.0f : 1.0f;
+    if (e4m3 && (bits & 0x7f) == 0x7f) return NAN;
+    if (!e4m3 && e == 31) return m ? NAN : sign * INFINITY;
+    if (e == 0) return sign * std::ldexp((float)m, 1 - (int)bias - (int)mb);
+    return sign * std::ldexp(1.0f + (float)m / (float)(1u << mb), (int)e - (int)bias);
+}
 GL_NOSAN inline float element(unsigned bits, Precision p)
 {
     if (p == P_F16) return half_bits_to_float((unsigned short)bits);
     if (p == P_BF16) return bf16_bits_to_float((unsigned short)bits);
+    if (p == P_E4M3 || p == P_E5M2) return fp8_bits_to_float(bits & 0xffu, p == P_E4M3);
     float f;
     std::memcpy(&f, &bits, 4);
     return gl_tf32_operand(f);
 }
 GL_NOSAN inline Precision mma_precision(const char* opcode)
 {
-    return has(opcode, ".tf32") ? P_TF32 : has(opcode, ".bf16") ? P_BF16 : P_F16;
+    return has(opcode, ".tf32") ? P_TF32 : has(opcode, ".bf16") ? P_BF16 : has(opcode, ".e4m3") ? P_E4M3
+         : has(opcode, ".e5m2") ? P_E5M2 : P_F16;
+}
+// an operand element's bytes
+GL_NOSAN inline unsigned element_size(Precision p)
+{
+    return p == P_TF32 ? 4 : p == P_E4M3 || p == P_E5M2 ? 1 : 2;
 }
 
 // rows r0 .. r0 + 15 of A (16 x k) from lane l's four registers, in mma.sync's fragment layout (wgmma's A from
@@ -1657,7 +1674,7 @@ struct Wgmma {                         // one instruction's shape and the operan
 GL_NOSAN inline float shared_element(const unsigned char* at, Precision p, const void* pc)
 {
 #if defined(GL_EMU_RACECHECK)
-    shadow_check(reinterpret_cast<uintptr_t>(at), p == P_TF32 ? 4 : 2, false, pc);
+    shadow_check(reinterpret_cast<uintptr_t>(at), element_size(p), false, pc);
 #else
     (void)pc;
 #endif
@@ -1666,6 +1683,7 @@ GL_NOSAN inline float shared_element(const unsigned char* at, Precision p, const
         std::memcpy(&u, at, 4);
         return element(u, p);
     }
+    if (element_size(p) == 1) return element(*at, p);
     unsigned short h;
     std::memcpy(&h, at, 2);
     return element(h, p);
@@ -1882,7 +1900,7 @@ GL_NOSAN inline void wgmma_issue(Lane* const* lanes, unsigned)
     p->dependents = 0;
     p->x = &pending_lanes[p - pending_wgmma];
     PendingLanes& x = *p->x;
-    const unsigned es = w.p == P_TF32 ? 4 : 2;
+    const unsigned es = element_size(w.p);
     p->a_at = w.a_regs ? nullptr : operand_span(w, 'A', w.desc_a, 64, es, w.a_kmajor, p->a_lo, p->a_hi);
     p->b_at = operand_span(w, 'B', w.desc_b, (unsigned)w.N, es, w.b_kmajor, p->b_lo, p->b_hi);
     const Pending* recent[MAX_PENDING];                // the warpgroup's other wgmma in flight, the latest first
@@ -1973,7 +1991,7 @@ GL_NOSAN inline void gather(const Wgmma& w, unsigned long long desc, bool k_majo
                             unsigned long long lo, unsigned mns, T* out, int ld_mn, int ld_k, float scale)
 {
     const Descriptor d = descriptor(desc);
-    const unsigned es = w.p == P_TF32 ? 4 : 2, per = 16 / es;
+    const unsigned es = element_size(w.p), per = 16 / es;
     const unsigned outer = k_major ? mns : (unsigned)w.K, inner = k_major ? (unsigned)w.K : mns;
     for (unsigned o = 0; o < outer; ++o)
         for (unsigned i0 = 0; i0 < inner; i0 += per) {
@@ -1993,6 +2011,10 @@ GL_NOSAN inline void gather(const Wgmma& w, unsigned long long desc, bool k_majo
 #endif
             unsigned short h[8];
             unsigned u[4];
+            if (es == 1) {
+                for (unsigned e = 0; e < per; ++e) to[e * step] = scale * element(chunk[e], w.p);
+                continue;
+            }
             if (es == 4) std::memcpy(u, chunk, 16);
             else std::memcpy(h, chunk, 16);
             for (unsigned e = 0; e < per; ++e) to[e * step] = scale * (es == 4 ? element(u[e], w.p) : element(h[e], w.p));
@@ -2003,15 +2025,17 @@ GL_NOSAN inline void gather(const Wgmma& w, unsigned long long desc, bool k_majo
 GL_NOSAN inline void wgmma_compute(Pending& p)
 {
     const Wgmma& w = p.w;
-    const int G = w.p == P_TF32 ? GL_TC_GROUP_TF32 : GL_TC_GROUP_16BIT;
-    static float A[64][16], D[64][256];
-    static double B[16][256];
+    const bool fp8 = element_size(w.p) == 1;
+    const int G = w.p == P_TF32 ? GL_TC_GROUP_TF32 : fp8 ? GL_TC_GROUP_FP8 : GL_TC_GROUP_16BIT;
+    static float A[64][32], D[64][256];
+    static double B[32][256];
     if (w.a_regs) {                                    // the mma.sync layout, warp by warp (16 rows each)
-        for (int l = 0; l < 128; ++l) a_fragment(A, 16 * (l / 32), l % 32, p.x->a_in[l], w.p);
+        static float A16[64][16];
+        for (int l = 0; l < 128; ++l) a_fragment(A16, 16 * (l / 32), l % 32, p.x->a_in[l], w.p);
         for (int m = 0; m < 64; ++m)
-            for (int k = 0; k < w.K; ++k) A[m][k] *= w.scale_a;
+            for (int k = 0; k < w.K; ++k) A[m][k] = A16[m][k] * w.scale_a;
     } else {
-        gather(w, w.desc_a, w.a_kmajor, p.a_at, p.a_lo, 64, &A[0][0], 16, 1, w.scale_a);
+        gather(w, w.desc_a, w.a_kmajor, p.a_at, p.a_lo, 64, &A[0][0], 32, 1, w.scale_a);
     }
     gather(w, w.desc_b, w.b_kmajor, p.b_at, p.b_lo, (unsigned)w.N, &B[0][0], 1, 256, w.scale_b);
     for (int l = 0; l < 128; ++l) {                    // D in: as issued, or another wgmma's result
@@ -2027,7 +2051,8 @@ GL_NOSAN inline void wgmma_compute(Pending& p)
     if (!w.accumulate)
         for (int m = 0; m < 64; ++m)
             for (int n = 0; n < w.N; ++n) D[m][n] = 0.0f;
-    gl_tc_matmul(&D[0][0], 256, &A[0][0], 16, &B[0][0], 256, 64, w.N, w.K, G);
+    gl_tc_matmul(&D[0][0], 256, &A[0][0], 32, &B[0][0], 256, 64, w.N, w.K, G,
+                 fp8 ? GL_TC_ALIGN_BITS_FP8 : GL_TC_ALIGN_BITS);
     for (int l = 0; l < 128; ++l) {
         const int r0 = 16 * (l / 32), g8 = (l % 32) / 4, t = l % 4;
         for (int j = 0; j < w.N / 8; ++j)
@@ -2152,11 +2177,12 @@ GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
     if (!in.shape_n) {                                 // (read once: the same for every thread and every run)
         int n = 0, k = 0;
         if (std::sscanf(op, "wgmma.mma_async.sync.aligned.m64n%dk%d.", &n, &k) != 2 || n < 8 || n > 256 || n % 8)
-            stop(t, "a wgmma shape other than m64nNk16 (N a multiple of 8 up to 256) or m64nNk8");
+            stop(t, "a wgmma shape other than m64nNk16 (N a multiple of 8 up to 256), m64nNk8 or m64nNk32");
         const bool sixteen = has(op, ".f32.f16.f16") || has(op, ".f32.bf16.bf16");
-        if (!((sixteen && k == 16) || (has(op, ".f32.tf32.tf32") && k == 8)))
+        const bool eight = has(op, ".f32.e4m3.e4m3") || has(op, ".f32.e5m2.e5m2");
+        if (!((sixteen && k == 16) || (has(op, ".f32.tf32.tf32") && k == 8) || (eight && k == 32)))
             stop(t, "a wgmma type the emulator does not run (it runs .f32.f16.f16 and .f32.bf16.bf16 at k16, "
-                    ".f32.tf32.tf32 at k8)");
+                    ".f32.tf32.tf32 at k8, .f32.e4m3.e4m3 and .f32.e5m2.e5m2 at k32)");
         in.shape_k = (short)k;
         in.shape_n = (short)n;
         in.precision = (unsigned char)mma_precision(op);
@@ -2171,10 +2197,12 @@ GL_NOSAN inline void run_wgmma(Thread& t, const Instr& in)
     w.N = in.shape_n;
     const int k = w.K = in.shape_k;
     w.p = (Precision)in.precision;
-    const bool sixteen = w.p != P_TF32;
+    const bool sixteen = w.p == P_F16 || w.p == P_BF16;     // (only these take the transposes)
     const int want = sixteen ? 8 : 6;                  // d, a, b, scale-d, scale-a, scale-b (, tnsp-a, tnsp-b)
     const Operand& a = operand(t, in, 1);
     w.a_regs = a.kind == K_VEC;
+    if (w.a_regs && element_size(w.p) == 1)
+        stop(t, "an FP8 wgmma with A in registers (the emulator runs FP8 operands from shared memory)");
     if (in.count != (w.a_regs && sixteen ? 7 : w.a_regs ? 6 : want))
         stop(t, "wgmma takes d, a, b, scale-d, imm-scale-a, imm-scale-b and, for 16-bit operands from shared memory, "
                 "imm-trans-a and imm-trans-b");

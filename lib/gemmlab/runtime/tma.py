@@ -18,7 +18,9 @@ import numpy
 from . import backend as hw
 
 _DTYPES = {"fp16": ("CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 2), "bf16": ("CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", 2),
-           "fp32": ("CU_TENSOR_MAP_DATA_TYPE_FLOAT32", 4)}
+           "fp32": ("CU_TENSOR_MAP_DATA_TYPE_FLOAT32", 4),
+           # FP8 values as their bytes: the copy engine moves bytes and fills zeros, never converts
+           "e4m3": ("CU_TENSOR_MAP_DATA_TYPE_UINT8", 1), "e5m2": ("CU_TENSOR_MAP_DATA_TYPE_UINT8", 1)}
 
 
 def _driver():
@@ -97,7 +99,8 @@ def tensor_map(a, precision: str, box_rows: int, box_cols: int, cols: int | None
     box_rows x box_cols elements (box_cols elements <= 128 bytes: one swizzle row), 128-byte swizzle, zeros
     outside. ``cols``: the matrix's width when ``a``'s rows are padded beyond it (default: all of them)."""
     if precision not in _DTYPES:
-        raise ValueError(f"tensor maps here are for FP16, BF16 or FP32 matrices, not {precision!r}")
+        raise ValueError(f"tensor maps here are for FP16, BF16 or FP32 matrices, or FP8 ones (e4m3, e5m2), not "
+                         f"{precision!r}")
     rows, ld = a.shape
     cols = ld if cols is None else cols
     size = _DTYPES[precision][1]
