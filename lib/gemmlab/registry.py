@@ -280,10 +280,11 @@ def _persistent_blocks(p, pair: int = 1, at_once: int | None = None, tile: tuple
 
 
 def _clusters_at_once(key: str, p) -> int | None:
-    """How many clusters of tc/10 the GPU in use runs at once (cuOccupancyMaxActiveClusters): fewer than one per
-    two SMs where some SMs have no free neighbour in their GPC (the H200's 132 SMs hold 66 pairs of blocks only
-    if every GPC has an even number of them). A persistent grid with one cluster more than this would run that
-    cluster after all the others, doubling the time. None off a Hopper GPU (the kernel does not run there)."""
+    """How many clusters of tc/10 the GPU in use runs at once (cuOccupancyMaxActiveClusters). A cluster's blocks
+    share a GPC; Hopper's SMs come in pairs (two to a TPC), so clusters of two fit on every SM (the H200 reports
+    66 for its 132), where larger clusters can leave SMs out. Asked of the driver all the same: a persistent grid
+    with one cluster more than this would run that cluster after all the others, doubling the time. None off a
+    Hopper GPU (the kernel does not run there)."""
     from .runtime import backend as hw
     from .runtime.profiles import current
     if not hw.on_gpu or current().capability != (9, 0):
