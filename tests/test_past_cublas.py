@@ -244,3 +244,25 @@ def test_the_command_records_all_the_shapes_or_none():
         studies._shapes("4096,x")
     with pytest.raises(ValueError, match="out must be one of fp32, same"):
         past_cublas.check_step("tc/09_tma_store", out="fp16")
+
+
+def test_a_baseline_is_timed_only_once_it_gives_the_right_answer():
+    """checked_baseline runs a baseline once into a fresh C and checks it against float64 as the kernels are: a
+    right answer is kept with its error, a wrong one and a missing package are reasons, not timings."""
+    import numpy
+    p = ops.TcGemm(m=24, n=16, k=32, precision="fp16", out="fp16")
+    inputs = p.inputs(numpy.random.default_rng(0))
+    right = gl.xp.asarray(p.reference(inputs).astype(numpy.float16))
+
+    def copying(value):
+        return lambda problem, inputs, out: (lambda: out.__setitem__(Ellipsis, value))
+
+    got = past_cublas.checked_baseline("exact", copying(right), p, inputs)
+    assert got["error"] < p.tolerance(1e-5) and callable(got["run"])
+    got = past_cublas.checked_baseline("zeros", copying(0), p, inputs)
+    assert got["missing"].startswith("zeros gave a wrong answer (error 1.00e+00") and "run" not in got
+
+    def absent(problem, inputs, out):
+        raise ImportError("no module named torch")
+    assert past_cublas.checked_baseline("torch.matmul", absent, p, inputs) == {
+        "missing": "torch.matmul is not installed here (no module named torch)"}

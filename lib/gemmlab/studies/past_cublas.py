@@ -156,18 +156,25 @@ def torch_matmul(problem, inputs, out):
     return lambda: torch.matmul(A, B, out=C)
 
 
+def _first_call(make, problem, inputs, ref, scale) -> tuple:
+    """(call, error): a baseline's zero-argument call (``make(out)``) into a fresh C, run once, and its error
+    against the float64 reference ``ref``."""
+    out = problem.output()
+    run = make(out)
+    run()
+    hw.synchronize()
+    return run, rel_error(output_values(problem, out), ref, scale)
+
+
 def checked_baseline(name, make, problem, inputs) -> dict:
     """A baseline (``make(problem, inputs, out)`` gives its zero-argument call) run once and checked against
     float64 as the book's kernels are: {"run": the call, "error": ...}, or {"missing": why} where it cannot be
     built here or gives a wrong answer (then it is not timed)."""
-    out = problem.output()
     try:
-        run = make(problem, inputs, out)
-        run()
-        hw.synchronize()
+        run, err = _first_call(lambda out: make(problem, inputs, out), problem, inputs, problem.reference(inputs),
+                               problem.error_scale(inputs))
     except ImportError as exc:
         return {"missing": f"{name} is not installed here ({exc})"}
-    err = rel_error(output_values(problem, out), problem.reference(inputs), problem.error_scale(inputs))
     if not err <= problem.tolerance(FP32_TOLERANCE):
         return {"missing": f"{name} gave a wrong answer (error {err:.2e} against float64)", "error": err}
     return {"run": run, "error": err}
@@ -196,15 +203,11 @@ def pick_triton(problem, inputs, reps: int = 5, make=None, configs=TRITON_CONFIG
     scale = problem.error_scale(inputs)
     tried, best = [], None
     for config in configs:
-        out = problem.output()
         try:
-            run = make(problem, inputs, out, config)
-            run()
-            hw.synchronize()
+            run, err = _first_call(lambda out, c=config: make(problem, inputs, out, c), problem, inputs, ref, scale)
         except Exception as exc:                      # a config this GPU cannot compile (shared memory, say)
             tried.append({"config": list(config), "error": f"{type(exc).__name__}: {str(exc)[:200]}"})
             continue
-        err = rel_error(output_values(problem, out), ref, scale)
         t = bench({"t": run}, problem, library=False, reps=reps, label=f"{TRITON} {config}", settle_us=SETTLE_US)
         ms = t["t"].median_ms
         tried.append({"config": list(config), "error": err, "median_ms": ms})
@@ -389,17 +392,18 @@ def out16_table(result: dict | None = None) -> None:
     no further apart than the margin (:func:`ranked`), and the clocks they ran at."""
     result = result or record.shown("hopper")
     env = result["environment"]
-    if not any(True for _ in _by_precision(result, "same")):
+    groups = list(_by_precision(result, "same"))
+    if not groups:
         print(f"{env['gpu']}: this record has no run with C in the inputs' type (python -m gemmlab hopper --record "
               "makes one)")
         return
-    first = next(points for _, points in _by_precision(result, "same"))[0]
+    first = groups[0][1][0]
     versions = _versions(result, first)
     print(f"{env['gpu']}, {_date(first)}, torch {versions['torch'] or 'not installed'}, Triton "
           f"{versions['triton'] or 'not installed'}: C in the inputs' type, TFLOP/s (medians of "
           f"{first['timing']['reps']}, L2 flushed, one round-robin per shape); ~ : within the run's spread or at "
           "clocks further apart than the margin")
-    for precision, points in _by_precision(result, "same"):
+    for precision, points in groups:
         rows = []
         for p in points:
             timed = {r["name"]: r for r in p["timing"]["rows"]}
