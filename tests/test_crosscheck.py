@@ -33,6 +33,27 @@ def test_the_records_cover_every_registry_variant_and_agree():
     assert recorded == {v.key for v in registry.VARIANTS} - PENDING
 
 
+def _crosscheck_run(only, cases, date="2026-12-01T00:00:00Z", seed=0):
+    rows = [{"case": f"{key}|fp16", "gpu_vs_emulator": 0.0, "gpu_error": 1e-7, "emulator_error": 1e-7,
+             "bitwise_equal": True, "agree": agree} for key, agree in cases]
+    return {"environment": {"gpu": "a GPU", "date": date}, "seed": seed, "tolerance": 1e-5, "emulator_ran_on": "here",
+            "cases": rows, "only": list(only), "bitwise_equal": len(rows), "all_agree": all(a for _, a in cases),
+            "command": "python -m gemmlab crosscheck --record"}
+
+
+def test_a_part_of_the_registry_crosschecked_replaces_only_its_own_cases():
+    old = _crosscheck_run(("tc/",), [("tc/06_wgmma", True), ("tc/13_fp8", True)])
+    new = _crosscheck_run(("tc/13",), [("tc/13_fp8", False), ("tc/13_fp8", True)], date="2026-12-07T00:00:00Z", seed=4)
+    got = crosscheck.merged(new, old)
+    assert [c["case"] for c in got["cases"]] == ["tc/06_wgmma|fp16", "tc/13_fp8|fp16", "tc/13_fp8|fp16"]
+    assert got["only"] == ["tc/", "tc/13"] and not got["all_agree"] and got["bitwise_equal"] == 3
+    assert [(r["seed"], r["cases"]) for r in got["runs"]] == [(0, 2), (4, 2)]
+    everything = _crosscheck_run((), [("a/1", True)])
+    assert crosscheck.merged(new, everything)["only"] == []
+    assert crosscheck.merged(everything, old) is everything        # a whole run replaces the record
+    assert crosscheck.merged(new, None) is new
+
+
 def test_ulps_from_the_reference_give_the_output_back_bit_for_bit():
     import numpy
     rng = numpy.random.default_rng(5)
@@ -101,5 +122,5 @@ def test_only_selects_variants_by_key_prefix_and_refuses_one_that_names_none():
     keys = {v.key for v in crosscheck._selected(("tc/",))}
     assert keys and all(k.startswith("tc/") for k in keys)
     assert {v.key for v, _, _ in crosscheck._cases(("tc/05",))} == {"tc/05_mma_sync"}
-    with pytest.raises(SystemExit, match=r"--only tx/: no variant has a key that starts so"):
+    with pytest.raises(SystemExit, match=r"--only: no variant has a key that starts with 'tx/'"):
         crosscheck._selected(("tx/",))

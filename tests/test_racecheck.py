@@ -147,19 +147,67 @@ def test_racecheck_wants_a_kernel():
         gl.racecheck(lambda: None, 1, 1, ())
 
 
-def test_the_h200_sanitizer_record_launched_every_configuration_of_every_variant_clean():
+def test_the_sanitizer_records_launched_every_configuration_of_every_variant_clean():
     """``python -m gemmlab sanitize --record`` launches each variant's covering configurations at each of its
-    problems (``sanitize.problems``: every precision; tensor-core kernels also deep) under every tool: the record
-    must be clean in all of them and have launched as many as the registry asks for now (a variant added since
-    the record makes this fail until it is recorded again)."""
-    from gemmlab import record, registry, sanitize
-    data = record.load("sanitizer-nvidia-h200")
-    want = sum(len(v.covering()) * len(sanitize.problems(v)) for v in registry.VARIANTS)
-    assert set(data["tools"]) == set(sanitize.TOOLS) and data.get("pool") == "off"
-    for tool in sanitize.TOOLS:
-        t = data["tools"][tool]
-        assert t["clean"] and t["exit_code"] == 0, (tool, t["summary"])
-        assert t["configurations"] == want, (tool, t["configurations"], want)
+    problems (``sanitize.problems``: every precision; tensor-core kernels also deep) under every tool. Every GPU's
+    record must be clean in every tool, a record that counts per variant (a part put in with --only) must count
+    what the registry asks for now, and a record from before per-variant counts (the H200's, of the whole registry
+    of its day) must have launched all the rest: a variant added since the records makes this fail until it is
+    recorded."""
+    from gemmlab import record, sanitize
+    from gemmlab.paths import RESULTS
+    want = sanitize.configurations()
+    covered, whole = {}, []
+    names = sorted(p.stem for p in RESULTS.glob("sanitizer-*.json"))
+    assert names
+    for name in names:
+        data = record.load(name)
+        assert set(data["tools"]) == set(sanitize.TOOLS) and data.get("pool") == "off", name
+        for tool, t in data["tools"].items():
+            assert t["clean"] and t["exit_code"] == 0, (name, tool, t["summary"])
+        if "variants" in data:
+            assert all(t["configurations"] == sum(data["variants"].values()) for t in data["tools"].values()), name
+            for key, n in data["variants"].items():
+                assert n == want[key], (name, key, n, want[key])
+            covered.update(data["variants"])
+        else:
+            whole.append(data)
+    rest = sum(n for key, n in want.items() if key not in covered)
+    for data in whole:
+        assert all(t["configurations"] == rest for t in data["tools"].values()), (data["environment"]["gpu"], rest)
+    assert whole or set(covered) == set(want)
+
+
+def _sanitizer_run(only, variants, clean=True, date="2026-12-01T00:00:00Z"):
+    tools = {t: {"clean": clean, "exit_code": 0 if clean else 1, "summary": [f"{t}: 0 errors"],
+                 "configurations": sum(variants.values())} for t in ("memcheck", "racecheck")}
+    return {"environment": {"gpu": "a GPU", "date": date}, "tools": tools, "variants": variants, "only": list(only),
+            "sanitizer": "2026.1", "pool": "off", "problems": "", "command": "python -m gemmlab sanitize --record"}
+
+
+def test_a_part_of_the_registry_sanitized_replaces_only_its_own_variants():
+    from gemmlab import sanitize
+    old = _sanitizer_run((), {"a/1": 3, "tc/13": 2})
+    new = _sanitizer_run(("tc/13",), {"tc/13": 6}, date="2026-12-07T00:00:00Z")
+    got = sanitize.merged(new, old)
+    assert got["variants"] == {"a/1": 3, "tc/13": 6} and got["only"] == []
+    assert all(t["clean"] and t["configurations"] == 9 for t in got["tools"].values())
+    assert [r["date"] for r in got["runs"]][0] == "2026-12-01T00:00:00Z" and len(got["runs"]) == 2
+    dirty = sanitize.merged(_sanitizer_run(("tc/13",), {"tc/13": 6}, clean=False), old)
+    assert not any(t["clean"] for t in dirty["tools"].values())
+    assert all(t["configurations"] == 0 and t["exit_code"] == 1 for t in dirty["tools"].values())
+    assert sanitize.merged(old, new) is old                     # a whole run replaces the record
+    assert sanitize.merged(new, None) is new
+    legacy = {k: v for k, v in old.items() if k != "variants"}
+    with pytest.raises(ValueError, match="whole registry"):
+        sanitize.merged(new, legacy)
+
+
+def test_sanitize_refuses_a_prefix_that_names_no_variant():
+    from gemmlab import sanitize
+    with pytest.raises(ValueError, match="'nope/'"):
+        sanitize.configurations(("nope/",))
+    assert set(sanitize.configurations(("tc/12",))) == {"tc/12_pingpong"}
 
 
 GLOBAL_LANES = r'''

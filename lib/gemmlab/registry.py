@@ -751,3 +751,12 @@ def get(key: str) -> Variant:
     if key not in REGISTRY:
         raise KeyError(f"no variant {key!r} in the registry; there are: {', '.join(REGISTRY)}")
     return REGISTRY[key]
+
+def with_prefix(prefixes=()) -> list:
+    """The variants whose key starts with one of ``prefixes`` (``("tc/",)``: the tensor-core kernels), in the
+    table's order; every variant when none is given. A prefix that names no variant is refused (ValueError)."""
+    prefixes = tuple(prefixes or ())
+    for prefix in prefixes:
+        if not any(v.key.startswith(prefix) for v in VARIANTS):
+            raise ValueError(f"no variant has a key that starts with {prefix!r} (e.g. {VARIANTS[-1].key})")
+    return [v for v in VARIANTS if not prefixes or v.key.startswith(prefixes)]

@@ -226,7 +226,7 @@ def _sanitize():
 
     def internal(a):
         if a.launch:
-            sanitize.launch_all()
+            sanitize.launch_all(a.only)
             return 0
         if a.launch_demo:
             demos.launch_without_barrier(a.launch_demo, options=("-lineinfo",))
@@ -242,12 +242,16 @@ def _sanitize():
             print(f"{tool}: exit {x['exit_code']}, {x['configurations']} configurations, clean={x['clean']}; "
                   + " / ".join(x["summary"]))
     return Study("sanitize", "every registry kernel under compute-sanitizer memcheck and racecheck",
-                 run=lambda a: sanitize.run_demo() if a.demo else sanitize.run(), show=show,
+                 run=lambda a: sanitize.run_demo() if a.demo else sanitize.run(only=a.only), show=show,
                  save=lambda r: [sanitize.save_demo(r) if "barriers" in r else sanitize.save(r)],
                  writes="results/sanitizer-<gpu>.json (racecheck-demo-<gpu>.json with --demo)",
                  needs=("GPU", "compute-sanitizer"), record="sanitizer", internal=internal,
                  ok=lambda r: "barriers" in r or all(x["clean"] for x in r["tools"].values()),
                  options=(_o("--launch", action="store_true", help=argparse.SUPPRESS),
+                          _o("--only", action="append", default=[], metavar="PREFIX",
+                             help="launch only the variants whose key starts with PREFIX (tc/12: chapter 16's "
+                                  "ping-pong kernel); may be given more than once; --record puts them into the GPU's "
+                                  "record"),
                           _o("--demo", action="store_true",
                              help="racecheck chapter 2's tiled kernel without each barrier (writes "
                                   "racecheck-demo-<gpu>.json)"),

@@ -28,14 +28,10 @@ AGREE = 1e-5
 def _selected(only) -> list:
     """The variants compared: every one, or those whose key starts with one of ``only`` (``("tc/",)``: the
     tensor-core kernels); a prefix that names none is refused."""
-    runs = registry.VARIANTS
-    if not only:
-        return runs
-    for prefix in only:
-        if not any(v.key.startswith(prefix) for v in runs):
-            raise SystemExit(f"--only {prefix}: no variant has a key that starts so (e.g. "
-                             f"{runs[-1].key})")
-    return [v for v in runs if v.key.startswith(tuple(only))]
+    try:
+        return registry.with_prefix(only)
+    except ValueError as exc:
+        raise SystemExit(f"--only: {exc}") from None
 
 
 def _cases(only=()):
@@ -184,5 +180,25 @@ def report(result: dict) -> str:
                      notes=[f"all agree within {result['tolerance']:g}: {result['all_agree']}"]))
 
 
+def merged(new: dict, old: dict | None) -> dict:
+    """A partial run (``--only``) put into the GPU's earlier record: its variants' cases replace theirs, the other
+    cases stay; ``runs`` lists the runs the record now holds (each with its date, command, seed and where its
+    emulator ran). A whole run replaces the record."""
+    if not old or not new["only"]:
+        return new
+    chosen = tuple(new["only"])
+    kept = [c for c in old["cases"] if not c["case"].split("|")[0].startswith(chosen)]
+    runs = old.get("runs") or [{"date": old["environment"]["date"], "command": old["command"], "seed": old["seed"],
+                                "emulator_ran_on": old["emulator_ran_on"], "cases": len(old["cases"])}]
+    runs = runs + [{"date": record.environment()["date"], "command": new["command"], "seed": new["seed"],
+                    "emulator_ran_on": new["emulator_ran_on"], "cases": len(new["cases"])}]
+    cases = kept + new["cases"]
+    only = [] if not old["only"] else sorted(set(old["only"]) | set(new["only"]))
+    return {**new, "cases": cases, "only": only, "runs": runs, "bitwise_equal": sum(c["bitwise_equal"] for c in cases),
+            "all_agree": all(c["agree"] for c in cases)}
+
+
 def save(result: dict):
-    return record.save(f"emulator-vs-{record.gpu_slug()}", result)
+    name = f"emulator-vs-{record.gpu_slug()}"
+    old = record.load(name) if (record.RESULTS / f"{name}.json").is_file() else None
+    return record.save(name, merged(result, old))

@@ -57,11 +57,11 @@ def problems(v) -> list:
     return out
 
 
-def launch_all() -> int:
+def launch_all(only=()) -> int:
     import cupy
     cupy.cuda.set_allocator(None)                  # every array its own allocation: memcheck sees each one's end
     count = 0
-    for v in registry.VARIANTS:
+    for v in registry.with_prefix(only):
         for problem in problems(v):
             for choice in v.covering():
                 v.runner(problem, **choice)(problem.inputs(numpy.random.default_rng(count)), problem.output())
@@ -71,15 +71,33 @@ def launch_all() -> int:
     return count
 
 
-def run(tools=TOOLS) -> dict:
+def configurations(only=()) -> dict:
+    """What a run launches: {variant: its covering configurations times its problems}, for the variants whose key
+    starts with one of ``only`` (all by default)."""
+    return {v.key: len(v.covering()) * len(problems(v)) for v in registry.with_prefix(only)}
+
+
+def run(tools=TOOLS, only=()) -> dict:
+    """Every tool in its own sanitized process, side by side; ``only``: key prefixes of the variants launched (a
+    part of the registry, which :func:`save` puts into the GPU's record)."""
     exe = shutil.which("compute-sanitizer")
     if exe is None:
         raise SystemExit("compute-sanitizer is not on the PATH (it ships with the CUDA toolkit)")
+    only = tuple(only or ())
+    try:
+        variants = configurations(only)                  # (a prefix that names nothing: refused before any run)
+    except ValueError as exc:
+        raise SystemExit(f"--only: {exc}") from None
+    name = f"sanitizer-{record.gpu_slug()}"
+    if only and (record.RESULTS / f"{name}.json").is_file() and "variants" not in record.load(name):
+        raise SystemExit(f"--only: results/{name}.json counts its configurations for the whole registry, not per "
+                         "variant, so a part cannot be put into it: record the whole registry (no --only)")
     version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     out = {"problems": "each variant's largest awkward size in every precision it takes, and tensor-core kernels at "
                        f"{DEEP[0]} x {DEEP[1]} x {DEEP[2]} too, the persistent ones at {WALK[0]} x {WALK[1]} x {WALK[2]} "
                        "(gemmlab.sanitize.problems)", "pool": "off",
-           "sanitizer": version, "tools": {}, "command": "python -m gemmlab sanitize --record"}
+           "sanitizer": version, "tools": {}, "variants": variants, "only": list(only),
+           "command": "python -m gemmlab sanitize --record" + "".join(f" --only {p}" for p in only)}
     def sanitized(tool):
         # memcheck would also report every CUDA API call that returns an error; cuda-python's driver bindings
         # (the Hopper kernel's tensor maps) look up each entry point of their CUDA version once, and those
@@ -87,7 +105,8 @@ def run(tools=TOOLS) -> dict:
         # from a kernel. A failing call that matters raises in the launching Python process anyway.
         quiet = ["--report-api-errors", "no"] if tool in ("memcheck", "initcheck") else []
         return processes.run([exe, "--tool", tool, *quiet, "--error-exitcode", "1", sys.executable, "-m", "gemmlab",
-                              "sanitize", "--launch"], capture_output=True, text=True, group=True)
+                              "sanitize", "--launch", *(a for p in only for a in ("--only", p))],
+                             capture_output=True, text=True, group=True)
 
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(len(tools)) as pool:         # one process per tool, side by side on the GPU
@@ -107,8 +126,36 @@ def run(tools=TOOLS) -> dict:
     return out
 
 
+def merged(new: dict, old: dict | None) -> dict:
+    """A partial run (``--only``) put into the GPU's earlier record, where that record counts its configurations
+    per variant: each tool's count and verdict become the two runs' together, the new run's variants replacing
+    theirs; ``runs`` lists the runs the record holds. A whole run replaces the record; a part is refused where the
+    record has no per-variant counts (:func:`run` says so before any launch)."""
+    if not old or not new["only"]:
+        return new
+    if "variants" not in old:
+        raise ValueError("the earlier record counts its configurations for the whole registry, not per variant: "
+                         "a part cannot be put into it")
+    variants = {k: n for k, n in old["variants"].items() if k not in new["variants"]}
+    variants.update(new["variants"])
+    runs = old.get("runs") or [{"date": old["environment"]["date"], "command": old["command"],
+                                "sanitizer": old["sanitizer"], "tools": old["tools"]}]
+    runs = runs + [{"date": record.environment()["date"], "command": new["command"], "sanitizer": new["sanitizer"],
+                    "tools": new["tools"]}]
+    # a tool is clean only if it was in every run, and the record's count is what it holds now
+    tools = {t: {"clean": all(r["tools"].get(t, {}).get("clean") for r in runs),
+                 "exit_code": max(r["tools"].get(t, {}).get("exit_code", 1) for r in runs),
+                 "summary": [s for r in runs for s in r["tools"].get(t, {}).get("summary", [])],
+                 "configurations": sum(variants.values()) if all(r["tools"].get(t, {}).get("clean") for r in runs)
+                 else 0} for t in new["tools"]}
+    only = [] if not old["only"] else sorted(set(old["only"]) | set(new["only"]))
+    return {**new, "tools": tools, "variants": variants, "only": only, "runs": runs}
+
+
 def save(result: dict):
-    return record.save(f"sanitizer-{record.gpu_slug()}", result)
+    name = f"sanitizer-{record.gpu_slug()}"
+    old = record.load(name) if (record.RESULTS / f"{name}.json").is_file() else None
+    return record.save(name, merged(result, old))
 
 
 def run_demo() -> dict:
