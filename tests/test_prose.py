@@ -1414,8 +1414,10 @@ def test_chapter_16_reads_its_ladder_and_profile_as_recorded():
                         f"BF16 (this page's run on the H100, above: 1.0% short in FP16, beyond that run's spread, with `tc/09` "
                         f"and `tc/11` level at 99.0%), and the H200's profile {gap:.1f} µs "
                         f"({t[nine]} against {t[lib]})"])
-    assert abs(cyc[nine] / cyc[lib] - 1) < 0.002 and cyc[nine] < cyc[lib]          # "level, 0.1% under"
-    _states(text, says=[f"level, `tc/09` {(1 - cyc[nine] / cyc[lib]) * 100:.1f}% under",
+    # "0.1% apart, less than the two average clocks differ": a margin the separately replayed profiles do not resolve
+    assert abs(cyc[nine] / cyc[lib] - 1) < abs(ncu[nine]["sm_hz"] / ncu[lib]["sm_hz"] - 1)
+    _states(text, says=[f"{abs(1 - cyc[nine] / cyc[lib]) * 100:.1f}% apart, less than the two average clocks differ",
+                        "in cycles the profile cannot tell the two apart; it does not say that they are level",
                         f"{cyc[nine] / 1e3:.1f} thousand for `tc/09` ({t[nine]} µs at {ghz[nine]} GHz) and "
                         f"{cyc[lib] / 1e3:.1f} thousand for cuBLAS ({t[lib]} µs at {ghz[lib]} GHz)",
                         f"issues {ncu[nine]['instructions'] / 1e6:.1f} million instructions to cuBLAS's "
@@ -1451,3 +1453,50 @@ def test_chapter_2_names_the_lines_of_the_tiled_kernel_that_race():
     a, b = map(int, re.search(r"\(lines (\d+) and (\d+)\)", text).groups())
     assert "acc += As[ty][k] * Bs[k][tx]" in lines[read - 1]
     assert lines[a - 1].lstrip().startswith("As[ty][tx] =") and lines[b - 1].lstrip().startswith("Bs[ty][tx] =")
+
+
+def test_chapter_13_reads_the_two_lane_layouts_registers_from_the_sass_record():
+    """Chapter 13 says what the SASS record shows of the two builds of step 12 (lanes 8 x 4 and 4 x 8): the
+    spill of the 8 x 4 build, where its loads from local memory sit, and each build's operands from the reuse
+    cache."""
+    sass = record.load("sass-sm_90")["kernels"]
+    base = "12_interior[BM=128,BN=256,BK=16,WM=64,WN=64,LANES={},GROUP=8,SPLITK=1,MINB=1]"
+    eight, four = sass[base.format(8)], sass[base.format(4)]
+    ins = eight["instructions"]
+    loads, stores = ins.get("LDL", 0) + ins.get("LDL.LU", 0), ins.get("STL", 0)
+    edge, interior = eight["loop_mix"]                       # the loop with the bounds checks, then the interior one
+    assert edge.get("LDG.E.CONSTANT") and not interior.get("LDG.E.CONSTANT")
+    assert not any(op.startswith(("LDL", "STL")) for op in interior) and edge.get("LDL") == 1
+    assert four["spill_store_bytes"] == 0 and not any(op.startswith(("LDL", "STL")) for op in four["instructions"])
+    text = " ".join(prose("13-sgemm-climb.ipynb").split())
+    _states(text, says=[f"spills {eight['spill_store_bytes']} bytes ({stores} stores to local memory and {loads} loads: "
+                        "none in the interior loop, one in the edge loop",
+                        f"{eight['ffma_reuse_operands']:,} operands from the operand reuse cache against "
+                        f"{four['ffma_reuse_operands']:,} in the 4 × 8 build, which spills nothing"],
+            never=["depends on how the compiler allocated the registers"])
+
+
+def test_chapter_16_says_where_cublas_itself_slows_and_which_cublas_it_means():
+    """The shapes where chapter 16's steps pass cuBLAS by more than a point are those where cuBLAS's own rate drops
+    below its 4096^3 one by more than the best step's does; the chapter gives both rates from the H200's record and
+    says which cuBLAS call the bar is."""
+    rec = record.load("hopper-nvidia-h200")
+    pts = {(p["precision"], tuple(p["shape"])): p for p in rec["points"] if p.get("out", "fp32") == "fp32"}
+
+    def tf(prec, shape, name=None):
+        p = pts[(prec, shape)]
+        rows = {r["name"]: r for r in p["timing"]["rows"]}
+        return rows[name or p["best"]]["gflops"] / 1e3
+    big, short, square = (8192, 8192, 8192), (8192, 8192, 1024), (4096, 4096, 4096)
+    lib = {(pr, s): tf(pr, s, "cuBLAS") for pr in ("fp16", "bf16") for s in (big, short, square)}
+    best = {s: tf("fp16", s) for s in (big, short, square)}
+    for prec in ("fp16", "bf16"):
+        for s in (big, short):
+            assert pts[(prec, s)]["ratio"] > 1.01                               # "pass cuBLAS by more than a point"
+            assert lib[(prec, s)] / lib[(prec, square)] < tf(prec, s) / tf(prec, square)   # cuBLAS drops more
+    text = " ".join(prose("16-past-cublas.ipynb").split())
+    _states(text, says=[f"in FP16 it gives {lib[('fp16', big)]:.0f} TFLOP/s at 8192³ and {lib[('fp16', short)]:.0f} at "
+                        f"8192 × 8192 × 1024, against {lib[('fp16', square)]:.0f} at 4096³ (in BF16 "
+                        f"{lib[('bf16', big)]:.0f} and {lib[('bf16', short)]:.0f} against {lib[('bf16', square)]:.0f})",
+                        f"the best step drops less ({best[big]:.0f} and {best[short]:.0f} against {best[square]:.0f})",
+                        "`cublasGemmEx` with its default algorithm"])
