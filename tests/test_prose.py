@@ -1391,6 +1391,13 @@ def test_chapter_16_reads_its_ladder_and_profile_as_recorded():
                         f"store wavefronts, {ncu[lib]['shared_st_bank_conflicts'] / 1e6:.2f} million of them conflicts",
                         f"({ncu[six]['dram_read_bytes'] / 2 ** 20:.1f} → {ncu[eight]['dram_read_bytes'] / 2 ** 20:.1f} MiB)"])
     assert ncu[eight]["grid"] == 132 and ncu[six]["grid"] == 512 and "512 blocks become 132" in text
+    # the L2 column is no request count: tc/09's TMA loads request more than it shows (A's 128 x 4096 and B's
+    # 4096 x 256 FP16 per tile of 128 x 256, 512 tiles)
+    requested = 512 * (128 * 4096 + 4096 * 256) * 2 / 2 ** 20
+    assert requested == 1536 and ncu[nine]["l2_bytes"] / 2 ** 20 < requested
+    _states(text, says=[f"`tc/09`'s TMA loads alone request {requested:,.0f} MiB at 4096³ (512 tiles, each reading 1 MiB "
+                        "of $A$ and 2 MiB of $B$), more than that column shows for it",
+                        "in cycles this profile cannot tell the two apart"], never=["in cycles the two are level"])
     cyc = {c: k["duration_ns"] * 1e-9 * k["sm_hz"] for c, k in ncu.items()}
     ghz = {c: f"{k['sm_hz'] / 1e9:.3f}" for c, k in ncu.items()}
     _states(text, says=[f"{t[twelve]} µs, the tensor pipe busy {tp[twelve]} of the time",
