@@ -1507,3 +1507,27 @@ def test_chapter_16_says_where_cublas_itself_slows_and_which_cublas_it_means():
                         f"{lib[('bf16', big)]:.0f} and {lib[('bf16', short)]:.0f} against {lib[('bf16', square)]:.0f})",
                         f"the best step drops less ({best[big]:.0f} and {best[short]:.0f} against {best[square]:.0f})",
                         "`cublasGemmEx` with its default algorithm"])
+
+
+def test_chapter_16_sets_stream_k_against_cutlass_rule_with_its_own_tiles_and_record():
+    """The last rounds chapter 16 quotes are the tile arithmetic of 128 x 256 tiles on 132 SMs, each more than half
+    full (so CUTLASS's rule, data-parallel when the last round is at least half full, would not split), at every
+    shape where tc/11 splits; and the split's gain at 8192^3 is the H200 record's."""
+    from gemmlab import ops, registry
+    rec = record.load("hopper-nvidia-h200")
+    text = " ".join(prose("16-past-cublas.ipynb").split())
+    tails = {}
+    for shape in ((8192, 8192, 8192), (6144, 6144, 6144), (4096, 14336, 4096)):
+        m, n, k = shape
+        assert registry.stream_k_split(ops.TcGemm(m=m, n=n, k=k, precision="fp16"), 132)[2] > 0   # tc/11 splits here
+        tails[shape] = (m // 128) * (n // 256) % 132
+        assert 2 * tails[shape] >= 132
+    _states(text, says=[f"the last round holds {tails[(8192, 8192, 8192)]} tiles at 8192³, {tails[(6144, 6144, 6144)]} at "
+                        f"6144³ and {tails[(4096, 14336, 4096)]} at 4096 × 14336 × 4096, each more than half of 132"])
+    gain = {}
+    for p in rec["points"]:
+        if tuple(p["shape"]) == (8192, 8192, 8192) and p.get("out", "fp32") == "fp32":
+            rows = {r["name"]: r for r in p["timing"]["rows"]}
+            gain[p["precision"]] = rows["11_stream_k[]"]["vs_library"] / rows["09_tma_store[]"]["vs_library"] - 1
+    _states(text, says=[f"the split was worth {gain['fp16']:.1%} in FP16 (where the run's spread is 0.8%) and "
+                        f"{gain['bf16']:.1%} in BF16 in the H200's record"])
