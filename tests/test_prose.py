@@ -1531,3 +1531,23 @@ def test_chapter_16_sets_stream_k_against_cutlass_rule_with_its_own_tiles_and_re
             gain[p["precision"]] = rows["11_stream_k[]"]["vs_library"] / rows["09_tma_store[]"]["vs_library"] - 1
     _states(text, says=[f"the split was worth {gain['fp16']:.1%} in FP16 (where the run's spread is 0.8%) and "
                         f"{gain['bf16']:.1%} in BF16 in the H200's record"])
+
+
+def test_chapter_16s_bridge_to_cutlass_states_the_books_side_as_its_kernels_have_it():
+    """The table that maps chapter 16's steps to CUTLASS's names gives the book's kernels as they are: the
+    producer's 40 registers and the consumers' 232 (tc/09 at its default REGS, tc/12 as written), clusters of two
+    (tc/10), and a step for each kernel of the chapter."""
+    from gemmlab import registry
+    from gemmlab.paths import KERNELS
+    nine = registry.get("tc/09_tma_store")
+    regs = nine.defaults["REGS"]
+    assert (65536 // 128 - regs) // 2 // 8 * 8 == 232 and regs == 40
+    pingpong = (KERNELS / "tc/12_pingpong.cu").read_text()
+    assert "setmaxnreg.dec.sync.aligned.u32 40;" in pingpong and "setmaxnreg.inc.sync.aligned.u32 232;" in pingpong
+    assert "__cluster_dims__(2, 1, 1)" in (KERNELS / "tc/10_cluster_multicast.cu").read_text()
+    text = " ".join(prose("16-past-cublas.ipynb").split())
+    _states(text, says=["## The same steps in CUTLASS's names", "`setmaxnreg` to 40 registers for the producer, 232 for "
+                        "the consumers", "`LoadRegisterRequirement = 40`, `MmaRegisterRequirement = 232`",
+                        "Step 3: clusters of two, $B$ multicast"])
+    steps = [v.key for v in registry.VARIANTS if v.chapter == "16-past-cublas"]
+    assert len(steps) == 5 and all(f"Step {i}:" in text for i in range(1, 6))
