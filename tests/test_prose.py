@@ -1551,3 +1551,19 @@ def test_chapter_16s_bridge_to_cutlass_states_the_books_side_as_its_kernels_have
                         "Step 3: clusters of two, $B$ multicast"])
     steps = [v.key for v in registry.VARIANTS if v.chapter == "16-past-cublas"]
     assert len(steps) == 5 and all(f"Step {i}:" in text for i in range(1, 6))
+
+
+def test_chapter_16_states_its_guesses_as_hypotheses_with_what_would_test_them():
+    """No 'likely', 'probably' or 'presumably' in chapter 16's readings of its own runs (but where it says the last
+    wave is not a likely source of chapter 15's gap, and how cuBLAS's tile names read in this C): each guess is
+    called a hypothesis, and within its sentence or the next says what measurement would test it."""
+    import re
+    text = " ".join(prose("16-past-cublas.ipynb").split())
+    allowed = ("not a likely source of chapter 15's gap", "most likely 128 × 256")
+    guesses = [text[m.start() - 60:m.end() + 40] for m in re.finditer(r"\b(likely|presumably|probably)\b", text)
+               if not any(a in text[m.start() - 20:m.end() + 40] for a in allowed)]
+    assert not guesses, guesses
+    said = [m.start() for m in re.finditer(r"\bhypothesis\b", text)]
+    assert len(said) >= 5
+    for at in said:
+        assert re.search(r"would (test|show|confirm)", text[at - 300:at + 500]), text[at - 100:at + 200]
