@@ -77,7 +77,8 @@ def test_gemv_ratio_follows_from_the_medians(recorded):
 def test_the_sass_record_shows_what_part_iv_kernels_claim():
     """results/sass-sm_90.json (python -m gemmlab sass --record): the instructions each header promises."""
     kernels = record.load("sass-sm_90")["kernels"]
-    part4 = {k: v["instructions"] for k, v in kernels.items() if k.startswith(("10_", "11_", "dot[", "gemv["))}
+    part4 = {k: v["instructions"] for k, v in kernels.items()
+             if v["key"].startswith(("sgemm/10_", "sgemm/11_", "blas/dot/", "blas/gemv/"))}
     assert len(part4) == 12
     for name, ins in part4.items():
         if name.startswith(("10_", "11_")):

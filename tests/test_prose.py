@@ -1567,3 +1567,21 @@ def test_chapter_16_states_its_guesses_as_hypotheses_with_what_would_test_them()
     assert len(said) >= 5
     for at in said:
         assert re.search(r"would (test|show|confirm)", text[at - 300:at + 500]), text[at - 100:at + 200]
+
+
+def test_chapter_16_reads_the_register_split_from_the_registers_the_code_names():
+    """The register split's null result, read from the SASS record: the highest register tc/09's code names in
+    each REGS build, under every ceiling the split sets for the consumers; and tc/07, which names more than its
+    launch allotment, shows that the compiler does use what setmaxnreg grants."""
+    sass = record.load("sass-sm_90")["kernels"]
+    named = {r: sass[f"09_tma_store[STAGES=4,REGS={r},PREC=fp16]"]["registers_named"] for r in (24, 40, 56)}
+    ceilings = {r: (65536 // 128 - r) // 2 // 8 * 8 for r in (24, 40, 56)}
+    assert ceilings == {24: 240, 40: 232, 56: 224} and max(named.values()) == 160
+    assert all(named[r] < ceilings[r] for r in named)
+    seven = sass["07_3xtf32_wgmma[]"]
+    assert seven["registers_named"] > seven["registers"] == 168
+    text = " ".join(prose("16-past-cublas.ipynb").split())
+    _states(text, says=[f"no instruction of `tc/09` names a register above R{max(named.values()) - 1}",
+                        f"(the highest is R{named[24] - 1}, R{named[40] - 1} and R{named[56] - 1} at `REGS=24`, 40 and 56)",
+                        f"at most {max(named.values())} registers a thread, well under the 224",
+                        f"`tc/07`'s SASS names {seven['registers_named']} registers, past the {seven['registers']} a thread"])

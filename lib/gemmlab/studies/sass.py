@@ -66,6 +66,10 @@ CASES = cases(
     Case("tc/05_mma_sync", dict(BM=128, BN=128, WM=64, WN=64, STAGES=3, BK=32), problem=_tc("tf32")),
     Case("tc/06_wgmma_tma", {}, problem=_tc("fp16")),
     ("tc/07_3xtf32_wgmma", {}),                                  # 3xTF32 on wgmma: FP32 in and out
+    # chapter 16: the steps, and tc/09 at each of the register split's settings (the registers the code names)
+    *[Case(key, {}, problem=_tc("fp16")) for key in ("tc/08_persistent", "tc/10_cluster_multicast", "tc/11_stream_k",
+                                                      "tc/12_pingpong")],
+    *[Case("tc/09_tma_store", {"STAGES": 4, "REGS": r}, problem=_tc("fp16")) for r in (24, 40, 56)],
 )
 CLASSES = re.compile(r"\b(FFMA|LDS(?:\.\w+)?|STS(?:\.\w+)?|LDGSTS(?:\.[\w.]+)?|LDG(?:\.[\w.]+)?|STG(?:\.[\w.]+)?"
                      r"|LDL(?:\.\w+)?|STL(?:\.\w+)?|BAR\.SYNC"
@@ -118,6 +122,12 @@ def loops(block: str, smallest: int = 64) -> list:
     to itself. Returns [instructions, branches inside (the closing one included)] per loop of at least
     ``smallest`` instructions, in address order: what the instruction fetch streams through."""
     return [size for size, _ in _loops(_instructions(block), smallest)]
+
+
+def _named(block: str) -> int:
+    """How many general registers one kernel's SASS uses: the highest Rn it names, plus one (RZ is not one)."""
+    found = [int(r) for r in re.findall(r"\bR(\d+)\b", block)]
+    return max(found) + 1 if found else 0
 
 
 def _instance(expr: str, i: int) -> str:
@@ -178,6 +188,9 @@ def analyse(cases=CASES) -> dict:
                 key, params = names[expr]
                 out[case_label(key, params)] = {"key": key, "params": params, "arch": arch,
                                                 "registers": regs.get(mangled, 0),
+                                                # the registers the code names (R0 to the highest): what a thread
+                                                # uses, whatever setmaxnreg lets a warpgroup have
+                                                "registers_named": _named(block),
                                                 "spill_store_bytes": spills.get(mangled, 0),
                                                 "total": total,
                                                 "never_executed": sum(1 for _, t in found if _NEVER.match(t)),
