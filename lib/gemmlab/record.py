@@ -197,6 +197,26 @@ def load(name: str) -> dict:
     return data
 
 
+def previous(name: str) -> dict | None:
+    """``results/<name>.json`` as :func:`load` reads it, or None where there is none yet: the record a partial run
+    is put into."""
+    return load(name) if (RESULTS / f"{name}.json").is_file() else None
+
+
+def runs(old: dict, new: dict, describe) -> list:
+    """The runs a record holds once the partial run ``new`` is put into ``old``: old's own list of them (or old
+    itself, as one run), then new; each {date, command, **describe(run)}."""
+    earlier = old.get("runs") or [{"date": old["environment"]["date"], "command": old.get("command"),
+                                   **describe(old)}]
+    return earlier + [{"date": environment()["date"], "command": new["command"], **describe(new)}]
+
+
+def merged_only(old: dict, new: dict) -> list:
+    """The key prefixes a record covers once the partial run ``new`` (its ``only``) is put into ``old``: none (the
+    whole registry) where old covered all of it, else both runs' prefixes."""
+    return [] if not old["only"] else sorted(set(old["only"]) | set(new["only"]))
+
+
 def _package_version():
     from ._version import __version__
     return __version__

@@ -752,6 +752,7 @@ def get(key: str) -> Variant:
         raise KeyError(f"no variant {key!r} in the registry; there are: {', '.join(REGISTRY)}")
     return REGISTRY[key]
 
+
 def with_prefix(prefixes=()) -> list:
     """The variants whose key starts with one of ``prefixes`` (``("tc/",)``: the tensor-core kernels), in the
     table's order; every variant when none is given. A prefix that names no variant is refused (ValueError)."""

@@ -132,9 +132,7 @@ def _hopper_run(a):
     if set(a.out) != set(past_cublas.OUTS):
         result["command"] += " --out " + " ".join(a.out)
         if a.record:
-            name = f"hopper-{record.gpu_slug()}"
-            old = record.load(name) if (record.RESULTS / f"{name}.json").is_file() else None
-            result = past_cublas.merged(result, old)
+            result = past_cublas.merged(result, record.previous(f"hopper-{record.gpu_slug()}"))
     return result
 
 

@@ -188,17 +188,13 @@ def merged(new: dict, old: dict | None) -> dict:
         return new
     chosen = tuple(new["only"])
     kept = [c for c in old["cases"] if not c["case"].split("|")[0].startswith(chosen)]
-    runs = old.get("runs") or [{"date": old["environment"]["date"], "command": old["command"], "seed": old["seed"],
-                                "emulator_ran_on": old["emulator_ran_on"], "cases": len(old["cases"])}]
-    runs = runs + [{"date": record.environment()["date"], "command": new["command"], "seed": new["seed"],
-                    "emulator_ran_on": new["emulator_ran_on"], "cases": len(new["cases"])}]
+    runs = record.runs(old, new, lambda r: {"seed": r["seed"], "emulator_ran_on": r["emulator_ran_on"],
+                                            "cases": len(r["cases"])})
     cases = kept + new["cases"]
-    only = [] if not old["only"] else sorted(set(old["only"]) | set(new["only"]))
-    return {**new, "cases": cases, "only": only, "runs": runs, "bitwise_equal": sum(c["bitwise_equal"] for c in cases),
-            "all_agree": all(c["agree"] for c in cases)}
+    return {**new, "cases": cases, "only": record.merged_only(old, new), "runs": runs,
+            "bitwise_equal": sum(c["bitwise_equal"] for c in cases), "all_agree": all(c["agree"] for c in cases)}
 
 
 def save(result: dict):
     name = f"emulator-vs-{record.gpu_slug()}"
-    old = record.load(name) if (record.RESULTS / f"{name}.json").is_file() else None
-    return record.save(name, merged(result, old))
+    return record.save(name, merged(result, record.previous(name)))

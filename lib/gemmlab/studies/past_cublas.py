@@ -180,14 +180,6 @@ def checked_baseline(name, make, problem, inputs) -> dict:
     return {"run": run, "error": err}
 
 
-def _triton_version():
-    try:
-        import triton
-        return triton.__version__
-    except ImportError:
-        return None
-
-
 def pick_triton(problem, inputs, reps: int = 5, make=None, configs=TRITON_CONFIGS) -> dict:
     """Each of ``configs`` checked against float64 and timed alone on ``problem``; the fastest that is right, or
     why there is none ({"missing": why}). ``make(problem, inputs, out, config)`` gives the call (by default
@@ -250,7 +242,7 @@ def measure_shape(precision: str, shape, reps: int = 10, progress: bool = True, 
     point = {"precision": precision, "out": c_type, "shape": list(shape), "best": best, "base": base,
              "ratio": ratio, "target": goal, "met": ratio >= goal, "errors": errors, "triton": tri,
              "baselines": baselines, "timing": t.to_dict(), "spread": spread, "settle_us": SETTLE_US,
-             "versions": {"triton": _triton_version(), "torch": _torch_version()}}
+             "versions": {"triton": _version("triton"), "torch": _version("torch")}}
     if TRITON in extra:
         point["vs_triton"] = t[TRITON].median_ms / t[best].median_ms
         point["faster_than_triton"] = point["vs_triton"] > 1.0    # by the medians; against_triton weighs the spread
@@ -284,14 +276,15 @@ def run_all(reps: int = 10, shapes=None, precisions=PRECISIONS, outs=OUTS) -> di
                 points.append(measure_shape(precision, shape, reps=reps, out=out))
                 print(Timings.from_dict(points[-1]["timing"], recorded=False), flush=True)
                 print(_line(points[-1]), flush=True)
-    return {"points": points, "triton": _triton_version(), "torch": _torch_version(),
+    return {"points": points, "triton": _version("triton"), "torch": _version("torch"),
             "command": "python -m gemmlab hopper --record"}
 
 
-def _torch_version():
+def _version(module: str):
+    """The version of ``module`` (torch, triton) as it says when imported here, or None where it is not installed."""
+    import importlib
     try:
-        import torch
-        return torch.__version__
+        return importlib.import_module(module).__version__
     except ImportError:
         return None
 
@@ -322,9 +315,7 @@ def merged(new: dict, old: dict | None) -> dict:
     def key(p):
         return p["precision"], p.get("out", "fp32"), tuple(p["shape"])
     fresh = {key(p) for p in new["points"]}
-    runs = old.get("runs") or [{"date": old["environment"]["date"], "command": old.get("command"),
-                                "points": len(old["points"])}]
-    runs = runs + [{"date": record.environment()["date"], "command": new["command"], "points": len(new["points"])}]
+    runs = record.runs(old, new, lambda r: {"points": len(r["points"])})
     kept = [{"versions": {"triton": old.get("triton"), "torch": old.get("torch")}, **p}
             for p in old["points"] if key(p) not in fresh]
     return {**new, "points": kept + new["points"], "runs": runs}

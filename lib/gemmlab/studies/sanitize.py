@@ -89,7 +89,8 @@ def run(tools=TOOLS, only=()) -> dict:
     except ValueError as exc:
         raise SystemExit(f"--only: {exc}") from None
     name = f"sanitizer-{record.gpu_slug()}"
-    if only and (record.RESULTS / f"{name}.json").is_file() and "variants" not in record.load(name):
+    old = record.previous(name) if only else None
+    if old is not None and "variants" not in old:
         raise SystemExit(f"--only: results/{name}.json counts its configurations for the whole registry, not per "
                          "variant, so a part cannot be put into it: record the whole registry (no --only)")
     version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
@@ -138,24 +139,21 @@ def merged(new: dict, old: dict | None) -> dict:
                          "a part cannot be put into it")
     variants = {k: n for k, n in old["variants"].items() if k not in new["variants"]}
     variants.update(new["variants"])
-    runs = old.get("runs") or [{"date": old["environment"]["date"], "command": old["command"],
-                                "sanitizer": old["sanitizer"], "tools": old["tools"]}]
-    runs = runs + [{"date": record.environment()["date"], "command": new["command"], "sanitizer": new["sanitizer"],
-                    "tools": new["tools"]}]
+    runs = record.runs(old, new, lambda r: {"sanitizer": r["sanitizer"], "tools": r["tools"]})
     # a tool is clean only if it was in every run, and the record's count is what it holds now
-    tools = {t: {"clean": all(r["tools"].get(t, {}).get("clean") for r in runs),
-                 "exit_code": max(r["tools"].get(t, {}).get("exit_code", 1) for r in runs),
-                 "summary": [s for r in runs for s in r["tools"].get(t, {}).get("summary", [])],
-                 "configurations": sum(variants.values()) if all(r["tools"].get(t, {}).get("clean") for r in runs)
-                 else 0} for t in new["tools"]}
-    only = [] if not old["only"] else sorted(set(old["only"]) | set(new["only"]))
-    return {**new, "tools": tools, "variants": variants, "only": only, "runs": runs}
+    tools = {}
+    for t in new["tools"]:
+        each = [r["tools"].get(t, {}) for r in runs]
+        clean = all(x.get("clean") for x in each)
+        tools[t] = {"clean": clean, "exit_code": max(x.get("exit_code", 1) for x in each),
+                    "summary": [s for x in each for s in x.get("summary", [])],
+                    "configurations": sum(variants.values()) if clean else 0}
+    return {**new, "tools": tools, "variants": variants, "only": record.merged_only(old, new), "runs": runs}
 
 
 def save(result: dict):
     name = f"sanitizer-{record.gpu_slug()}"
-    old = record.load(name) if (record.RESULTS / f"{name}.json").is_file() else None
-    return record.save(name, merged(result, old))
+    return record.save(name, merged(result, record.previous(name)))
 
 
 def run_demo() -> dict:
