@@ -19,7 +19,7 @@ LAYERS = [
     ("core", lambda m: m in {"ops", "cases", "variant", "registry", "check", "timing", "record", "blas", "gpu_state"}),
     ("models", lambda m: m == "models" or m.startswith("models.")),
     ("studies", lambda m: m == "studies" or m.startswith("studies.")),
-    ("book", lambda m: m in {"listing", "tilemap", "exercises", "support", "refresh", "workbook", "colab"}
+    ("book", lambda m: m in {"listing", "tilemap", "pictures", "exercises", "support", "refresh", "workbook", "colab"}
      or m == "explorers" or m.startswith("explorers.")),
     ("package", lambda m: m in {"", "__main__", "_aliases", "cli"}),
 ]

@@ -64,11 +64,18 @@ def _figures():
         "climb.plot": lambda: gl.climb.plot(),
         "tensor.plot_error_vs_k": lambda: gl.tensor.plot_error_vs_k(error_vs_k),
         "hopper.plot": lambda: gl.hopper.plot(),
+        **{f"pictures.timeline {step}": (lambda step=step: gl.pictures.timeline(step)) for step in gl.pictures.STEPS},
+        "pictures.swizzle128": lambda: gl.pictures.swizzle128(),
+        **{f"pictures.warp_tiling {key}": (lambda key=key: gl.pictures.warp_tiling(key))
+           for key in gl.pictures.warp_tiled_variants()},
     }
 
 
 def legibility(fig) -> tuple:
     """(the smallest text as the book shows it, in px; pairs of labels that overlap) of a drawn figure."""
+    if not hasattr(fig.canvas, "get_renderer"):          # a figure made without pyplot (gemmlab.pictures)
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        FigureCanvasAgg(fig)
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     width = fig.get_tightbbox(renderer).width * fig.dpi
@@ -89,9 +96,10 @@ def legibility(fig) -> tuple:
 @pytest.mark.parametrize("name", list(_figures()))
 def test_every_figure_is_legible_at_the_book_s_width(name, capsys):
     import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
     plt.close("all")
-    _figures()[name]()
-    smallest, overlaps = legibility(plt.gcf())
+    made = _figures()[name]()
+    smallest, overlaps = legibility(made if isinstance(made, Figure) else plt.gcf())
     plt.close("all")
     assert smallest >= MIN_PX, f"{name}: text {smallest:.1f} px high in the book (at least {MIN_PX} px)"
     assert not overlaps, f"{name}: labels overlap: {overlaps[:5]}"

@@ -21,7 +21,8 @@ The house, in layers (a module imports only from its own layer or those below; t
 - ``models/``: ``device`` (ceilings and presets), ``roofline``, ``coalescing`` (sectors and shared-memory banks).
 - ``studies/``: the record producers, one per study, on one measurement core (``studies/core.py``); ``cli``
   makes the command line from their list and the book's own commands.
-- the book: ``listing``, ``tilemap``, ``explorers``, ``exercises``, ``support``, ``colab``, ``refresh``, ``workbook``.
+- the book: ``listing``, ``tilemap``, ``pictures`` (drawn from the kernels' own constants), ``explorers``,
+  ``exercises``, ``support``, ``colab``, ``refresh``, ``workbook``.
 
 The old flat names (``gl.hardware``, ``gl.ladder``, ``gl.tensor``, ``gl.memory``, ...) are the same modules at their
 new places (``gemmlab._aliases``).
@@ -52,7 +53,7 @@ _aliases.install(__import__(__name__))
 from .runtime.racecheck import RaceReport, racecheck  # noqa: E402  (the function, over the module's old name)
 from .listing import listing  # noqa: E402
 from .record import chapter  # noqa: E402
-from . import blas, exercises, explorers, paths, registry, tilemap  # noqa: E402
+from . import blas, exercises, explorers, paths, pictures, registry, tilemap  # noqa: E402
 
 __all__ = [
     "__version__", "backend", "backend_reason", "on_gpu", "xp", "size", "synchronize", "to_host", "BackendError",
@@ -60,6 +61,7 @@ __all__ = [
     "profiles",
     "load", "Module", "Kernel", "CompileError", "EmulatorError", "check", "rel_error", "CheckResult",
     "bench", "sweep", "TimingUnavailable", "racecheck", "RaceReport", "ops", "record", "device", "registry", "roofline", "ladder",
-    "tilemap", "demos", "memory", "sass", "blas", "blasbench", "climb", "exercises", "explorers", "profiling", "paths",
+    "tilemap", "pictures", "demos", "memory", "sass", "blas", "blasbench", "climb", "exercises", "explorers",
+    "profiling", "paths",
     "tensor", "hopper", "tune", "listing", "chapter", "Table",
 ]

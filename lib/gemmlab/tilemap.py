@@ -90,41 +90,48 @@ def _check_thread(T, RM, RN, tx, ty):
         raise ValueError(f"thread ({tx}, {ty}) is outside the {T // RN} x {T // RM} block")
 
 
-# Warp tiling (sgemm/09_warp_tiling.cu, 10, 11; common/sgemm_tiles.cuh): a BM x BN block tile of WM x WN
-# warp tiles, warp w at row (w / (BN/WN)) * WM, column (w % (BN/WN)) * WN; in a warp, lane l at sub-tile
-# corner ((l / 4) * 4, (l % 4) * 4) of 8 x 4 lanes, its 4 x 4 sub-tile repeated every 32 rows and 16 columns.
+# Warp tiling (sgemm/09_warp_tiling.cu, 10, 11, 12; common/sgemm_tiles.cuh): a BM x BN block tile of WM x WN warp
+# tiles, warp w at row (w / (BN/WN)) * WM, column (w % (BN/WN)) * WN; in a warp, lanes as LR = lane_rows rows by
+# LC = 32 / LR columns (8 x 4 unless a kernel's LANES says otherwise), lane l at sub-tile corner ((l / LC) * 4,
+# (l % LC) * 4), its 4 x 4 sub-tile repeated every 4 LR rows and 4 LC columns.
 
-def _check_warp(BM, BN, WM, WN, warp, lane):
-    if BM % WM or BN % WN or WM % 32 or WN % 16:
-        raise ValueError(f"warp tiles {WM}x{WN} must fill the block tile {BM}x{BN} and be multiples of 32x16")
+def _check_warp(BM, BN, WM, WN, warp, lane, lane_rows=8):
+    if lane_rows not in (1, 2, 4, 8, 16, 32):
+        raise ValueError(f"lane_rows must divide the warp's 32 lanes, got {lane_rows!r}")
+    rows, cols = 4 * lane_rows, 4 * (32 // lane_rows)
+    if BM % WM or BN % WN or WM % rows or WN % cols:
+        raise ValueError(f"warp tiles {WM}x{WN} must fill the block tile {BM}x{BN} and be multiples of {rows}x{cols}")
     warps = (BM // WM) * (BN // WN)
     if not (0 <= warp < warps and 0 <= lane < 32):
         raise ValueError(f"warp {warp} lane {lane}: a {BM}x{BN} block has warps 0..{warps - 1}, lanes 0..31")
 
 
-def warp_corner(BM, BN, WM, WN, warp) -> tuple:
+def warp_corner(BM, BN, WM, WN, warp, lane_rows=8) -> tuple:
     """(row, column) of warp `warp`'s WM x WN tile in the block tile."""
-    _check_warp(BM, BN, WM, WN, warp, 0)
+    _check_warp(BM, BN, WM, WN, warp, 0, lane_rows)
     return ((warp // (BN // WN)) * WM, (warp % (BN // WN)) * WN)
 
 
-def lane_as_cols(BM, BN, WM, WN, warp, lane) -> list:
+def lane_as_cols(BM, BN, WM, WN, warp, lane, lane_rows=8) -> list:
     """Columns m of the transposed A tile As[k][m] that the lane reads at every k (its rows of C)."""
-    _check_warp(BM, BN, WM, WN, warp, lane)
-    wm, _ = warp_corner(BM, BN, WM, WN, warp)
-    return [wm + i * 32 + (lane // 4) * 4 + q for i in range(WM // 32) for q in range(4)]
+    _check_warp(BM, BN, WM, WN, warp, lane, lane_rows)
+    wm, _ = warp_corner(BM, BN, WM, WN, warp, lane_rows)
+    lc = 32 // lane_rows
+    return [wm + i * 4 * lane_rows + (lane // lc) * 4 + q for i in range(WM // (4 * lane_rows)) for q in range(4)]
 
 
-def lane_bs_cols(BM, BN, WM, WN, warp, lane) -> list:
+def lane_bs_cols(BM, BN, WM, WN, warp, lane, lane_rows=8) -> list:
     """Columns n of Bs[k][n] that the lane reads at every k (its columns of C)."""
-    _check_warp(BM, BN, WM, WN, warp, lane)
-    _, wn = warp_corner(BM, BN, WM, WN, warp)
-    return [wn + j * 16 + (lane % 4) * 4 + q for j in range(WN // 16) for q in range(4)]
+    _check_warp(BM, BN, WM, WN, warp, lane, lane_rows)
+    _, wn = warp_corner(BM, BN, WM, WN, warp, lane_rows)
+    lc = 32 // lane_rows
+    return [wn + j * 4 * lc + (lane % lc) * 4 + q for j in range(WN // (4 * lc)) for q in range(4)]
 
 
-def lane_outputs(BM, BN, WM, WN, warp, lane) -> list:
-    """(row, column) of the block's C tile that the lane computes and stores."""
-    return [(r, c) for r in lane_as_cols(BM, BN, WM, WN, warp, lane) for c in lane_bs_cols(BM, BN, WM, WN, warp, lane)]
+def lane_outputs(BM, BN, WM, WN, warp, lane, lane_rows=8) -> list:
+    """(row, column) of the block's C tile that the lane computes and stores (lanes as lane_rows x 32 / lane_rows)."""
+    return [(r, c) for r in lane_as_cols(BM, BN, WM, WN, warp, lane, lane_rows)
+            for c in lane_bs_cols(BM, BN, WM, WN, warp, lane, lane_rows)]
 
 
 def figure(n: int = 8, tile: int = 2, bi: int = 1, bj: int = 2, p: int = 0, ax=None):
