@@ -513,7 +513,7 @@ def swizzle128(chunk: int = 0):
     if k["BK"] * elem != SPAN:
         raise ValueError(f"A's rows are {k['BK'] * elem} bytes in common/wgmma.cuh, not one {SPAN}-byte swizzle row")
     swizzle128_chunk(0, chunk)
-    fig = Figure(figsize=(WIDTH, 4.7), layout="constrained")
+    fig = Figure(figsize=(WIDTH, 5.0), layout="constrained")
     axes = fig.subplots(1, 2)
     for ax, swizzled in zip(axes, (False, True)):
         where = set()
@@ -543,9 +543,9 @@ def swizzle128(chunk: int = 0):
                 + f"\nchunk {chunk} of rows 0-{per - 1}: {verdict}", transform=ax.transAxes, ha="center", va="top",
                 fontsize=FONT, gid=f"verdict:{int(swizzled)}")
     values = SPAN // elem // per                                 # values of A in a chunk: 8 FP16 or BF16
-    fig.suptitle(f"A's tile of tc/06-tc/12 in shared memory: {k['BM']} x {k['BK']} values of {elem} bytes, rows of "
-                 f"{SPAN} bytes = {per} chunks of {CHUNK} bytes\neach cell: the logical chunk (values {values} j to "
-                 f"{values} j + {values - 1} of its row) stored there", fontsize=10)
+    fig.suptitle(f"A's tile of tc/06-tc/12 in shared memory: {k['BM']} x {k['BK']} values of {elem} bytes,\n"
+                 f"rows of {SPAN} bytes = {per} chunks of {CHUNK} bytes; each cell: the logical chunk\n"
+                 f"(values {values} j to {values} j + {values - 1} of its row) stored there", fontsize=10)
     return fig
 
 
