@@ -38,13 +38,6 @@ def test_best_ratio_and_verdict_follow_from_the_medians(recorded):
         assert s["met"] == (s["ratio"] >= s["target"])
 
 
-def test_the_climb_wants_a_gpu():
-    if gl.on_gpu:
-        pytest.skip("a GPU is here")
-    with pytest.raises(SystemExit, match="measured on a GPU"):
-        climb.run_all()
-
-
 def test_dot_and_gemv_targets_are_the_issues_bar():
     assert climb.DOT_PROBLEMS == [(1 << 24, 0.80), (1 << 26, 0.90)]
     assert climb.GEMV_PROBLEMS == [(4096, "N", 0.90), (4096, "T", 0.90), (16384, "N", 0.90), (16384, "T", 0.90)]

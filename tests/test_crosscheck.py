@@ -124,3 +124,27 @@ def test_only_selects_variants_by_key_prefix_and_refuses_one_that_names_none():
     assert {v.key for v, _, _ in crosscheck._cases(("tc/05",))} == {"tc/05_mma_sync"}
     with pytest.raises(SystemExit, match=r"--only: no variant has a key that starts with 'tx/'"):
         crosscheck._selected(("tx/",))
+
+
+def test_every_type_of_output_a_kernel_writes_is_compared_as_numbers():
+    """tc/09 and tc/12 write C in FP32 and in their inputs' 16-bit type: both forms are cases; other tensor-core
+    kernels only FP32; a BF16 C (kept as its bits) is compared as its values."""
+    import numpy
+    from gemmlab import ops
+    outs = {}
+    for v, _, p in crosscheck._cases(("tc/0", "tc/12")):
+        outs.setdefault(v.key, set()).add(getattr(p, "out", "fp32"))
+    assert outs["tc/09_tma_store"] == outs["tc/12_pingpong"] == {"fp32", "fp16", "bf16"}
+    assert outs["tc/06_wgmma_tma"] == {"fp32"}
+    p = ops.TcGemm(m=16, n=16, k=16, precision="bf16", out="bf16")
+    bits = numpy.array([[0x3F80, 0xC000]], dtype=numpy.uint16)                  # 1.0, -2.0 as BF16
+    assert p.values(bits).tolist() == [[1.0, -2.0]]
+
+
+def test_a_fitted_or_16_bit_output_agrees_within_the_smaller_of_the_two_errors():
+    from gemmlab import ops, registry
+    exact = registry.get("tc/09_tma_store")
+    fp32 = ops.TcGemm(m=16, n=16, k=16, precision="fp16")
+    half = ops.TcGemm(m=16, n=16, k=16, precision="fp16", out="fp16")
+    assert crosscheck.agree(exact, fp32, 0.9e-5, 1e-3, 1e-3) and not crosscheck.agree(exact, fp32, 5e-5, 1e-3, 1e-3)
+    assert crosscheck.agree(exact, half, 5e-5, 1e-3, 2e-3) and not crosscheck.agree(exact, half, 1.5e-3, 1e-3, 2e-3)

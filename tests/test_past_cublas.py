@@ -171,13 +171,6 @@ def test_without_triton_the_column_says_why(monkeypatch):
     assert "Triton (with torch) is not installed here" in got["missing"] and "config" not in got
 
 
-def test_the_study_refuses_to_run_without_a_gpu():
-    if hw.on_gpu:
-        pytest.skip("a GPU is in use")
-    with pytest.raises(SystemExit, match="measured on a GPU"):
-        past_cublas.run_all()
-
-
 @pytest.mark.gpu
 @pytest.mark.skipif(not hw.on_gpu, reason="needs a GPU")
 def test_the_cluster_grid_is_what_the_gpu_runs_at_once():

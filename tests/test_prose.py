@@ -1509,6 +1509,27 @@ def test_chapter_16_says_where_cublas_itself_slows_and_which_cublas_it_means():
                         "`cublasGemmEx` with its default algorithm"])
 
 
+def test_chapter_17_reads_the_quantization_table_it_prints():
+    """Chapter 17's reading of gl.fp8.quantization() (no GPU: computed on the host, the same on every machine):
+    every error it quotes is the table's, and the table says what the reading says of it."""
+    import contextlib
+    import io
+    from gemmlab.studies import fp8
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        fp8.quantization()
+    table = {line[:50].strip(): line[50:].split() for line in buf.getvalue().splitlines()[2:]}
+    base, row, along = (table[k] for k in ("rows 2^-8 to 2^8", "and one row 2^12 times the largest",
+                                           "A's first 128 of K 2^16 larger, B's 2^16 smaller"))
+    # each line: per tensor (median / largest), per row (median / largest), per block (median / largest)
+    text = " ".join(prose("17-fp8.ipynb").split())
+    _states(text, says=[f"the median row of $C$ is off by {base[0]}, the worst by {base[2]}",
+                        f"{base[3]} at the median, {base[5]} at worst", f"$C$ is off by {row[0]}, nothing of it left",
+                        f"the row-wise form's median row is off by {along[3]}, the 128-blocks' by {along[6]}"])
+    assert base[6] == along[6] and row[3] == base[3]                  # the blocks keep it; a row outlier spares rows
+    assert float(row[0]) >= 1.0 and float(along[3]) > 5 * float(along[6])
+
+
 def test_chapter_16_sets_stream_k_against_cutlass_rule_with_its_own_tiles_and_record():
     """The last rounds chapter 16 quotes are the tile arithmetic of 128 x 256 tiles on 132 SMs, each more than half
     full (so CUTLASS's rule, data-parallel when the last round is at least half full, would not split), at every

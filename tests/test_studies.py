@@ -9,7 +9,7 @@ import gemmlab as gl
 from gemmlab import studies
 from gemmlab.__main__ import main
 
-PRODUCERS = {"ceilings", "ladder", "climb", "tensor", "hopper", "tune", "blas", "profile", "sanitize", "crosscheck", "sass",
+PRODUCERS = {"ceilings", "ladder", "climb", "tensor", "hopper", "fp8", "tune", "blas", "profile", "sanitize", "crosscheck", "sass",
              "emulator-bench"}
 
 
@@ -182,3 +182,14 @@ def test_a_bad_setting_stops_the_command_line_in_one_line_before_any_work(settin
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and done.stdout == "", (done.returncode, done.stdout[-500:], done.stderr[-1500:])
     assert len(lines) == 1 and lines[0].startswith("python -m gemmlab: error: ") and says in lines[0], lines
+
+
+@pytest.mark.parametrize("name", ["ladder", "climb", "tensor_cores", "past_cublas", "fp8"])
+def test_a_timing_study_refuses_to_run_without_a_gpu(name):
+    """A study that times kernels stops before any work, in one line, where no GPU is in use."""
+    import importlib
+    if gl.on_gpu:
+        pytest.skip("a GPU is in use")
+    study = importlib.import_module(f"gemmlab.studies.{name}")
+    with pytest.raises(SystemExit, match="measured on a GPU"):
+        study.run_all()

@@ -63,5 +63,5 @@ __all__ = [
     "bench", "sweep", "TimingUnavailable", "racecheck", "RaceReport", "ops", "record", "device", "registry", "roofline", "ladder",
     "tilemap", "pictures", "demos", "memory", "sass", "blas", "blasbench", "climb", "exercises", "explorers",
     "profiling", "paths",
-    "tensor", "hopper", "tune", "listing", "chapter", "Table",
+    "tensor", "hopper", "fp8", "tune", "listing", "chapter", "Table",
 ]

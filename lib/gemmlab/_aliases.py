@@ -25,7 +25,7 @@ ALIASES = {
     "device": "studies.ceilings", "roofline": "models.roofline", "memory": "models.coalescing",
     "demos": "studies.missing_barrier",
     "ladder": "studies.ladder", "climb": "studies.climb", "tensor": "studies.tensor_cores",
-    "hopper": "studies.past_cublas",
+    "hopper": "studies.past_cublas", "fp8": "studies.fp8",
     "blasbench": "studies.blas_steps", "tune": "studies.tune", "profiling": "studies.profiling",
     "sanitize": "studies.sanitize", "crosscheck": "studies.crosscheck", "sass": "studies.sass",
     "portability": "studies.portability",

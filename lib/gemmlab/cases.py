@@ -126,6 +126,10 @@ def awkward_problems(op: type, layout: str = "row") -> list:
     if op is ops.TcGemm:
         return [ops.TcGemm(m=m, n=n, k=k, precision=p) for m, n, k in ((16, 16, 16), (48, 80, 32), (112, 48, 208))
                 for p in ops.TC_PRECISIONS]
+    if op is ops.Fp8Gemm:            # K a multiple of 128, the block scales' (and of 16 for TMA's rows); N of 8
+        return [ops.Fp8Gemm(m=m, n=n, k=k, scaling=s, kind=kind, out=out)
+                for m, n, k in ((1, 8, 128), (200, 136, 256), (300, 264, 384)) for s in ops.FP8_SCALINGS
+                for kind in ops.FP8_KINDS for out in ("bf16", "fp32") if (kind, out) == ("e4m3", "bf16") or k == 256]
     if op is ops.Dot:
         return [ops.Dot(n=n) for n in DOT_SIZES]
     if op is ops.Gemv:

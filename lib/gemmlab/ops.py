@@ -499,6 +499,99 @@ def fp8_quantize(a, kind: str = "e4m3", scaling: str = "block", rows_of_block: i
     return to_fp8_bits(x / full, kind), scale
 
 
+@dataclass(frozen=True)
+class Fp8Gemm(Op):
+    """C = (A sa)(B sb) with FP8 operands (chapter 17): A (m x k) and B^T (n x k, B's columns as rows: the K-major
+    layout wgmma takes 8-bit operands in) as E4M3 or E5M2 bytes (uint8), their scales in float32: with
+    ``scaling="block"`` sa (m x k/128: a row and 128 of K) and sb (k/128 x n/128 rounded up: 128 x 128 blocks of
+    B), as DeepSeek-V3 scales; ``"tensor"``: one each. C in BF16 (its bits, ``out="bf16"``) or FP32.
+
+    ``reference`` is float64 on the values the kernel multiplies (the FP8 values times their scales); the inputs
+    come from normal values whose rows of A and columns of B differ in size by up to 2^4 either way, quantized
+    by :func:`fp8_quantize`."""
+    m: int = 0
+    n: int = 0
+    k: int = 0
+    scaling: str = "block"
+    kind: str = "e4m3"
+    out: str = "bf16"
+
+    def __post_init__(self):
+        _fp8_kind(self.kind)
+        if self.scaling not in FP8_SCALINGS:
+            raise ValueError(f"scaling is one of {', '.join(FP8_SCALINGS)}, got {self.scaling!r}")
+        if self.out not in ("bf16", "fp32"):
+            raise ValueError(f"out is C's type, 'bf16' or 'fp32'; got {self.out!r}")
+
+    @property
+    def label(self):
+        shape = f"{self.m}" if self.m == self.n == self.k else f"{self.m}x{self.n}x{self.k}"
+        return f"GEMM N={shape}, {self.kind.upper()} {self.scaling}-scaled, {self.out.upper()} out"
+
+    @property
+    def flops(self):
+        return 2 * self.m * self.n * self.k
+
+    @property
+    def bytes(self):
+        return self.m * self.k + self.k * self.n + self.output_dtype.itemsize * self.m * self.n
+
+    @property
+    def output_dtype(self):
+        return numpy.dtype(numpy.uint16 if self.out == "bf16" else numpy.float32)
+
+    def scale_shapes(self) -> tuple:
+        """The shapes of sa and sb."""
+        if self.scaling == "tensor":
+            return (1,), (1,)
+        kb = -(-self.k // FP8_BLOCK)
+        return (self.m, kb), (kb, -(-self.n // FP8_BLOCK))
+
+    def inputs(self, rng):
+        A = rng.standard_normal((self.m, self.k)) * 2.0 ** rng.uniform(-4, 4, (self.m, 1))
+        B = rng.standard_normal((self.k, self.n)) * 2.0 ** rng.uniform(-4, 4, (1, self.n))
+        a8, sa = fp8_quantize(A, self.kind, self.scaling, 1)
+        b8, sb = fp8_quantize(B.T, self.kind, self.scaling, FP8_BLOCK)
+        if self.scaling == "block":
+            sb = numpy.ascontiguousarray(sb.T)          # (k blocks, n blocks): a slice's scales side by side
+        return tuple(hw.xp.asarray(x) for x in (a8, b8, sa, sb))
+
+    def output(self):
+        if self.out == "bf16":
+            return hw.xp.full((self.m, self.n), 0x7FC0, dtype=numpy.uint16)
+        return hw.xp.full((self.m, self.n), numpy.nan, dtype=numpy.float32)
+
+    def values(self, host):
+        return from_bf16_bits(host) if self.out == "bf16" else host
+
+    def seen(self, inputs):
+        """A and B as the kernel multiplies them, in float64: the FP8 values times their scales."""
+        a8, b8, sa, sb = (hw.to_host(x) for x in inputs)
+        A, Bt = fp8_values(a8, self.kind), fp8_values(b8, self.kind)
+        if self.scaling == "tensor":
+            return A * float(sa[0]), Bt.T * float(sb[0])
+        ea = numpy.repeat(sa.astype(numpy.float64), FP8_BLOCK, 1)[:, :self.k]
+        eb = numpy.repeat(numpy.repeat(sb.astype(numpy.float64), FP8_BLOCK, 0), FP8_BLOCK, 1)[:self.k, :self.n]
+        return A * ea, Bt.T * eb
+
+    def reference(self, inputs):
+        A, B = (hw.xp.asarray(x) for x in self.seen(inputs))
+        return hw.to_host(A @ B)
+
+    def tolerance(self, base: float) -> float:
+        """The tensor cores add FP8 products into an accumulator that keeps FP8_ACCUMULATOR_BITS bits below its
+        largest term (chapter 17 measures it): each 128-wide slice's sum, or with one scale per tensor all of K,
+        carries about one cut of 2^-bits a group of 32 products; then C's rounding (2^-8 in BF16)."""
+        groups = (FP8_BLOCK if self.scaling == "block" else self.k) / 32
+        rounding = 2.0 ** -8 if self.out == "bf16" else 0.0
+        return max(base, groups * 2.0 ** -FP8_ACCUMULATOR_BITS) + rounding
+
+
+# bits the tensor cores keep below the largest term when they add FP8 products (the emulator's
+# GL_TC_ALIGN_BITS_FP8; a test keeps the two equal)
+FP8_ACCUMULATOR_BITS = 14
+
+
 def to_bf16_bits(a) -> numpy.ndarray:
     """float32 values rounded to bfloat16 (to nearest, ties to even, as __float2bfloat16 does), as their
     16 bits in a uint16 array: how a __nv_bfloat16 array is passed to a kernel (NumPy has no bfloat16)."""

@@ -112,6 +112,9 @@ def find(study: str) -> tuple:
             if name and name != book and (RESULTS / f"{name}.json").is_file():
                 return name, (f"the record of the {gpu}, on which this chapter's outputs were made "
                               f"(results/{name}.json): no GPU in use")
+        other = _in_place_of(book, study, "no GPU in use")
+        if other:
+            return other
         return book, f"the book's record, made on the H200 (results/{book}.json): no GPU in use"
     profile = current()
     if hw.on_gpu:
@@ -124,7 +127,29 @@ def find(study: str) -> tuple:
     for name in own:
         if (RESULTS / f"{name}.json").is_file():
             return name, f"the record of {who}, results/{name}.json"
+    other = _in_place_of(book, study, f"there is none of {who} or of the {PROFILES[BOOK].name} yet")
+    if other:
+        return other
     return book, f"the book's record, made on the H200 (results/{book}.json): there is none of {who} yet"
+
+
+def _in_place_of(book: str, study: str, why: str) -> tuple | None:
+    """Where the book's record of ``study`` does not exist (a study not yet recorded on the book's GPU): (the
+    newest record of it made on a GPU as itself, its provenance), or None."""
+    if (RESULTS / f"{book}.json").is_file():
+        return None
+    found = []
+    for path in RESULTS.glob(f"{study}-*.json"):
+        try:
+            env = json.loads(path.read_text()).get("environment") or {}
+        except (OSError, ValueError, AttributeError):
+            continue
+        if env.get("gpu") and path.stem == f"{study}-{slug(env['gpu'])}":
+            found.append((env.get("date", ""), path.stem, env["gpu"]))
+    if not found:
+        return None
+    _, name, gpu = max(found)
+    return name, f"the {gpu}'s record (results/{name}.json), the only GPU this study has been recorded on: {why}"
 
 
 def shown(study: str) -> dict:
@@ -157,6 +182,7 @@ SHAPES = {
     "sass-": {"arch": str, "kernels": dict},
     "tensor-": {"tc": list, "hopper": list, "split": dict, "accumulation": dict},
     "hopper-": {"points": list},
+    "fp8-": {"points": list, "accumulation": list},
     "emulator-vs-": {"cases": list},
     "tune-": {"key": str, "sizes": list},
 }

@@ -373,6 +373,71 @@ def _split_prepare(p, c, inputs, out):
 
 # The table: every variant, in the order of its file under kernels/ (tests/test_registry.py checks the order
 # and that each names a chapter that shows it).
+# --- chapter 17: FP8 ----------------------------------------------------------------------------------
+
+def _fp8_params(p):
+    """tc/13's KIND (0 E4M3, 1 E5M2), SCALED (1: per-block scales, promoted a slice at a time) and OUT (1 BF16)."""
+    return {"KIND": list(ops.FP8_KINDS).index(p.kind), "SCALED": int(p.scaling == "block"),
+            "OUT": int(p.out == "bf16")}
+
+
+def _fp8_tile(p) -> tuple:
+    """tc/13's tile of C: 128 x 128 with per-block scales (the promotion's accumulators take the registers), else
+    128 x 256."""
+    return (128, 128) if p.scaling == "block" else (128, 256)
+
+
+def _fp8_refuse(p, c):
+    if p.k % 16:
+        return f"K must be a multiple of 16 (TMA copies rows of 16-byte multiples), got {p.m} x {p.n} x {p.k}"
+    if p.scaling == "block" and p.k % ops.FP8_BLOCK:
+        return (f"K must be a multiple of {ops.FP8_BLOCK}, the scales' block along K, with per-block scales; got "
+                f"{p.m} x {p.n} x {p.k}")
+    step = 8 if p.out == "bf16" else 4
+    if p.n % step:
+        return f"N must be a multiple of {step} (C's rows: 16-byte multiples for its tensor map), got {p.n}"
+    return None
+
+
+def _fp8_operands(p, inputs, out):
+    """Check tc/13's operands: A (m x k) and B^T (n x k) as FP8 bytes (uint8), C-contiguous; the scales float32 of
+    the problem's shapes; C of the problem's type. A wrong one is refused by name. The scales' values are not read
+    here (that would cost every launch a pass over them and a wait): a NaN or infinite scale makes the elements of
+    C it scales NaN or infinite, and no others (chapter 17 states it; tests/test_fp8.py holds it)."""
+    if len(inputs) != 4:
+        raise ValueError(f"an FP8 GEMM takes four inputs (A, B^T, sa, sb); got {len(inputs)}")
+    a8, b8, sa, sb = inputs
+    for name, a, shape in (("A", a8, (p.m, p.k)), ("B^T", b8, (p.n, p.k))):
+        if getattr(a, "dtype", None) != numpy.uint8:
+            raise TypeError(f"{name} must hold {p.kind.upper()} values as their bytes (uint8: gl.ops.to_fp8_bits); "
+                            f"got {getattr(a, 'dtype', type(a).__name__)}")
+        if tuple(a.shape) != shape or not a.flags.c_contiguous:
+            raise ValueError(f"{name} must be a C-contiguous {shape[0]} x {shape[1]} array for this {p.m} x {p.n} x "
+                             f"{p.k} product (B as its transpose: K-major); got {' x '.join(map(str, a.shape))}")
+    for name, s, shape in (("sa", sa, p.scale_shapes()[0]), ("sb", sb, p.scale_shapes()[1])):
+        if getattr(s, "dtype", None) != numpy.float32:
+            raise TypeError(f"the scales {name} must be float32; got {getattr(s, 'dtype', type(s).__name__)}")
+        if tuple(s.shape) != shape or not s.flags.c_contiguous:
+            what = {"sa": "a row of A and 128 of K", "sb": "128 x 128 of B"}[name] if p.scaling == "block" else "one"
+            raise ValueError(f"{name} must be a C-contiguous {' x '.join(map(str, shape))} array ({what}) for this "
+                             f"{p.scaling}-scaled {p.m} x {p.n} x {p.k} product; got {' x '.join(map(str, s.shape))}")
+    if getattr(out, "dtype", None) != p.output_dtype or tuple(out.shape) != (p.m, p.n) or not out.flags.c_contiguous:
+        raise ValueError(f"C must be a C-contiguous {p.m} x {p.n} {p.output_dtype.name} array; got "
+                         f"{getattr(out, 'dtype', '?')} {' x '.join(map(str, getattr(out, 'shape', ())))}")
+    return a8, b8, sa, sb
+
+
+def _fp8_args(p, inputs, out):
+    from .runtime import tma
+    a8, b8, sa, sb = _fp8_operands(p, inputs, out)
+    c = tma.tensor_map(out, "fp32", 64, 32) if p.out == "fp32" else tma.tensor_map(out, "bf16", 64, 64)
+    return (tma.tensor_map(a8, p.kind, 128, 128), tma.tensor_map(b8, p.kind, _fp8_tile(p)[1], 128), c, sa, sb,
+            p.m, p.n, p.k)
+
+
+FP8_SHARED = 6 * (128 * 128 * 2) + 1024 + BOXES_SHARED          # = 4 stages of 128 x 256 tiles: 225 KiB either way
+
+
 VARIANTS = [
     # sgemm/: row-major SGEMM, Part II's steps (chapters 2-6) and Part IV's climb (chapter 13)
     Variant(
@@ -741,6 +806,15 @@ VARIANTS = [
         launch=lambda p, c: ((_persistent_blocks(p, tile=_pingpong_tile(c)),), 384, STORE_SHARED),
         args=_store_args,
         **_PAST_CUBLAS_OUT,
+    ),
+    # chapter 17: FP8
+    Variant(
+        key="tc/13_fp8_scaled", chapter="17-fp8", entry="fp8_gemm<{KIND}, {SCALED}, {OUT}>", op=ops.Fp8Gemm,
+        title="FP8 on Hopper: tc/09's pipeline with wgmma k32 on E4M3 or E5M2, scales per tensor (in the epilogue) or "
+              "per 128-block (each slice's sum promoted into FP32 registers)",
+        problem_params=_fp8_params, refuse=_fp8_refuse, needs=_HOPPER, options=("-arch=sm_90a",),
+        launch=lambda p, c: ((_persistent_blocks(p, tile=_fp8_tile(p)),), 384, FP8_SHARED),
+        args=_fp8_args,
     ),
 ]
 

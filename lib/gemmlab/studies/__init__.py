@@ -106,6 +106,15 @@ def _hopper():
                              help="C in FP32 (fp32), in the inputs' type (same), or both (default)")))
 
 
+def _fp8():
+    from . import fp8
+    return Study("fp8", "chapter 17: check and time tc/13 (FP8, per-block and per-tensor scales) against cuBLASLt FP8 "
+                        "(torch._scaled_mm) and a Triton matmul, and the error of the tensor cores' FP8 sums per K",
+                 run=lambda a: fp8.run_all(reps=a.reps), show=lambda r: print(fp8.summary(r)),
+                 save=lambda r: [fp8.save(r)], writes="results/fp8-<gpu>.json",
+                 options=(_o("--reps", type=_count, default=10),))
+
+
 def _shapes(text: str) -> list:
     """--shapes: MxNxK sizes (or N for a square), comma-separated (argparse says what is wrong in one line)."""
     from ..cases import parse_size
@@ -323,7 +332,7 @@ def _emulator_bench():
                           _o("--rounds", type=int, default=3, help="turns of each with --baseline (default 3)")))
 
 
-STUDIES = [f() for f in (_ceilings, _ladder, _climb, _tensor, _hopper, _tune, _blas, _profile, _sanitize, _crosscheck,
+STUDIES = [f() for f in (_ceilings, _ladder, _climb, _tensor, _hopper, _fp8, _tune, _blas, _profile, _sanitize, _crosscheck,
                          _sass, _emulator_bench)]
 BY_NAME = {s.name: s for s in STUDIES}
 

@@ -36,24 +36,27 @@ SPLIT = (2430, 1784, 1096)
 
 
 def problems(v) -> list:
-    """The problems a variant is sanitized at: its largest awkward size in every precision it takes, and for
-    a tensor-core kernel (tc/) the same precisions at :data:`DEEP` too."""
+    """The problems a variant is sanitized at: its largest awkward size in every precision it takes (and, for
+    chapter 17's FP8 kernel, every scaling), and for a tensor-core kernel (tc/) the same precisions at :data:`DEEP`
+    too; the persistent kernels of chapters 16 and 17 also at :data:`WALK`. FP8 with per-block scales takes K in
+    whole blocks of 128: its deep sizes have K rounded up to one."""
     every = v.awkward()
     last = every[-1]
-    if v.op is ops.TcGemm:
+    if v.op in (ops.TcGemm, ops.Fp8Gemm):
         out = [p for p in every if (p.m, p.n, p.k) == (last.m, last.n, last.k)]
     else:
         out = [last]                                # one precision: the largest awkward size
-    if v.key.startswith("tc/"):
-        m, n, k = DEEP
-        for p in out[:]:
-            deep = dataclasses.replace(p, m=m, n=n, k=k)
-            if v.refuse is None or not v.refuse(deep, v.resolve()):
-                out.append(deep)
-    more = ([WALK] if v.chapter == "16-past-cublas" else []) + ([SPLIT] if v.key == "tc/11_stream_k" else [])
-    if more:                                        # chapter 16's kernels: the same precisions as at DEEP
-        deep = [p for p in out if (p.m, p.n, p.k) == DEEP]
-        out += [dataclasses.replace(p, m=m, n=n, k=k) for m, n, k in more for p in deep]
+    shallow = out[:]
+
+    def at(p, m, n, k):
+        if v.op is ops.Fp8Gemm:
+            k = -(-k // ops.FP8_BLOCK) * ops.FP8_BLOCK
+        q = dataclasses.replace(p, m=m, n=n, k=k)
+        return None if v.refuse is not None and v.refuse(q, v.resolve()) else q
+    sizes = ([DEEP] if v.key.startswith("tc/") else []) + ([WALK] if v.chapter in ("16-past-cublas", "17-fp8") else [])
+    sizes += [SPLIT] if v.key == "tc/11_stream_k" else []
+    for m, n, k in sizes:
+        out += [q for q in (at(p, m, n, k) for p in shallow) if q is not None]
     return out
 
 
