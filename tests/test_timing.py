@@ -28,6 +28,7 @@ def test_bench_times_kernel_and_library_round_robin():
     state = t.gpu_state
     assert state["samples"] > 0 and 200 < state["sm_clock_mhz"] <= state["sm_clock_limit_mhz"] + 1
     assert 0 < state["power_w"] <= state["power_max_w"] and state["power_limit_w"] > 0
+    assert state["power_kind"] in __import__("gemmlab.gpu_state").gpu_state.POWER_KINDS
     for r in t.rows:
         assert r.clock is not None and r.clock["min"] <= r.clock_mhz <= r.clock["max"] and r.clock["samples"] > 0
     assert "SM MHz" in repr(t) and "SM clock" in repr(t)
@@ -89,6 +90,42 @@ def test_a_summary_says_the_clock_the_power_and_what_held_the_clock():
     assert line.startswith("SM clock 1792 MHz (median; 1700 to 1980) of 1980, power 694 W")
     assert "of a 700 W limit" in line and "power cap (75% of samples)" in line
     assert gpu_state.summary([]) == {}
+    assert "power_kind" not in s                     # readings that do not say what their power is (older records)
+
+
+@pytest.mark.parametrize("kinds, kind, words", [(["instant"] * 3, "instant", "instantaneous readings: median"),
+                                                (["instant", "average", "instant"], "average", "one-second average"),
+                                                (["average"] * 3, "average", "one-second average")])
+def test_a_summary_says_what_kind_of_power_reading_it_holds(kinds, kind, words):
+    """NVML's power usage is a one-second average on Ampere and newer, longer than a timed call; a reading of the
+    instantaneous draw says so, and a loop's summary is 'instant' only where every reading was."""
+    from gemmlab import gpu_state
+    readings = [{"sm_mhz": 1980, "power_w": 400.0 + i, "power_kind": k} for i, k in enumerate(kinds)]
+    s = gpu_state.summary(readings)
+    assert s["power_kind"] == kind and words in gpu_state.describe(s)
+
+
+def test_a_power_reading_decodes_nvml_s_field_value():
+    """The instantaneous draw comes from nvmlDeviceGetFieldValues (NVML_FI_DEV_POWER_INSTANT, an unsigned int of
+    milliwatts in an 8-byte union); where that field fails, the one-second average, named as such."""
+    from gemmlab import gpu_state
+
+    class FakeNvml:
+        def __init__(self, field_ok):
+            self.field_ok = field_ok
+
+        def nvmlDeviceGetFieldValues(self, handle, count, ref):
+            field = ref._obj
+            assert count == 1 and field.field_id == 186
+            field.status, field.value_type = (0, 1) if self.field_ok else (3, 1)
+            field.value = (0xDEAD << 32) | 512_345                 # the union's other bytes are not the value's
+            return 0
+
+        def nvmlDeviceGetPowerUsage(self, handle, ref):
+            ref._obj.value = 120_000
+            return 0
+    assert gpu_state._power(FakeNvml(True), None) == (512.345, "instant")
+    assert gpu_state._power(FakeNvml(False), None) == (120.0, "average")
 
 
 def test_without_nvml_a_sampler_takes_no_samples_and_says_why(monkeypatch):

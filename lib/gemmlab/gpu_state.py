@@ -23,6 +23,20 @@ REASONS = {0x1: "idle", 0x2: "applications clocks setting", 0x4: "power cap", 0x
            0x10: "sync boost", 0x20: "software thermal slowdown", 0x40: "hardware thermal slowdown",
            0x80: "power brake", 0x100: "display clocks setting"}
 _CLOCK_SM, _CLOCK_MEM, _TEMPERATURE_GPU = 1, 2, 0
+# nvml.h's NVML_FI_DEV_POWER_INSTANT: the board's draw now, on every architecture, where nvmlDeviceGetPowerUsage
+# gives a one-second average on Ampere (but GA100) and newer, longer than most timed loops' calls
+_FIELD_POWER_INSTANT = 186
+# how each kind of power reading is described
+POWER_KINDS = {"instant": "instantaneous readings", "average": "NVML's power usage, a one-second average on Ampere "
+                                                               "and newer"}
+
+
+class _FieldValue(ctypes.Structure):
+    """nvml.h's nvmlFieldValue_t: a field's id and scope, when it was read, its value's type, the read's status and
+    the value (a union of at most 8 bytes)."""
+    _fields_ = [("field_id", ctypes.c_uint), ("scope_id", ctypes.c_uint), ("timestamp", ctypes.c_longlong),
+                ("latency_us", ctypes.c_longlong), ("value_type", ctypes.c_int), ("status", ctypes.c_int),
+                ("value", ctypes.c_ulonglong)]
 
 _nvml = None          # the loaded library, once initialised
 _why_not = None       # why NVML cannot be used here (None: not tried yet, or it can)
@@ -81,21 +95,36 @@ def read(handle) -> dict | None:
     lib = _library()
     if lib is None or handle is None:
         return None
-    sm, mem, milliwatts, temp = ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint()
+    sm, mem, temp = ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint()
     reasons = ctypes.c_ulonglong()
     if lib.nvmlDeviceGetClockInfo(handle, _CLOCK_SM, ctypes.byref(sm)) != 0:
         return None
     out = {"sm_mhz": sm.value}
     if lib.nvmlDeviceGetClockInfo(handle, _CLOCK_MEM, ctypes.byref(mem)) == 0:
         out["mem_mhz"] = mem.value
-    if lib.nvmlDeviceGetPowerUsage(handle, ctypes.byref(milliwatts)) == 0:
-        out["power_w"] = milliwatts.value / 1000.0
+    power = _power(lib, handle)
+    if power is not None:
+        out["power_w"], out["power_kind"] = power
     if lib.nvmlDeviceGetTemperature(handle, _TEMPERATURE_GPU, ctypes.byref(temp)) == 0:
         out["temperature_c"] = temp.value
     get_reasons = _reason_function(lib)
     if get_reasons is not None and get_reasons(handle, ctypes.byref(reasons)) == 0:
         out["reasons"] = reasons.value
     return out
+
+
+def _power(lib, handle) -> tuple | None:
+    """(the board's power in W, its kind: 'instant' or 'average', POWER_KINDS), or None where NVML says neither."""
+    get_fields = getattr(lib, "nvmlDeviceGetFieldValues", None)
+    if get_fields is not None:
+        field = _FieldValue(field_id=_FIELD_POWER_INSTANT)
+        if get_fields(handle, 1, ctypes.byref(field)) == 0 and field.status == 0 and field.value_type in (1, 2, 3):
+            milliwatts = field.value & 0xFFFFFFFF if field.value_type == 1 else field.value    # (an unsigned int)
+            return milliwatts / 1000.0, "instant"
+    milliwatts = ctypes.c_uint()
+    if lib.nvmlDeviceGetPowerUsage(handle, ctypes.byref(milliwatts)) == 0:
+        return milliwatts.value / 1000.0, "average"
+    return None
 
 
 def limits(handle=None) -> dict:
@@ -149,8 +178,9 @@ class Sampler:
 
 
 def summary(readings: list, limit: dict | None = None) -> dict:
-    """What a list of readings says: the SM clock's median, lowest and highest, the power's median and highest,
-    the highest temperature, and for each clock-event reason the share of readings that had it ({} for none)."""
+    """What a list of readings says: the SM clock's median, lowest and highest, the power's median and highest (and
+    its kind: 'instant' where every reading was, else 'average'), the highest temperature, and for each clock-event
+    reason the share of readings that had it ({} for none)."""
     if not readings:
         return {}
     sm = numpy.array([r["sm_mhz"] for r in readings], dtype=float)
@@ -160,6 +190,9 @@ def summary(readings: list, limit: dict | None = None) -> dict:
     if power:
         out["power_w"] = float(numpy.median(power))
         out["power_max_w"] = float(max(power))
+        kinds = {r.get("power_kind") for r in readings if "power_w" in r}
+        if kinds <= set(POWER_KINDS):
+            out["power_kind"] = "instant" if kinds == {"instant"} else "average"
     temps = [r["temperature_c"] for r in readings if "temperature_c" in r]
     if temps:
         out["temperature_max_c"] = int(max(temps))
@@ -203,7 +236,8 @@ def describe(state: dict) -> str:
     if "sm_clock_limit_mhz" in state:
         text += f" of {state['sm_clock_limit_mhz']:.0f}"
     if "power_w" in state:
-        text += f", power {state['power_w']:.0f} W (median; at most {state['power_max_w']:.0f})"
+        kind = f"{POWER_KINDS[state['power_kind']]}: " if state.get("power_kind") in POWER_KINDS else ""
+        text += f", power {state['power_w']:.0f} W ({kind}median; at most {state['power_max_w']:.0f})"
         if "power_limit_w" in state:
             text += f" of a {state['power_limit_w']:.0f} W limit"
     reasons = {k: v for k, v in state.get("reasons", {}).items() if k != "idle"}
