@@ -104,7 +104,7 @@ def test_wheel_carries_kernels_and_results(tmp_path):
 
 
 FIGURE_CALLS = ("roofline.plot", "scaling_plot", "heatmap(", "tilemap.figure", "ladder.show", "geometry_heatmap",
-                "tune.plot")
+                "tune.plot", "pictures.")
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)

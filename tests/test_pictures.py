@@ -8,7 +8,9 @@ import re
 import numpy
 import pytest
 
-pytest.importorskip("matplotlib")
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot  # noqa: E402,F401  (the pictures are pyplot figures)
 
 import gemmlab as gl  # noqa: E402
 from gemmlab import ops, pictures, registry, tilemap  # noqa: E402
@@ -17,6 +19,13 @@ from gemmlab.studies import past_cublas  # noqa: E402
 
 HEADER = (KERNELS / "common/wgmma.cuh").read_text()
 
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """The pictures are pyplot figures, as the book's others: each test closes what it drew."""
+    yield
+    matplotlib.pyplot.close("all")
 
 def _gids(fig, prefix: str) -> dict:
     """gid -> artist, for every artist of the figure whose gid starts with ``prefix``."""

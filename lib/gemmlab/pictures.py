@@ -5,8 +5,8 @@
 - :func:`swizzle128` (chapter 15): where the 128-byte swizzle puts each 16-byte chunk of A's tile, and why;
 - :func:`warp_tiling` (chapter 13): a block's tile of C split among warps, and one warp's among its 32 lanes.
 
-Each returns a :class:`matplotlib.figure.Figure` made without pyplot: nothing global is opened, so nothing
-needs closing, and a notebook shows the returned figure once. No GPU is needed.
+Each draws a pyplot figure, as the library's other figures are (a notebook shows it when the cell ends; end the
+cell with ``;`` so that the returned figure is not shown twice) and returns it. No GPU is needed.
 """
 from __future__ import annotations
 
@@ -324,7 +324,7 @@ def timeline(step: str = "tc/09"):
     added to it; tc/12: two 128 x 128 consumers taking the tiles in turn. Tile shapes, STAGES, consumers and
     cluster size are read from the kernel and its registry entry (tc/09's STAGES: the configuration that chapter
     16's study measures)."""
-    from matplotlib.figure import Figure
+    import matplotlib.pyplot as plt
     h = _hopper(step)
     BM, BN = h["tile"]
     n, stages, key = h["consumers"], h["stages"], h["key"]
@@ -372,7 +372,7 @@ def timeline(step: str = "tc/09"):
         title = (f"{key}: persistent, {BM} x {BN} tiles, {n} consumers of {rows_per} rows, STAGES = {stages}\n"
                  f"{what}")
     ring_rows = h["cluster"]
-    fig = Figure(figsize=(WIDTH, 1.6 + 0.55 * ring_rows + 0.44 * len(rows)), layout="constrained")
+    fig = plt.figure(figsize=(WIDTH, 1.6 + 0.55 * ring_rows + 0.44 * len(rows)), layout="constrained")
     ring_ax, ax = fig.subplots(2, 1, height_ratios=[0.55 * ring_rows, 0.44 * len(rows)])
     _draw_ring(ring_ax, h)
     _draw_bars(ax, rows, bars)
@@ -505,7 +505,7 @@ def swizzle128(chunk: int = 0):
     to 4p + 3). Logical chunk ``chunk`` of the eight rows, shaded, falls in one bank group unswizzled (eight
     rows read together: an 8-way conflict) and in eight different ones swizzled. A's tile (BM x BK, its element
     size) is read from common/wgmma.cuh."""
-    from matplotlib.figure import Figure
+    import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
     k = kernel_constants("common/wgmma.cuh")
     per, lanes = SPAN // CHUNK, CHUNK // BANK_BYTES
@@ -513,7 +513,7 @@ def swizzle128(chunk: int = 0):
     if k["BK"] * elem != SPAN:
         raise ValueError(f"A's rows are {k['BK'] * elem} bytes in common/wgmma.cuh, not one {SPAN}-byte swizzle row")
     swizzle128_chunk(0, chunk)
-    fig = Figure(figsize=(WIDTH, 5.0), layout="constrained")
+    fig = plt.figure(figsize=(WIDTH, 5.0), layout="constrained")
     axes = fig.subplots(1, 2)
     for ax, swizzled in zip(axes, (False, True)):
         where = set()
@@ -581,14 +581,14 @@ def warp_tiling(variant: str = "sgemm/12_interior", warp: int = 0, **params):
     warp's WM x WN tile among its 32 lanes (right): each 4 x 4 sub-tile labelled with the lane that computes it
     (common/sgemm_tiles.cuh: lanes as LR x LC, every lane's sub-tile repeated every 4 LR rows and 4 LC columns),
     lane 0's outlined. ``variant``: one of :func:`warp_tiled_variants`, at its registry defaults or ``params``."""
-    from matplotlib.figure import Figure
+    import matplotlib.pyplot as plt
     from matplotlib.patches import ConnectionPatch, Rectangle
     g = warp_geometry(variant, **params)
     BM, BN, WM, WN, LR, LC = g["BM"], g["BN"], g["WM"], g["WN"], g["LR"], g["LC"]
     if not (isinstance(warp, int) and 0 <= warp < g["warps"]):
         raise ValueError(f"warp must be 0..{g['warps'] - 1} for {variant}'s {BM} x {BN} block, got {warp!r}")
     height = max(2.6, 0.24 * (WM // 4))                            # a sub-tile's cell: 0.24 in, room for a lane
-    fig = Figure(figsize=(WIDTH, height + 1.3), layout="constrained")
+    fig = plt.figure(figsize=(WIDTH, height + 1.3), layout="constrained")
     left, right = fig.subplots(1, 2, width_ratios=[1, 1.6])
     wm0, wn0 = tilemap.warp_corner(BM, BN, WM, WN, warp, LR)
     for w in range(g["warps"]):
