@@ -1,6 +1,6 @@
 // common/hopper.cuh — Hopper's asynchronous copies and the barriers that track them
 // (sm_90a, inline PTX, which the CPU emulator runs as written), shared by
-// tc/06-tc/12. An mbarrier in shared memory counts arrivals and, with expect_tx,
+// tc/06-tc/13. An mbarrier in shared memory counts arrivals and, with expect_tx,
 // bytes still to land; a TMA copy (cp.async.bulk.tensor) counts its bytes off the
 // barrier it names; a waiter spins on try_wait.parity until the barrier's current
 // phase has completed.

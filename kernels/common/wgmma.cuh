@@ -1,4 +1,4 @@
-// common/wgmma.cuh — Hopper's warpgroup MMA as chapters 15 and 16 use it (sm_90a,
+// common/wgmma.cuh — Hopper's warpgroup MMA as chapters 15 to 17 use it (sm_90a,
 // inline PTX; the emulator's too): the shared-memory descriptor of a
 // 128-byte-swizzled tile, wgmma.m64n256k16 (and m64n128k16) with FP32 accumulators,
 // the order in which a persistent kernel walks the tiles of C, its producer and
