@@ -1306,3 +1306,31 @@ def test_an_fp8_wgmma_adds_as_the_tensor_cores_were_measured_to(kind):
     terms = numpy.concatenate([d.astype(f64)[..., None], products], axis=-1)
     cut = numpy.ldexp(1.0, numpy.frexp(numpy.abs(terms).max(axis=-1))[1] - 14)
     assert (numpy.abs(got - terms.sum(axis=-1)) <= 33 * cut).all()
+
+
+@needs_sm90
+@pytest.mark.parametrize("kind", list(ops.FP8_KINDS))
+@pytest.mark.parametrize("big", ["product", "accumulator"])
+def test_an_fp8_wgmma_keeps_a_term_down_to_13_bits_below_the_largest_and_drops_one_further(kind, big):
+    """Chapter 17's 14 bits, on inputs that tell 13, 14 and 15 apart: each output of wgmma.m64n8k32 adds 1 (a
+    product 1 x 1, or the accumulator) and one small product 2^-j, j from 6 to 16 over the 64 x 8 outputs (A's
+    row r holds 2^-(r % 8), B's column c 2^-(6 + c % 4), every other value 0). Cut toward zero 14 bits below the
+    largest term's leading bit (2^0: the cut is 2^-13), 2^-j survives for j <= 13 and is lost beyond: exactly, on
+    the emulator and on a GPU."""
+    r, c = numpy.arange(64)[:, None], numpy.arange(8)[None, :]
+    a, b = numpy.zeros((64, 32)), numpy.zeros((8, 32))
+    a[:, 1], b[:, 1] = 2.0 ** -(numpy.arange(64) % 8), 2.0 ** -(6 + numpy.arange(8) % 4)
+    d = numpy.zeros((64, 8), dtype=f32)
+    if big == "product":
+        a[:, 0], b[:, 0] = 1.0, 1.0
+    else:
+        d[:] = 1.0
+    a8, b8 = ops.to_fp8_bits(a, kind), ops.to_fp8_bits(b, kind)
+    assert numpy.array_equal(ops.fp8_values(a8, kind), a) and numpy.array_equal(ops.fp8_values(b8, kind), b)
+    out = xp.zeros((64, 8), dtype=f32)
+    kernel = gl.load(code=FP8_WGMMA, options=SM90).get(f"fp8_k32<{list(ops.FP8_KINDS).index(kind)}>")
+    kernel(1, 128, (xp.asarray(a8), xp.asarray(b8), xp.asarray(d), out))
+    j = r % 8 + 6 + c % 4
+    assert (j.min(), j.max()) == (6, 16)
+    want = 1.0 + numpy.where(j <= 13, 2.0 ** -j.astype(f64), 0.0)
+    assert numpy.array_equal(gl.to_host(out).astype(f64), want)
