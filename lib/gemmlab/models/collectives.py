@@ -4,8 +4,9 @@ the part on several GPUs starts from.
 A *ring* collective over p GPUs passes p - 1 pieces of 1/p of the buffer around the ring, so each GPU sends (and
 receives) (p - 1)/p of the whole buffer in an all-gather or a reduce-scatter, and twice that in an all-reduce (a
 reduce-scatter, then an all-gather). At a link bandwidth of W bytes a second per GPU (what NCCL's tests call the
-*bus* bandwidth), the collective takes that many bytes over W. (NCCL may choose other algorithms, trees or NVLink
-SHARP; the ring's count is the least any algorithm moves per GPU, so it is the floor the book compares with.)
+*bus* bandwidth), the collective takes that many bytes over W. (NCCL may choose other algorithms, such as trees;
+no algorithm of point-to-point transfers moves less per GPU than the ring, so its count is the floor the book
+compares with. A reduction inside the switch, NVLink SHARP, can move less; it stays off on the book's machines.)
 
 Two ways to shard C = A B over p GPUs (:class:`ShardedGemm`):
 
