@@ -115,3 +115,21 @@ def test_block_scales_are_each_blocks_largest_magnitude_over_the_formats_largest
     assert scale.shape == (1,) and scale[0] == numpy.float32(numpy.abs(a).max() / 448)
     _, rows = ops.fp8_quantize(a, "e4m3", "block", 1, 300)                         # one scale a row
     assert rows.shape == (5, 1)
+
+
+
+@pytest.mark.parametrize("scaling, rows_of_block, cols_of_block", [("tensor", 1, 0), ("block", 1, 0), ("block", 128, 0),
+                                                                   ("block", 1, 300), ("block", 2, 64)])
+def test_fp8_dequantize_undoes_fp8_quantize_with_the_same_blocks(scaling, rows_of_block, cols_of_block):
+    """The values the bytes and scales stand for are each element's FP8 value times its own block's scale: within
+    E4M3's rounding of the original, and exactly fp8 x scale of the block written out by hand."""
+    rng = numpy.random.default_rng(2)
+    a = rng.standard_normal((130, 300)) * 2.0 ** rng.uniform(-6, 6, (130, 1))
+    bits, scale = ops.fp8_quantize(a, "e4m3", scaling, rows_of_block, cols_of_block)
+    back = ops.fp8_dequantize(bits, scale, "e4m3", rows_of_block, cols_of_block)
+    width = cols_of_block or 128
+    for r, c in ((0, 0), (129, 299), (64, 130), (1, 255)):
+        s = scale[0] if scaling == "tensor" else scale[r // rows_of_block, c // width]
+        assert back[r, c] == ops.fp8_values(bits[r:r + 1, c:c + 1])[0, 0] * float(s)
+    if scaling == "block" and rows_of_block == 1:                 # each row's own scale: E4M3's three mantissa bits
+        assert (numpy.abs(back - a) <= 2.0 ** -4 * numpy.abs(a).max(axis=1, keepdims=True)).all()

@@ -495,8 +495,22 @@ def fp8_quantize(a, kind: str = "e4m3", scaling: str = "block", rows_of_block: i
     padded[:rows, :cols] = numpy.abs(x)
     amax = padded.reshape(rb, rows_of_block, cb, width).max(axis=(1, 3))
     scale = numpy.where(amax > 0, amax / largest, 1.0).astype(numpy.float32)
-    full = numpy.repeat(numpy.repeat(scale.astype(numpy.float64), rows_of_block, 0), width, 1)[:rows, :cols]
-    return to_fp8_bits(x / full, kind), scale
+    return to_fp8_bits(x / _scale_grid(scale, rows, cols, rows_of_block, width), kind), scale
+
+
+def _scale_grid(scale, rows: int, cols: int, rows_of_block: int, width: int) -> numpy.ndarray:
+    """Each element's scale (float64, rows x cols) from a block's scales: one per rows_of_block x width block."""
+    return numpy.repeat(numpy.repeat(scale.astype(numpy.float64), rows_of_block, 0), width, 1)[:rows, :cols]
+
+
+def fp8_dequantize(bits, scale, kind: str = "e4m3", rows_of_block: int = 1, cols_of_block: int = 0) -> numpy.ndarray:
+    """The values (float64) that FP8 ``bits`` and their ``scale`` stand for, as :func:`fp8_quantize` made them with
+    the same blocks: fp8 x scale, one scale for all (a scale of one element) or one per block."""
+    values = fp8_values(bits, kind)
+    scale = numpy.asarray(scale)
+    if scale.size == 1:
+        return values * float(scale.ravel()[0])
+    return values * _scale_grid(scale, *values.shape, rows_of_block, cols_of_block or FP8_BLOCK)
 
 
 @dataclass(frozen=True)
@@ -550,8 +564,13 @@ class Fp8Gemm(Op):
     def inputs(self, rng):
         A = rng.standard_normal((self.m, self.k)) * 2.0 ** rng.uniform(-4, 4, (self.m, 1))
         B = rng.standard_normal((self.k, self.n)) * 2.0 ** rng.uniform(-4, 4, (1, self.n))
+        return self.quantized(A, B)
+
+    def quantized(self, A, B) -> tuple:
+        """(a8, bt8, sa, sb) on the device: float matrices A (m x k) and B (k x n) quantized as the problem's
+        scaling says, in the layout tc/13 takes (B as B^T; block scales of B as k blocks x n blocks)."""
         a8, sa = fp8_quantize(A, self.kind, self.scaling, 1)
-        b8, sb = fp8_quantize(B.T, self.kind, self.scaling, FP8_BLOCK)
+        b8, sb = fp8_quantize(numpy.asarray(B).T, self.kind, self.scaling, FP8_BLOCK)
         if self.scaling == "block":
             sb = numpy.ascontiguousarray(sb.T)          # (k blocks, n blocks): a slice's scales side by side
         return tuple(hw.xp.asarray(x) for x in (a8, b8, sa, sb))
@@ -567,12 +586,8 @@ class Fp8Gemm(Op):
     def seen(self, inputs):
         """A and B as the kernel multiplies them, in float64: the FP8 values times their scales."""
         a8, b8, sa, sb = (hw.to_host(x) for x in inputs)
-        A, Bt = fp8_values(a8, self.kind), fp8_values(b8, self.kind)
-        if self.scaling == "tensor":
-            return A * float(sa[0]), Bt.T * float(sb[0])
-        ea = numpy.repeat(sa.astype(numpy.float64), FP8_BLOCK, 1)[:, :self.k]
-        eb = numpy.repeat(numpy.repeat(sb.astype(numpy.float64), FP8_BLOCK, 0), FP8_BLOCK, 1)[:self.k, :self.n]
-        return A * ea, Bt.T * eb
+        return (fp8_dequantize(a8, sa, self.kind, 1),
+                fp8_dequantize(b8, sb.T, self.kind, FP8_BLOCK).T)     # (sb: k blocks x n blocks, B^T's transposed)
 
     def reference(self, inputs):
         A, B = (hw.xp.asarray(x) for x in self.seen(inputs))

@@ -371,8 +371,7 @@ def _split_prepare(p, c, inputs, out):
     module.get("split_tf32_rows")((blocks,), 256, (A, a_head, a_tail, p.m, p.k, ld))
     module.get("split_tf32_transposed")((cdiv(p.n, 32), cdiv(ld, 32)), (32, 8), (B, b_head, b_tail, p.k, p.n, ld))
 
-# The table: every variant, in the order of its file under kernels/ (tests/test_registry.py checks the order
-# and that each names a chapter that shows it).
+
 # --- chapter 17: FP8 ----------------------------------------------------------------------------------
 
 def _fp8_params(p):
@@ -438,6 +437,8 @@ def _fp8_args(p, inputs, out):
 FP8_SHARED = 6 * (128 * 128 * 2) + 1024 + BOXES_SHARED          # = 4 stages of 128 x 256 tiles: 225 KiB either way
 
 
+# The table: every variant, in the order of its file under kernels/ (tests/test_registry.py checks the order
+# and that each names a chapter that shows it).
 VARIANTS = [
     # sgemm/: row-major SGEMM, Part II's steps (chapters 2-6) and Part IV's climb (chapter 13)
     Variant(

@@ -93,9 +93,10 @@ def _row_wise(values_a, values_b):
 
 
 def _row_wise_seen(a8, b8, sa, sb):
-    A = ops.fp8_values(hw.to_host(a8)) * hw.to_host(sa).astype(numpy.float64)
-    B = ops.fp8_values(hw.to_host(b8)).T * hw.to_host(sb).astype(numpy.float64)
-    return A, B
+    """A and B as cuBLASLt's row-wise call multiplies them, in float64 (sa: m x 1; sb: 1 x n)."""
+    a8, b8, sa, sb = (hw.to_host(x) for x in (a8, b8, sa, sb))
+    k = a8.shape[1]
+    return ops.fp8_dequantize(a8, sa, "e4m3", 1, k), ops.fp8_dequantize(b8, sb.T, "e4m3", 1, k).T
 
 
 def measure_shape(shape, reps: int = 10, progress: bool = True) -> dict:
@@ -112,11 +113,7 @@ def measure_shape(shape, reps: int = 10, progress: bool = True) -> dict:
     calls, errors = {}, {}
     for scaling in ("block", "tensor"):
         p = ops.Fp8Gemm(m=m, n=n, k=k, scaling=scaling)
-        a8, sa = ops.fp8_quantize(va, "e4m3", scaling, 1)
-        b8, sb = ops.fp8_quantize(vb.T, "e4m3", scaling, ops.FP8_BLOCK)
-        if scaling == "block":
-            sb = numpy.ascontiguousarray(sb.T)
-        inputs = tuple(hw.xp.asarray(x) for x in (a8, b8, sa, sb))
+        inputs = p.quantized(va, vb)
         out = p.output()
         run = v.runner(p)
         run(inputs, out)
@@ -346,12 +343,7 @@ def quantization(m: int = 256, n: int = 256, k: int = 1024, seed: int = 0) -> No
             b_rows = 1 if scaling == "row" else ops.FP8_BLOCK
             a8, sa = ops.fp8_quantize(a, "e4m3", kind, 1, width)
             b8, sb = ops.fp8_quantize(b.T, "e4m3", kind, b_rows, width)
-            if kind == "tensor":
-                qa, qb = ops.fp8_values(a8) * float(sa[0]), ops.fp8_values(b8) * float(sb[0])
-            else:
-                w = width or ops.FP8_BLOCK
-                qa = ops.fp8_values(a8) * numpy.repeat(sa.astype(numpy.float64), w, 1)[:, :k]
-                qb = ops.fp8_values(b8) * numpy.repeat(numpy.repeat(sb.astype(numpy.float64), b_rows, 0), w, 1)[:n, :k]
+            qa, qb = ops.fp8_dequantize(a8, sa, "e4m3", 1, width), ops.fp8_dequantize(b8, sb, "e4m3", b_rows, width)
             per_row = numpy.linalg.norm(qa @ qb.T - exact, axis=1) / numpy.linalg.norm(exact, axis=1)
             cells.append(f"{numpy.median(per_row):.1e} / {per_row.max():.1e}")
         rows.append([name] + cells)
