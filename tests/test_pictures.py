@@ -231,42 +231,8 @@ def test_the_picture_shows_the_swizzle_and_its_bank_groups():
     assert f"{bm} x {bk} values of 2 bytes" in fig.get_suptitle()
 
 
-TMA_ROWS = r'''
-#include "common/hopper.cuh"
-using namespace gl_hopper;
-// one TMA load of the 16 x 64 FP16 box at (0, 0), 128-byte swizzled; the raw bytes of shared memory to out
-__global__ void tma_rows(const __grid_constant__ TensorMap map, unsigned short* out)
-{
-    __shared__ __align__(1024) unsigned short tile[16 * 64];
-    __shared__ unsigned long long full;
-    if (threadIdx.x == 0) {
-        bar_init(smem(&full), 1);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        bar_expect_bytes(smem(&full), 16 * 64 * 2);
-        tma_load(smem(tile), &map, 0, 0, smem(&full));
-    }
-    bar_wait(smem(&full), 0);
-    for (int i = threadIdx.x; i < 16 * 64; i += blockDim.x) out[i] = tile[i];
-}
-'''
-
-
-@pytest.mark.skipif(gl.on_gpu and gl.profiles.current().capability < (9, 0), reason="TMA needs compute capability 9.0")
-def test_the_tma_copy_puts_each_chunk_where_swizzle128_chunk_says():
-    """The emulator's TMA load (lib/gemmlab/emulator/gemmlab_ptx.h's swizzled(); on a Hopper GPU, the copy engine):
-    element i of a row tells its logical chunk i // 8, so the bytes in shared memory say where each chunk went."""
-    from gemmlab.runtime import tma
-    A = gl.xp.asarray(numpy.tile(numpy.arange(64, dtype=numpy.uint16), (16, 1)).view(numpy.float16))
-    out = gl.xp.zeros(16 * 64, dtype=numpy.uint16)
-    module = gl.load(code=TMA_ROWS, options=("-arch=sm_90a",))
-    module.get("tma_rows")(1, 128, (tma.tensor_map(A, "fp16", 16, 64), out))
-    got = gl.to_host(out).reshape(16, 8, 8)
-    for r in range(16):
-        for p in range(8):
-            assert (got[r, p] // 8 == pictures.swizzle128_chunk(r, p)).all(), (r, p)
+# (That the TMA copy writes each chunk where swizzle128_chunk says is held by every TMA test of tests/test_ptx.py,
+# whose expected layout, _swizzled_128, is built from it: on the emulator and on a Hopper GPU.)
 
 
 # --- chapter 13: warp tiling ------------------------------------------------------------------------

@@ -413,12 +413,14 @@ def test_vector_loads_and_stores_in_ptx(hopper):
 
 def _swizzled_128(box: numpy.ndarray) -> numpy.ndarray:
     """A box of 128-byte rows as a 128-byte swizzle lays it out from a 1024-byte aligned address: 16-byte chunk j
-    of row r at chunk j ^ (r % 8)."""
+    of row r where gl.pictures.swizzle128_chunk says (chapter 15's picture: j ^ (r % 8)), so that every TMA test
+    here also holds the picture to what the copy writes."""
+    from gemmlab import pictures
     rows = box.shape[0]
     chunks = box.reshape(rows, 8, -1)
     out = numpy.empty_like(chunks)
     for r in range(rows):
-        out[r, numpy.arange(8) ^ (r % 8)] = chunks[r]
+        out[r, [pictures.swizzle128_chunk(r, j) for j in range(8)]] = chunks[r]
     return out.reshape(box.shape)
 
 
